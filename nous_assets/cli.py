@@ -1,0 +1,296 @@
+"""The ``nous`` command: set up, inspect and operate the memory store.
+
+Every command reads the same :class:`~nous_assets.settings.Settings`; user-facing failures
+(:class:`~nous_assets.errors.NousError`) print one ``nous: error: …`` line and exit non-zero
+instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from nous_assets.errors import ConfigError, NousError
+from nous_assets.settings import Settings, load_settings
+
+EXIT_ERROR = 1
+EXIT_CONFIG = 2
+
+
+class Progress:
+    """A one-line progress report on stderr (only redrawn on a terminal)."""
+
+    def __init__(self, label: str, total: int | None = None, stream=None) -> None:
+        self.label, self.total = label, total
+        self.stream = stream or sys.stderr
+        self.start = time.monotonic()
+        self.tty = self.stream.isatty()
+        self._last = 0.0
+
+    def update(self, done: int, extra: str = "") -> None:
+        now = time.monotonic()
+        if not self.tty or now - self._last < 0.2:
+            return
+        self._last = now
+        rate = done / max(now - self.start, 1e-9)
+        pct = f" {100 * done / self.total:5.1f}%" if self.total else ""
+        self.stream.write(
+            f"\r{self.label}: {done:,}{'/' + format(self.total, ',') if self.total else ''}{pct} "
+            f"({rate:,.0f}/s) {extra}\x1b[K"
+        )
+        self.stream.flush()
+
+    def done(self, summary: str) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[K")
+        self.stream.write(f"{self.label}: {summary} in {time.monotonic() - self.start:.1f}s\n")
+
+
+def _policy(settings: Settings):
+    from nous_assets.store.projection import Policy
+
+    t = settings.thresholds
+    return Policy(
+        initial_reinforcement=t.initial_reinforcement,
+        superseded_multiplier=t.superseded_multiplier,
+        default_contradiction_multiplier=t.contradiction_multiplier,
+    )
+
+
+def _open(settings: Settings, *, create: bool = False):
+    from nous_assets.store.db import open_db
+
+    return open_db(settings.db_path, create=create, migrate_schema=create)
+
+
+def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.store.db import LATEST_VERSION, connect, migrate
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings.archive_dir.mkdir(parents=True, exist_ok=True)
+    conn = connect(settings.db_path, create=True)
+    try:
+        applied = migrate(conn)
+    finally:
+        conn.close()
+    what = f"applied migrations {applied}" if applied else "schema already up to date"
+    print(f"initialised {settings.db_path} (schema version {LATEST_VERSION}; {what})")
+    return 0
+
+
+def status_report(settings: Settings) -> dict[str, Any]:
+    from nous_assets.store.db import LATEST_VERSION, connect, schema_version, table_counts
+    from nous_assets.store.projector import get_checkpoint
+
+    report: dict[str, Any] = {
+        "db_path": str(settings.db_path),
+        "data_dir": str(settings.data_dir),
+        "config_file": str(settings.config_path),
+        "project_glob": settings.project_glob,
+        "supported_schema_version": LATEST_VERSION,
+    }
+    if not settings.db_path.exists():
+        report["initialised"] = False
+        return report
+    conn = connect(settings.db_path)
+    try:
+        version = schema_version(conn)
+        report.update(initialised=version > 0, schema_version=version)
+        if version == LATEST_VERSION:
+            last = conn.execute("SELECT coalesce(max(event_id), 0) FROM learning_events").fetchone()[0]
+            checkpoint = get_checkpoint(conn)
+            report.update(
+                counts=table_counts(conn),
+                last_event_id=last,
+                projection_checkpoint=checkpoint,
+                projection_lag=last - checkpoint,
+            )
+    finally:
+        conn.close()
+    return report
+
+
+def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
+    report = status_report(settings)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"database:        {report['db_path']}")
+    if not report.get("initialised"):
+        print("                 (not initialised — run `nous init`)")
+        return 0
+    print(f"schema version:  {report['schema_version']} (this build: {report['supported_schema_version']})")
+    if report["schema_version"] < report["supported_schema_version"]:
+        print("                 (older schema — run `nous init` to upgrade)")
+        return 0
+    print(f"data dir:        {report['data_dir']}")
+    print(f"config file:     {report['config_file']}")
+    print(f"transcripts:     {report['project_glob']}")
+    print(
+        f"events:          {report['last_event_id']:,} (projected through {report['projection_checkpoint']:,}, "
+        f"lag {report['projection_lag']:,})"
+    )
+    print("tables:")
+    for name, count in report["counts"].items():
+        print(f"  {name:<26}{count:>12,}")
+    return 0
+
+
+def cmd_project(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.store.projector import project
+
+    conn = _open(settings)
+    try:
+        bar = Progress("project")
+        stats = project(conn, policy=_policy(settings), progress=lambda s: bar.update(s.events))
+        bar.done(f"{stats.events:,} events, {stats.upserted:,} memories written, {stats.deleted:,} archived")
+    finally:
+        conn.close()
+    return 0
+
+
+def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.store.projector import rebuild, verify
+
+    conn = _open(settings)
+    try:
+        if args.verify:
+            report = verify(conn, policy=_policy(settings), scratch_dir=settings.data_dir)
+            print(
+                f"replayed {report.events_replayed:,} events (through event {report.checkpoint:,}) into a scratch "
+                f"database: {report.memories:,} memories"
+            )
+            if report.ok:
+                print("OK: the live projection equals a full replay")
+                return 0
+            print(f"MISMATCH: {len(report.differences)} difference(s) between live projection and replay:")
+            for line in report.differences:
+                print(f"  {line}")
+            return EXIT_ERROR
+        bar = Progress("replay")
+        stats = rebuild(conn, policy=_policy(settings), progress=lambda s: bar.update(s.events))
+        bar.done(f"rebuilt projection from {stats.events:,} events ({stats.orphans:,} ignored)")
+    finally:
+        conn.close()
+    return 0
+
+
+def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.store.temporal import query_memories
+
+    conn = _open(settings)
+    try:
+        try:
+            memories = query_memories(
+                conn, as_of=args.as_of, as_at=args.as_at, project_id=args.project, policy=_policy(settings)
+            )
+        except ValueError as exc:
+            raise NousError(str(exc)) from None
+    finally:
+        conn.close()
+    memories.sort(key=lambda m: (-m.reinforcement_score, -m.id))
+    shown = memories[: args.limit] if args.limit else memories
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {**{k: getattr(m, k) for k in m.__slots__ if k != "concepts"}, "concepts": sorted(m.concepts)}
+                    for m in shown
+                ],
+                indent=2,
+            )
+        )
+        return 0
+    for m in shown:
+        window = f"{(m.valid_from or '?')[:10]} → {(m.valid_until or 'now')[:10]}"
+        print(
+            f"#{m.id} [{m.type}/{m.kind or '-'}] score={m.reinforcement_score:.2f} valid {window} "
+            f"project={m.project_id}"
+        )
+        print(f"    {m.content}")
+        if m.concepts:
+            print(f"    concepts: {', '.join(sorted(m.concepts))}")
+    print(f"{len(shown)} of {len(memories)} memories", file=sys.stderr)
+    return 0
+
+
+def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    data = asdict(settings)
+    print(json.dumps(data, indent=2, default=str))
+    return 0
+
+
+Handler = Callable[[Settings, argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nous",
+        description=(
+            "Nous: local-first associative memory for Claude Code. Reads session transcripts, keeps "
+            "learnings in an immutable bi-temporal event log (cortex.db) and injects relevant ones at "
+            "session start."
+        ),
+        epilog=(
+            "Environment: CLAUDE_CONFIG_DIR (default $HOME/.claude), NOUS_DATA_DIR "
+            "(default ${XDG_DATA_HOME:-$HOME/.local/share}/nous), NOUS_DB_PATH, NOUS_ARCHIVE_DIR, "
+            "NOUS_PROJECT_GLOB, NOUS_ENABLE_USERPROMPTSUBMIT, NOUS_REEXTRACT_ON_VERSION_CHANGE, "
+            "NOUS_CONFIG_FILE (default $CLAUDE_CONFIG_DIR/nous/config.json)."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(handler=handler)
+        return p
+
+    add("init", cmd_init, "Create the data directory and cortex.db, or upgrade its schema (idempotent).")
+    p = add("status", cmd_status, "Show the database path, schema version, event/projection progress and row counts.")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    add("project", cmd_project, "Apply new events to the memories projection (incremental, from its checkpoint).")
+    p = add("replay", cmd_replay, "Rebuild the projection from the full event log, or verify it against a replay.")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="replay into a scratch database and report any difference from the live projection "
+        "(exit 1 on mismatch); changes nothing",
+    )
+    p = add("memories", cmd_memories, "List memories, optionally as of a transaction time and/or as at a valid time.")
+    p.add_argument("--as-of", metavar="T", help="what the system knew at T (ISO-8601 transaction time)")
+    p.add_argument("--as-at", metavar="T", help="only memories valid at T (ISO-8601 valid time)")
+    p.add_argument("--project", metavar="PROJECT_ID", help="only this project's memories")
+    p.add_argument("--limit", type=int, default=50, help="show at most N (0 = all; default 50)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    add("config", cmd_config, "Print the effective settings (environment + config file).")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+        return int(args.handler(settings, args) or 0)
+    except ConfigError as exc:
+        print(f"nous: config error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except NousError as exc:
+        print(f"nous: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("nous: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

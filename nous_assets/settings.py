@@ -1,0 +1,181 @@
+"""One typed settings object, read from the environment and ``nous/config.json``.
+
+Paths come from the environment (never hard-coded to ``~/.claude``); tunable thresholds come
+from the JSON config file (spec gap G12) so users can change them without touching code.
+Nothing is read at import time: call :func:`load_settings` when needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from nous_assets.errors import ConfigError
+
+TRUE_WORDS = {"1", "true", "yes", "on"}
+FALSE_WORDS = {"0", "false", "no", "off", ""}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Policy numbers from the spec, overridable in ``config.json`` under ``"thresholds"``."""
+
+    initial_reinforcement: float = 0.5
+    reinforce_delta: float = 0.1
+    weaken_delta: float = -0.2
+    contradiction_multiplier: float = 0.7
+    superseded_multiplier: float = 0.5
+    archive_below: float = 0.1
+    nli_contradiction_confidence: float = 0.7
+    concept_overlap_for_nli: float = 0.5
+    dedup_jaccard: float = 0.75
+    relearn_near_miss: float = 0.65
+    recency_half_life_days: float = 30.0
+    injection_budget_chars: int = 8000
+    queue_max_attempts: int = 3
+    queue_lease_seconds: int = 300
+    queue_backoff_base_seconds: float = 30.0
+    hot_tier_days: int = 90
+
+
+@dataclass(frozen=True)
+class Settings:
+    claude_config_dir: Path
+    data_dir: Path
+    db_path: Path
+    archive_dir: Path
+    project_glob: str
+    enable_userpromptsubmit: bool = False
+    reextract_on_version_change: bool = False
+    partition_start: str = "2025-01-01"
+    config_path: Path | None = None
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    extractor: str = "heuristic"
+    opt_out_projects: tuple[str, ...] = ()
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+
+def _env_bool(env: dict[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    word = raw.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ConfigError(f"environment variable {name}={raw!r} is not a boolean (use true/false)")
+
+
+def default_config_path(claude_config_dir: Path, env: dict[str, str]) -> Path:
+    explicit = env.get("NOUS_CONFIG_FILE")
+    return Path(explicit).expanduser() if explicit else claude_config_dir / "nous" / "config.json"
+
+
+def _check_number(path: Path, key: str, value: Any, expected: type) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{path}: key {key!r} must be a number, got {type(value).__name__} {value!r}")
+    if expected is int:
+        if isinstance(value, float) and not value.is_integer():
+            raise ConfigError(f"{path}: key {key!r} must be a whole number, got {value!r}")
+        return int(value)
+    return float(value)
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: config file is not valid UTF-8") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+_TOP_LEVEL_KEYS = {"thresholds", "partition_start", "extractor", "opt_out_projects", "extract", "embed", "retrieve"}
+
+
+def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: key 'thresholds' must be an object, got {type(raw).__name__}")
+    known = {f.name: f for f in fields(Thresholds)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise ConfigError(f"{path}: unknown key 'thresholds.{key}' (known: {', '.join(sorted(known))})")
+        expected = int if isinstance(getattr(Thresholds(), key), int) else float
+        values[key] = _check_number(path, f"thresholds.{key}", value, expected)
+    thresholds = replace(Thresholds(), **values)
+    for name in ("contradiction_multiplier", "superseded_multiplier"):
+        v = getattr(thresholds, name)
+        if not 0 < v <= 1:
+            raise ConfigError(f"{path}: key 'thresholds.{name}' must be in (0, 1], got {v}")
+    if thresholds.injection_budget_chars <= 0 or thresholds.injection_budget_chars > 10_000:
+        raise ConfigError(
+            f"{path}: key 'thresholds.injection_budget_chars' must be in 1..10000 "
+            "(Claude Code replaces larger context with a preview)"
+        )
+    if thresholds.queue_max_attempts < 1:
+        raise ConfigError(f"{path}: key 'thresholds.queue_max_attempts' must be >= 1")
+    return thresholds
+
+
+def load_settings(env: dict[str, str] | None = None) -> Settings:
+    """Resolve settings from ``env`` (default ``os.environ``) and the JSON config file.
+
+    Raises :class:`ConfigError` with the file and key for any malformed value.
+    """
+    env = dict(os.environ if env is None else env)
+    home = Path(env.get("HOME") or Path.home())
+    claude_dir = Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude").expanduser()
+    xdg = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share").expanduser()
+    data_dir = Path(env.get("NOUS_DATA_DIR") or xdg / "nous").expanduser()
+    db_path = Path(env.get("NOUS_DB_PATH") or data_dir / "cortex.db").expanduser()
+    archive_dir = Path(env.get("NOUS_ARCHIVE_DIR") or data_dir / "archive").expanduser()
+    project_glob = env.get("NOUS_PROJECT_GLOB") or str(claude_dir / "projects" / "**" / "*.jsonl")
+
+    config_path = default_config_path(claude_dir, env)
+    raw = _read_config(config_path)
+    for key in raw:
+        if key not in _TOP_LEVEL_KEYS:
+            raise ConfigError(f"{config_path}: unknown key {key!r} (known: {', '.join(sorted(_TOP_LEVEL_KEYS))})")
+    thresholds = _parse_thresholds(config_path, raw.get("thresholds", {}))
+    partition_start = raw.get("partition_start", "2025-01-01")
+    if not isinstance(partition_start, str) or len(partition_start) != 10:
+        raise ConfigError(f"{config_path}: key 'partition_start' must be a date 'YYYY-MM-DD'")
+    extractor = env.get("NOUS_EXTRACTOR") or raw.get("extractor", "heuristic")
+    if extractor not in {"heuristic", "claude", "openai"}:
+        raise ConfigError(f"{config_path}: key 'extractor' must be heuristic, claude or openai, got {extractor!r}")
+    opt_out = raw.get("opt_out_projects", [])
+    if not isinstance(opt_out, list) or not all(isinstance(p, str) for p in opt_out):
+        raise ConfigError(f"{config_path}: key 'opt_out_projects' must be a list of project ids")
+
+    return Settings(
+        claude_config_dir=claude_dir,
+        data_dir=data_dir,
+        db_path=db_path,
+        archive_dir=archive_dir,
+        project_glob=project_glob,
+        enable_userpromptsubmit=_env_bool(env, "NOUS_ENABLE_USERPROMPTSUBMIT", False),
+        reextract_on_version_change=_env_bool(env, "NOUS_REEXTRACT_ON_VERSION_CHANGE", False),
+        partition_start=env.get("NOUS_PARTITION_START") or partition_start,
+        config_path=config_path,
+        thresholds=thresholds,
+        extractor=extractor,
+        opt_out_projects=tuple(opt_out),
+    )

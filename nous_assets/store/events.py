@@ -1,0 +1,390 @@
+"""The immutable ``learning_events`` log: validation, idempotent append, ordered replay.
+
+Every producer (watch, reconcile, backfill, user review, migration) writes through
+:class:`EventStore`. An invalid event raises :class:`InvalidEventError` naming what is wrong and
+nothing is written; a repeated ``idempotency_key`` returns the stored event and writes nothing,
+which turns at-least-once delivery into effectively-once mutation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nous_assets.errors import InvalidEventError
+from nous_assets.reconcile import clocks
+from nous_assets.store.db import Connection, IntegrityError, atomic
+from nous_assets.timeutil import normalize_time, now_iso
+
+EVENT_TYPES = (
+    "LearningExtracted",
+    "LearningValidated",
+    "LearningReinforced",
+    "LearningWeakened",
+    "LearningContradicted",
+    "LearningSuperseded",
+    "LearningArchived",
+)
+SOURCES = ("fs_watch", "fs_reconcile", "historical_backfill", "user_review")
+SUPPORTED_SCHEMA_VERSIONS = (1, 2)
+CURRENT_SCHEMA_VERSION = 2
+REL_TYPES = ("relates_to", "supersedes", "contradicts", "depends_on")
+MEMORY_TYPES = ("learning", "knowledge")
+SCOPES = ("project", "global")
+TEMPORAL_CONFIDENCE = ("low", "medium", "high")
+OPEN_VALIDITY = ("unknown", "current")
+
+REQUIRED_PAYLOAD_KEYS: dict[str, frozenset[str]] = {
+    "LearningExtracted": frozenset({"content", "extractor_version"}),
+    "LearningValidated": frozenset(),
+    "LearningReinforced": frozenset({"reinforcement_delta"}),
+    "LearningWeakened": frozenset({"reinforcement_delta"}),
+    "LearningContradicted": frozenset({"contradicted_with", "contradiction_multiplier"}),
+    "LearningSuperseded": frozenset({"superseded_by"}),
+    "LearningArchived": frozenset({"reason"}),
+}
+EXTRACTED_V2_KEYS = ("concepts", "edges")
+MAX_CONCEPTS = 64
+MAX_KEY_LENGTH = 512
+
+
+@dataclass(frozen=True)
+class LearningEvent:
+    """An event as a producer hands it in (before the store assigns id and time)."""
+
+    event_type: str
+    learning_id: str
+    payload: Mapping[str, Any]
+    session_id: str
+    project_id: str
+    source: str
+    idempotency_key: str
+    schema_version: int = CURRENT_SCHEMA_VERSION
+    valid_from: str | None = None
+    valid_until: str | None = None
+    vector_clock: Mapping[str, int] | str | None = None
+    parent_event_id: int | None = None
+    transaction_time: str | None = None
+    event_uuid: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event as persisted: canonical times, parsed payload and clock, and its ``event_id``."""
+
+    event_id: int
+    event_uuid: str
+    learning_id: str
+    event_type: str
+    idempotency_key: str
+    schema_version: int
+    transaction_time: str
+    valid_from: str | None
+    valid_until: str | None
+    vector_clock: dict[str, int]
+    payload: dict[str, Any]
+    parent_event_id: int | None
+    session_id: str
+    project_id: str
+    source: str
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    event: StoredEvent
+    created: bool
+
+
+_COLUMNS = (
+    "event_uuid",
+    "learning_id",
+    "event_type",
+    "idempotency_key",
+    "schema_version",
+    "transaction_time",
+    "valid_from",
+    "valid_until",
+    "vector_clock_json",
+    "payload_json",
+    "parent_event_id",
+    "session_id",
+    "project_id",
+    "source",
+)
+_INSERT_SQL = (
+    f"INSERT INTO learning_events({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+    "ON CONFLICT(idempotency_key) DO NOTHING RETURNING event_id"
+)
+
+
+def _fail(event: LearningEvent, message: str) -> InvalidEventError:
+    return InvalidEventError(f"{event.event_type or '?'} event (idempotency_key={event.idempotency_key!r}): {message}")
+
+
+def _require_text(event: LearningEvent, name: str, value: Any, *, max_len: int = MAX_KEY_LENGTH) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(event, f"{name} must be a non-empty string, got {value!r}")
+    if len(value) > max_len:
+        raise _fail(event, f"{name} is {len(value)} characters; at most {max_len} are allowed")
+
+
+def _finite_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _validate_edges(event: LearningEvent, edges: Any) -> None:
+    if not isinstance(edges, list):
+        raise _fail(event, f"payload.edges must be a list, got {type(edges).__name__}")
+    for i, edge in enumerate(edges):
+        if not isinstance(edge, dict):
+            raise _fail(event, f"payload.edges[{i}] must be an object")
+        target = edge.get("target_id", edge.get("target"))
+        if isinstance(target, bool) or not isinstance(target, (int, str)) or target == "":
+            raise _fail(event, f"payload.edges[{i}] needs target_id (memory id) or target (learning id)")
+        if edge.get("rel_type") not in REL_TYPES:
+            raise _fail(event, f"payload.edges[{i}].rel_type {edge.get('rel_type')!r} is not one of {REL_TYPES}")
+        weight = edge.get("weight", 1.0)
+        if not _finite_number(weight) or not 0 <= weight <= 1:
+            raise _fail(event, f"payload.edges[{i}].weight must be a number in [0, 1], got {weight!r}")
+
+
+def _validate_payload(event: LearningEvent, payload: Mapping[str, Any]) -> None:
+    missing = REQUIRED_PAYLOAD_KEYS[event.event_type] - set(payload)
+    if missing:
+        raise _fail(event, f"missing payload keys for {event.event_type}: {sorted(missing)}")
+    kind = event.event_type
+    if kind == "LearningExtracted":
+        if event.schema_version >= 2:
+            for key in EXTRACTED_V2_KEYS:
+                if key not in payload:
+                    raise _fail(event, f"missing payload key for {kind} schema>=2: {key}")
+        _require_text(event, "payload.content", payload["content"], max_len=20_000)
+        _require_text(event, "payload.extractor_version", payload["extractor_version"])
+        concepts = payload.get("concepts", [])
+        if not isinstance(concepts, list) or not all(isinstance(c, str) and c.strip() for c in concepts):
+            raise _fail(event, "payload.concepts must be a list of non-empty strings")
+        if len(concepts) > MAX_CONCEPTS:
+            raise _fail(event, f"payload.concepts has {len(concepts)} entries; at most {MAX_CONCEPTS}")
+        _validate_edges(event, payload.get("edges", []))
+        for key, allowed in (("type", MEMORY_TYPES), ("scope", SCOPES), ("temporal_confidence", TEMPORAL_CONFIDENCE)):
+            if key in payload and payload[key] not in allowed:
+                raise _fail(event, f"payload.{key} {payload[key]!r} is not one of {allowed}")
+    elif kind in ("LearningReinforced", "LearningWeakened"):
+        delta = payload["reinforcement_delta"]
+        if not _finite_number(delta):
+            raise _fail(event, f"payload.reinforcement_delta must be a finite number, got {delta!r}")
+        if kind == "LearningReinforced" and delta <= 0:
+            raise _fail(event, f"LearningReinforced needs a positive reinforcement_delta, got {delta}")
+        if kind == "LearningWeakened" and delta >= 0:
+            raise _fail(event, f"LearningWeakened needs a negative reinforcement_delta, got {delta}")
+    elif kind == "LearningContradicted":
+        _require_text(event, "payload.contradicted_with", payload["contradicted_with"])
+        if payload["contradicted_with"] == event.learning_id:
+            raise _fail(event, "a learning cannot contradict itself")
+        multiplier = payload["contradiction_multiplier"]
+        if not _finite_number(multiplier) or not 0 < multiplier <= 1:
+            raise _fail(event, f"payload.contradiction_multiplier must be in (0, 1], got {multiplier!r}")
+    elif kind == "LearningSuperseded":
+        _require_text(event, "payload.superseded_by", payload["superseded_by"])
+        if payload["superseded_by"] == event.learning_id:
+            raise _fail(event, "a learning cannot supersede itself")
+    elif kind == "LearningArchived":
+        _require_text(event, "payload.reason", payload["reason"])
+    if "concepts" in payload and kind != "LearningExtracted":
+        concepts = payload["concepts"]
+        if not isinstance(concepts, list) or not all(isinstance(c, str) and c.strip() for c in concepts):
+            raise _fail(event, "payload.concepts must be a list of non-empty strings")
+
+
+def _validity(event: LearningEvent, name: str, value: Any) -> str | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in OPEN_VALIDITY):
+        return None
+    try:
+        return normalize_time(value)
+    except ValueError as exc:
+        raise _fail(event, f"{name}: {exc}") from None
+
+
+def prepare(event: LearningEvent) -> dict[str, Any]:
+    """Validate ``event`` and return the row to insert. Raises :class:`InvalidEventError`."""
+    if event.event_type not in EVENT_TYPES:
+        raise _fail(event, f"unknown event type {event.event_type!r} (expected one of {', '.join(EVENT_TYPES)})")
+    if event.source not in SOURCES:
+        raise _fail(event, f"unknown source {event.source!r} (expected one of {', '.join(SOURCES)})")
+    if isinstance(event.schema_version, bool) or event.schema_version not in SUPPORTED_SCHEMA_VERSIONS:
+        raise _fail(
+            event,
+            f"unsupported schema_version {event.schema_version!r} (this build supports "
+            f"{SUPPORTED_SCHEMA_VERSIONS[0]}..{SUPPORTED_SCHEMA_VERSIONS[-1]})",
+        )
+    _require_text(event, "idempotency_key", event.idempotency_key)
+    _require_text(event, "learning_id", event.learning_id)
+    _require_text(event, "session_id", event.session_id)
+    _require_text(event, "project_id", event.project_id)
+    if not isinstance(event.payload, Mapping):
+        raise _fail(event, f"payload must be a JSON object, got {type(event.payload).__name__}")
+    _validate_payload(event, event.payload)
+    try:
+        payload_json = json.dumps(
+            dict(event.payload), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as exc:
+        raise _fail(event, f"payload is not JSON-serialisable: {exc}") from None
+
+    valid_from = _validity(event, "valid_from", event.valid_from)
+    valid_until = _validity(event, "valid_until", event.valid_until)
+    if valid_from and valid_until and valid_until < valid_from:
+        raise _fail(event, f"valid_until {valid_until} is before valid_from {valid_from}")
+    try:
+        transaction_time = normalize_time(event.transaction_time) or now_iso()
+    except ValueError as exc:
+        raise _fail(event, f"transaction_time: {exc}") from None
+
+    try:
+        if isinstance(event.vector_clock, str):
+            clock = clocks.parse(event.vector_clock)
+        else:
+            clock = clocks.validate(event.vector_clock or {})
+    except clocks.ClockError as exc:
+        raise _fail(event, str(exc)) from None
+
+    event_uuid = event.event_uuid or str(uuid.uuid4())
+    try:
+        uuid.UUID(event_uuid)
+    except (ValueError, AttributeError, TypeError):
+        raise _fail(event, f"event_uuid {event_uuid!r} is not a UUID") from None
+    if event.parent_event_id is not None and (
+        isinstance(event.parent_event_id, bool) or not isinstance(event.parent_event_id, int)
+    ):
+        raise _fail(event, f"parent_event_id must be an integer event id, got {event.parent_event_id!r}")
+
+    return {
+        "event_uuid": event_uuid,
+        "learning_id": event.learning_id,
+        "event_type": event.event_type,
+        "idempotency_key": event.idempotency_key,
+        "schema_version": event.schema_version,
+        "transaction_time": transaction_time,
+        "valid_from": valid_from,
+        "valid_until": valid_until,
+        "vector_clock_json": clocks.dumps(clock) if clock else None,
+        "payload_json": payload_json,
+        "parent_event_id": event.parent_event_id,
+        "session_id": event.session_id,
+        "project_id": event.project_id,
+        "source": event.source,
+    }
+
+
+def row_to_event(row: Any) -> StoredEvent:
+    return StoredEvent(
+        event_id=row["event_id"],
+        event_uuid=row["event_uuid"],
+        learning_id=row["learning_id"],
+        event_type=row["event_type"],
+        idempotency_key=row["idempotency_key"],
+        schema_version=row["schema_version"],
+        transaction_time=row["transaction_time"],
+        valid_from=row["valid_from"],
+        valid_until=row["valid_until"],
+        vector_clock=json.loads(row["vector_clock_json"]) if row["vector_clock_json"] else {},
+        payload=json.loads(row["payload_json"]),
+        parent_event_id=row["parent_event_id"],
+        session_id=row["session_id"],
+        project_id=row["project_id"],
+        source=row["source"],
+    )
+
+
+class EventStore:
+    """The spec's ``EventStore`` provider over SQLite: ``append``, ``replay(from_id)``, ``get``."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def append(self, event: LearningEvent) -> AppendResult:
+        return self.append_many([event])[0]
+
+    def append_many(self, events: Sequence[LearningEvent] | Iterable[LearningEvent]) -> list[AppendResult]:
+        """Validate all, then write all in one transaction: either every new event lands or none."""
+        events = list(events)
+        rows = [prepare(e) for e in events]
+        results: list[AppendResult] = []
+        with atomic(self.conn):
+            known_learnings: set[str] = set()
+            for event, row in zip(events, rows, strict=True):
+                existing = self.get_by_key(row["idempotency_key"])
+                if existing is not None:
+                    results.append(AppendResult(existing, created=False))
+                    known_learnings.add(existing.learning_id)
+                    continue
+                if (
+                    row["event_type"] != "LearningExtracted"
+                    and row["learning_id"] not in known_learnings
+                    and not self._learning_exists(row["learning_id"])
+                ):
+                    raise _fail(event, f"unknown learning_id {row['learning_id']!r}: no LearningExtracted for it")
+                if row["parent_event_id"] is not None and self.get(row["parent_event_id"]) is None:
+                    raise _fail(event, f"parent_event_id {row['parent_event_id']} does not exist")
+                try:
+                    cur = self.conn.execute(_INSERT_SQL, tuple(row[c] for c in _COLUMNS))
+                except IntegrityError as exc:
+                    if "event_uuid" in str(exc):
+                        raise _fail(event, f"event_uuid {row['event_uuid']} is already used by another event") from None
+                    raise _fail(event, f"rejected by the database: {exc}") from None
+                inserted = cur.fetchone()
+                if inserted is None:  # a concurrent writer won the race on this key
+                    existing = self.get_by_key(row["idempotency_key"])
+                    assert existing is not None
+                    results.append(AppendResult(existing, created=False))
+                    continue
+                known_learnings.add(row["learning_id"])
+                results.append(AppendResult(row_to_event({**row, "event_id": inserted[0]}), created=True))
+        return results
+
+    def _learning_exists(self, learning_id: str) -> bool:
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM learning_events WHERE learning_id = ? AND event_type = 'LearningExtracted' LIMIT 1",
+                (learning_id,),
+            ).fetchone()
+            is not None
+        )
+
+    def get(self, event_id: int) -> StoredEvent | None:
+        row = self.conn.execute("SELECT * FROM learning_events WHERE event_id = ?", (event_id,)).fetchone()
+        return row_to_event(row) if row else None
+
+    def get_by_key(self, idempotency_key: str) -> StoredEvent | None:
+        row = self.conn.execute(
+            "SELECT * FROM learning_events WHERE idempotency_key = ?", (idempotency_key,)
+        ).fetchone()
+        return row_to_event(row) if row else None
+
+    def replay(self, from_id: int = 0, *, batch_size: int = 5000, to_id: int | None = None) -> Iterator[StoredEvent]:
+        """Events with ``event_id > from_id`` (and ``<= to_id``) in ``event_id`` order, streamed in pages."""
+        for batch in self.replay_batches(from_id, batch_size=batch_size, to_id=to_id):
+            yield from batch
+
+    def replay_batches(
+        self, from_id: int = 0, *, batch_size: int = 5000, to_id: int | None = None
+    ) -> Iterator[list[StoredEvent]]:
+        last = from_id
+        upper = to_id if to_id is not None else self.last_event_id()
+        while last < upper:
+            rows = self.conn.execute(
+                "SELECT * FROM learning_events WHERE event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?",
+                (last, upper, batch_size),
+            ).fetchall()
+            if not rows:
+                return
+            batch = [row_to_event(r) for r in rows]
+            last = batch[-1].event_id
+            yield batch
+
+    def last_event_id(self) -> int:
+        return int(self.conn.execute("SELECT coalesce(max(event_id), 0) FROM learning_events").fetchone()[0])

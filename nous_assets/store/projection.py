@@ -1,0 +1,272 @@
+"""Pure projection semantics: how each event changes the current memory state.
+
+The same :class:`Projection` serves the incremental database projector (which pre-loads the
+slice of state a batch touches) and in-memory replays (as-of queries, verification), so there
+is exactly one definition of what an event means.
+
+Semantics (spec "Learning Lifecycle"): Extracted creates (or, for a known learning, refreshes
+content and unions concepts); Validated stamps ``validated_at``; Reinforced/Weakened add their
+delta; Contradicted multiplies by its multiplier; Superseded multiplies by 0.5 and closes the
+validity window; Archived removes the memory from the active set. Events for an unknown or
+archived learning are ignored (counted in ``orphans``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from nous_assets.reconcile import clocks
+from nous_assets.store.events import StoredEvent
+
+_WS = re.compile(r"\s+")
+
+MEMORY_COLUMNS = (
+    "id",
+    "learning_id",
+    "content",
+    "type",
+    "kind",
+    "domain",
+    "scope",
+    "project_id",
+    "source_session",
+    "reinforcement_score",
+    "created_at",
+    "accessed_at",
+    "valid_from",
+    "valid_until",
+    "temporal_confidence",
+    "validated_at",
+    "superseded_by",
+    "contradiction_count",
+    "vector_clock_json",
+    "extractor_version",
+    "provenance_json",
+    "last_event_id",
+)
+
+
+def normalize_concept(text: str) -> str:
+    """Lowercase, trimmed, single-spaced: the OR-set element form."""
+    return _WS.sub(" ", text.strip().lower())
+
+
+@dataclass(slots=True)
+class Memory:
+    id: int
+    learning_id: str
+    content: str
+    type: str
+    kind: str | None
+    domain: str | None
+    scope: str
+    project_id: str
+    source_session: str
+    reinforcement_score: float
+    created_at: str
+    accessed_at: str | None
+    valid_from: str | None
+    valid_until: str | None
+    temporal_confidence: str
+    validated_at: str | None
+    superseded_by: str | None
+    contradiction_count: int
+    vector_clock_json: str | None
+    extractor_version: str
+    provenance_json: str | None
+    last_event_id: int
+    concepts: set[str] = field(default_factory=set)
+
+    def row(self) -> tuple:
+        return tuple(getattr(self, c) for c in MEMORY_COLUMNS)
+
+
+EdgeKey = tuple[int, int, str]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The numbers projection needs (from settings' thresholds)."""
+
+    initial_reinforcement: float = 0.5
+    superseded_multiplier: float = 0.5
+    default_contradiction_multiplier: float = 0.7
+
+
+def _provenance(payload: dict) -> str | None:
+    prov = payload.get("provenance")
+    return json.dumps(prov, sort_keys=True, separators=(",", ":")) if prov is not None else None
+
+
+class Projection:
+    """Mutable projection state for a set of learnings.
+
+    ``memories`` maps learning_id to its Memory, or to None once archived in this state.
+    ``known_ids`` maps memory ids that exist outside this state (e.g. in the database) to their
+    learning id so edges can be resolved without loading whole rows.
+    """
+
+    def __init__(self, policy: Policy | None = None) -> None:
+        self.policy = policy or Policy()
+        self.memories: dict[str, Memory | None] = {}
+        self.known_lids: dict[str, int] = {}
+        self.known_ids: set[int] = set()
+        self.by_id: dict[int, str] = {}
+        self.edges: dict[EdgeKey, tuple[float, str]] = {}
+        self.deleted_ids: set[int] = set()
+        self.new_concepts: dict[str, set[str]] = {}
+        self.touched: set[str] = set()
+        self.orphans = 0
+
+    # -- resolution -------------------------------------------------------------------------
+    def _id_for_learning(self, learning_id: str) -> int | None:
+        if learning_id in self.memories:
+            mem = self.memories[learning_id]
+            return mem.id if mem is not None else None
+        return self.known_lids.get(learning_id)
+
+    def _resolve_target(self, ref: int | str) -> int | None:
+        if isinstance(ref, str):
+            return self._id_for_learning(ref)
+        if ref in self.deleted_ids:
+            return None
+        if ref in self.known_ids:
+            return ref
+        lid = self.by_id.get(ref)
+        return ref if lid is not None and self.memories.get(lid) is not None else None
+
+    def _add_edge(self, source: int | None, target: int | None, rel: str, weight: float, at: str) -> None:
+        if source is None or target is None or source == target:
+            return
+        key = (source, target, rel)
+        previous = self.edges.get(key)
+        self.edges[key] = (float(weight), previous[1] if previous else at)
+
+    # -- events -----------------------------------------------------------------------------
+    def apply_all(self, events: Iterable[StoredEvent]) -> None:
+        for event in events:
+            self.apply(event)
+
+    def apply(self, ev: StoredEvent) -> None:
+        lid = ev.learning_id
+        payload = ev.payload
+        if ev.event_type == "LearningExtracted":
+            self._extracted(ev)
+            return
+        mem = self.memories.get(lid)
+        if mem is None:
+            self.orphans += 1
+            return
+        kind = ev.event_type
+        if kind == "LearningValidated":
+            mem.validated_at = ev.transaction_time
+        elif kind in ("LearningReinforced", "LearningWeakened"):
+            mem.reinforcement_score += float(payload["reinforcement_delta"])
+            mem.accessed_at = ev.transaction_time
+        elif kind == "LearningContradicted":
+            multiplier = float(payload.get("contradiction_multiplier", self.policy.default_contradiction_multiplier))
+            mem.reinforcement_score *= multiplier
+            mem.contradiction_count += 1
+            other = self._resolve_target(payload["contradicted_with"])
+            self._add_edge(mem.id, other, "contradicts", 1.0, ev.transaction_time)
+        elif kind == "LearningSuperseded":
+            mem.reinforcement_score *= self.policy.superseded_multiplier
+            closed = ev.valid_until or ev.transaction_time
+            if mem.valid_from is not None and closed < mem.valid_from:
+                closed = mem.valid_from
+            if mem.valid_until is None or closed < mem.valid_until:
+                mem.valid_until = closed
+            mem.superseded_by = payload["superseded_by"]
+            newer = self._resolve_target(payload["superseded_by"])
+            self._add_edge(newer, mem.id, "supersedes", 1.0, ev.transaction_time)
+        elif kind == "LearningArchived":
+            self.memories[lid] = None
+            self.new_concepts.pop(lid, None)
+            self.deleted_ids.add(mem.id)
+            self.known_ids.discard(mem.id)
+            self.touched.add(lid)
+            return
+        self._union_concepts(mem, payload.get("concepts", ()))
+        mem.last_event_id = ev.event_id
+        self.touched.add(lid)
+
+    def _union_concepts(self, mem: Memory, raw: Iterable[str]) -> None:
+        for concept in raw:
+            norm = normalize_concept(concept)
+            if norm and norm not in mem.concepts:
+                mem.concepts.add(norm)
+                self.new_concepts.setdefault(mem.learning_id, set()).add(norm)
+
+    def _extracted(self, ev: StoredEvent) -> None:
+        payload = ev.payload
+        lid = ev.learning_id
+        mem = self.memories.get(lid)
+        clock_json = clocks.dumps(ev.vector_clock) if ev.vector_clock else None
+        if mem is None:
+            mem = Memory(
+                id=ev.event_id,
+                learning_id=lid,
+                content=payload["content"],
+                type=payload.get("type", "learning"),
+                kind=payload.get("kind"),
+                domain=payload.get("domain"),
+                scope=payload.get("scope", "project"),
+                project_id=ev.project_id,
+                source_session=ev.session_id,
+                reinforcement_score=self.policy.initial_reinforcement,
+                created_at=ev.transaction_time,
+                accessed_at=None,
+                valid_from=ev.valid_from,
+                valid_until=ev.valid_until,
+                temporal_confidence=payload.get("temporal_confidence", "medium"),
+                validated_at=None,
+                superseded_by=None,
+                contradiction_count=0,
+                vector_clock_json=clock_json,
+                extractor_version=payload["extractor_version"],
+                provenance_json=_provenance(payload),
+                last_event_id=ev.event_id,
+            )
+            self.memories[lid] = mem
+            self.by_id[mem.id] = lid
+        else:  # a refresh of a known learning: new wording, merged clock, concepts unioned
+            mem.content = payload["content"]
+            mem.type = payload.get("type", mem.type)
+            mem.kind = payload.get("kind", mem.kind)
+            mem.domain = payload.get("domain", mem.domain)
+            mem.scope = payload.get("scope", mem.scope)
+            mem.temporal_confidence = payload.get("temporal_confidence", mem.temporal_confidence)
+            mem.extractor_version = payload["extractor_version"]
+            mem.provenance_json = _provenance(payload) or mem.provenance_json
+            if ev.valid_from is not None:
+                mem.valid_from = ev.valid_from
+            if ev.valid_until is not None:
+                mem.valid_until = ev.valid_until
+            if mem.valid_until is not None and mem.valid_from is not None and mem.valid_until < mem.valid_from:
+                mem.valid_until = mem.valid_from
+            merged = clocks.merge(json.loads(mem.vector_clock_json or "{}"), ev.vector_clock)
+            mem.vector_clock_json = clocks.dumps(merged) if merged else None
+            mem.last_event_id = ev.event_id
+        self._union_concepts(mem, payload.get("concepts", ()))
+        for edge in payload.get("edges", ()):
+            target = self._resolve_target(edge.get("target_id", edge.get("target")))
+            self._add_edge(mem.id, target, edge["rel_type"], edge.get("weight", 1.0), ev.transaction_time)
+        self.touched.add(lid)
+
+    # -- results ----------------------------------------------------------------------------
+    def active(self) -> list[Memory]:
+        return sorted((m for m in self.memories.values() if m is not None), key=lambda m: m.id)
+
+    def live_edges(self) -> dict[EdgeKey, tuple[float, str]]:
+        """Edges whose endpoints both still exist (archived endpoints drop their edges)."""
+        return {k: v for k, v in self.edges.items() if k[0] not in self.deleted_ids and k[1] not in self.deleted_ids}
+
+
+def project_in_memory(events: Iterable[StoredEvent], policy: Policy | None = None) -> Projection:
+    """Full replay into memory (as-of queries and verification)."""
+    state = Projection(policy)
+    state.apply_all(events)
+    return state

@@ -1,0 +1,308 @@
+"""Materialises the event log into ``memories``, ``concepts``, event ``edges`` and the FTS index.
+
+Incremental by default: each batch reads the checkpoint, the next events, and only the rows
+those events touch, applies :class:`~nous_assets.store.projection.Projection`, writes the
+changes and advances the checkpoint — all in one ``BEGIN IMMEDIATE`` transaction, so two
+projectors can never apply the same event twice and a crash never leaves half a batch.
+A full rebuild is the same loop from ``event_id = 0``; ``verify`` replays into a scratch
+database and diffs it against the live projection.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nous_assets.store.db import Connection, atomic, open_db
+from nous_assets.store.events import EventStore, StoredEvent, row_to_event
+from nous_assets.store.projection import MEMORY_COLUMNS, Memory, Policy, Projection
+from nous_assets.timeutil import now_iso
+
+PROJECTOR_NAME = "memories"
+DEFAULT_BATCH = 20_000
+_CHUNK = 900  # bound on SQL parameters per IN (...) list
+
+_UPSERT_MEMORY = (
+    f"INSERT INTO memories({', '.join(MEMORY_COLUMNS)}) VALUES ({', '.join('?' * len(MEMORY_COLUMNS))}) "
+    "ON CONFLICT(id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in MEMORY_COLUMNS if c != "id")
+)
+_UPSERT_EDGE = (
+    "INSERT INTO edges(source_id, target_id, rel_type, weight, origin, created_at) VALUES (?, ?, ?, ?, 'event', ?) "
+    "ON CONFLICT(source_id, target_id, rel_type) DO UPDATE SET weight = excluded.weight, origin = 'event'"
+)
+
+
+@dataclass
+class ProjectionStats:
+    events: int = 0
+    batches: int = 0
+    upserted: int = 0
+    deleted: int = 0
+    orphans: int = 0
+    last_event_id: int = 0
+
+
+def get_checkpoint(conn: Connection, name: str = PROJECTOR_NAME) -> int:
+    row = conn.execute("SELECT last_event_id FROM projection_checkpoints WHERE projector_name = ?", (name,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def set_checkpoint(conn: Connection, event_id: int, name: str = PROJECTOR_NAME) -> None:
+    conn.execute(
+        "INSERT INTO projection_checkpoints(projector_name, last_event_id, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT(projector_name) DO UPDATE SET last_event_id = excluded.last_event_id, "
+        "updated_at = excluded.updated_at",
+        (name, event_id, now_iso()),
+    )
+
+
+def _chunks(items: list, size: int = _CHUNK) -> Iterable[list]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _memory_from_row(row) -> Memory:
+    return Memory(**{c: row[c] for c in MEMORY_COLUMNS})
+
+
+def _load_state(conn: Connection, events: list[StoredEvent], policy: Policy) -> Projection:
+    """Pre-load exactly the rows (and referenced ids) that ``events`` can touch."""
+    state = Projection(policy)
+    lids = sorted({e.learning_id for e in events})
+    ref_lids: set[str] = set()
+    ref_ids: set[int] = set()
+    for e in events:
+        p = e.payload
+        if e.event_type == "LearningSuperseded":
+            ref_lids.add(p["superseded_by"])
+        elif e.event_type == "LearningContradicted":
+            ref_lids.add(p["contradicted_with"])
+        elif e.event_type == "LearningExtracted":
+            for edge in p.get("edges", ()):
+                target = edge.get("target_id", edge.get("target"))
+                (ref_lids.add if isinstance(target, str) else ref_ids.add)(target)
+    loaded: dict[int, Memory] = {}
+    for chunk in _chunks(lids):
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT * FROM memories WHERE learning_id IN ({marks})", chunk):
+            mem = _memory_from_row(row)
+            loaded[mem.id] = mem
+    ids = sorted(loaded)
+    for chunk in _chunks(ids):
+        marks = ",".join("?" * len(chunk))
+        for memory_id, concept in conn.execute(
+            f"SELECT memory_id, concept FROM concepts WHERE memory_id IN ({marks})", chunk
+        ):
+            loaded[memory_id].concepts.add(concept)
+    for mem in loaded.values():
+        state.memories[mem.learning_id] = mem
+        state.by_id[mem.id] = mem.learning_id
+    missing_lids = sorted(ref_lids - set(state.memories))
+    for chunk in _chunks(missing_lids):
+        marks = ",".join("?" * len(chunk))
+        for memory_id, lid in conn.execute(
+            f"SELECT id, learning_id FROM memories WHERE learning_id IN ({marks})", chunk
+        ):
+            state.known_lids[lid] = memory_id
+    for chunk in _chunks(sorted(ref_ids)):
+        marks = ",".join("?" * len(chunk))
+        state.known_ids.update(r[0] for r in conn.execute(f"SELECT id FROM memories WHERE id IN ({marks})", chunk))
+    return state
+
+
+def _flush(conn: Connection, state: Projection) -> tuple[int, int]:
+    """Write the batch's changes; returns (memories upserted, memories deleted)."""
+    deleted = sorted(state.deleted_ids)
+    for chunk in _chunks(deleted):
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", chunk)
+    alive = [m for lid in sorted(state.touched) if (m := state.memories.get(lid)) is not None]
+    conn.executemany(_UPSERT_MEMORY, [m.row() for m in alive])
+    conn.executemany(
+        "INSERT OR IGNORE INTO concepts(memory_id, concept) VALUES (?, ?)",
+        [
+            (mem.id, concept)
+            for lid, concepts in state.new_concepts.items()
+            if (mem := state.memories.get(lid)) is not None
+            for concept in sorted(concepts)
+        ],
+    )
+    alive_ids = [m.id for m in alive]
+    for chunk in _chunks(alive_ids):
+        conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+    conn.executemany(
+        "INSERT INTO memories_fts(rowid, content, concepts) VALUES (?, ?, ?)",
+        [(m.id, m.content, " | ".join(sorted(m.concepts))) for m in alive],
+    )
+    conn.executemany(
+        _UPSERT_EDGE,
+        [(s, t, r, w, created) for (s, t, r), (w, created) in sorted(state.live_edges().items())],
+    )
+    return len(alive), len(deleted)
+
+
+def project(
+    conn: Connection,
+    *,
+    policy: Policy | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    to_id: int | None = None,
+    progress: Callable[[ProjectionStats], None] | None = None,
+) -> ProjectionStats:
+    """Apply every event after the checkpoint (up to ``to_id``); a no-op when caught up."""
+    policy = policy or Policy()
+    stats = ProjectionStats(last_event_id=get_checkpoint(conn))
+    while True:
+        with atomic(conn):
+            last = get_checkpoint(conn)
+            upper = to_id if to_id is not None else 2**62
+            rows = conn.execute(
+                "SELECT * FROM learning_events WHERE event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?",
+                (last, upper, batch_size),
+            ).fetchall()
+            if not rows:
+                stats.last_event_id = last
+                return stats
+            events = [row_to_event(r) for r in rows]
+            state = _load_state(conn, events, policy)
+            state.apply_all(events)
+            upserted, deleted = _flush(conn, state)
+            set_checkpoint(conn, events[-1].event_id)
+        stats.events += len(events)
+        stats.batches += 1
+        stats.upserted += upserted
+        stats.deleted += deleted
+        stats.orphans += state.orphans
+        stats.last_event_id = events[-1].event_id
+        if progress:
+            progress(stats)
+
+
+def reset_projection(conn: Connection) -> None:
+    """Empty every table derived from the event log (never the log itself)."""
+    with atomic(conn):
+        conn.execute("DELETE FROM edges")
+        conn.execute("DELETE FROM concepts")
+        conn.execute("DELETE FROM memories")
+        conn.execute("DELETE FROM memories_fts")
+        set_checkpoint(conn, 0)
+
+
+def rebuild(
+    conn: Connection,
+    *,
+    policy: Policy | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    progress: Callable[[ProjectionStats], None] | None = None,
+) -> ProjectionStats:
+    """Full replay from event 0, atomically: readers see the old projection until it commits."""
+    with atomic(conn):
+        reset_projection(conn)
+        return project(conn, policy=policy, batch_size=batch_size, progress=progress)
+
+
+# -- verification ----------------------------------------------------------------------------
+Snapshot = dict[str, list[tuple]]
+
+
+def snapshot(conn: Connection) -> Snapshot:
+    """Everything the event log determines, in a comparable form (no wall-clock columns)."""
+    return {
+        "memories": [tuple(r) for r in conn.execute(f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories ORDER BY id")],
+        "concepts": [tuple(r) for r in conn.execute("SELECT memory_id, concept FROM concepts ORDER BY 1, 2")],
+        "edges": [
+            tuple(r)
+            for r in conn.execute(
+                "SELECT source_id, target_id, rel_type, weight, created_at FROM edges WHERE origin = 'event' "
+                "ORDER BY 1, 2, 3"
+            )
+        ],
+        "memories_fts": [
+            tuple(r) for r in conn.execute("SELECT rowid, content, concepts FROM memories_fts ORDER BY 1")
+        ],
+    }
+
+
+def diff_snapshots(live: Snapshot, replayed: Snapshot, limit: int = 20) -> list[str]:
+    """Human-readable differences, at most ``limit`` per table."""
+    out: list[str] = []
+    for table in live:
+        a, b = live[table], replayed[table]
+        if a == b:
+            continue
+        if table == "memories":
+            la, lb = {r[0]: r for r in a}, {r[0]: r for r in b}
+            lines = [f"memories: id {i} only in live projection" for i in sorted(la.keys() - lb.keys())]
+            lines += [f"memories: id {i} only in replay" for i in sorted(lb.keys() - la.keys())]
+            for i in sorted(la.keys() & lb.keys()):
+                cols = [c for c, x, y in zip(MEMORY_COLUMNS, la[i], lb[i], strict=True) if x != y]
+                if cols:
+                    detail = ", ".join(
+                        f"{c}: live={la[i][MEMORY_COLUMNS.index(c)]!r} replay={lb[i][MEMORY_COLUMNS.index(c)]!r}"
+                        for c in cols
+                    )
+                    lines.append(f"memories: id {i} differs ({detail})")
+        else:
+            sa, sb = set(a), set(b)
+            lines = [f"{table}: only in live {r!r}" for r in sorted(sa - sb, key=repr)]
+            lines += [f"{table}: only in replay {r!r}" for r in sorted(sb - sa, key=repr)]
+        out.extend(lines[:limit])
+        if len(lines) > limit:
+            out.append(f"{table}: … {len(lines) - limit} more differences")
+    return out
+
+
+@dataclass
+class VerifyReport:
+    checkpoint: int
+    events_replayed: int
+    memories: int
+    differences: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+
+def verify(
+    conn: Connection, *, policy: Policy | None = None, scratch_dir: Path | None = None, batch_size: int = DEFAULT_BATCH
+) -> VerifyReport:
+    """Replay the log up to the live checkpoint into a scratch database and diff the projections."""
+    checkpoint = get_checkpoint(conn)
+    with tempfile.TemporaryDirectory(prefix="nous-verify-", dir=scratch_dir) as tmp:
+        scratch_path = Path(tmp) / "replay.db"
+        scratch = open_db(scratch_path, create=True)
+        try:
+            scratch.close()
+            conn.execute("ATTACH DATABASE ? AS scratch", (str(scratch_path),))
+            try:
+                with atomic(conn):
+                    conn.execute(
+                        "INSERT INTO scratch.learning_events SELECT * FROM main.learning_events WHERE event_id <= ?",
+                        (checkpoint,),
+                    )
+            finally:
+                conn.execute("DETACH DATABASE scratch")
+            scratch = open_db(scratch_path)
+            stats = project(scratch, policy=policy, batch_size=batch_size)
+            with atomic(conn, immediate=False):  # one read snapshot of the live projection
+                live = snapshot(conn)
+            replayed = snapshot(scratch)
+        finally:
+            scratch.close()
+    return VerifyReport(
+        checkpoint=checkpoint,
+        events_replayed=stats.events,
+        memories=len(replayed["memories"]),
+        differences=diff_snapshots(live, replayed),
+    )
+
+
+def replay_events(conn: Connection, *, until_tx_time: str | None = None) -> Iterable[StoredEvent]:
+    """All events in event_id order, optionally only those recorded at or before ``until_tx_time``."""
+    for event in EventStore(conn).replay(0):
+        if until_tx_time is None or event.transaction_time <= until_tx_time:
+            yield event

@@ -1,0 +1,79 @@
+"""Settings: environment defaults (never a hard-coded ~/.claude) and clear errors for bad config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nous_assets.errors import ConfigError
+from nous_assets.settings import load_settings
+
+
+def test_defaults_follow_env_fallbacks(tmp_path):
+    s = load_settings({"HOME": str(tmp_path)})
+    assert s.claude_config_dir == tmp_path / ".claude"
+    assert s.data_dir == tmp_path / ".local" / "share" / "nous"
+    assert s.db_path == s.data_dir / "cortex.db"
+    assert s.archive_dir == s.data_dir / "archive"
+    assert s.project_glob == str(tmp_path / ".claude" / "projects" / "**" / "*.jsonl")
+    assert s.enable_userpromptsubmit is False and s.reextract_on_version_change is False
+    assert s.config_path == tmp_path / ".claude" / "nous" / "config.json"
+
+
+def test_env_overrides(tmp_path):
+    env = {
+        "HOME": str(tmp_path),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg"),
+        "NOUS_DB_PATH": str(tmp_path / "x.db"),
+        "NOUS_ENABLE_USERPROMPTSUBMIT": "true",
+        "NOUS_REEXTRACT_ON_VERSION_CHANGE": "1",
+    }
+    s = load_settings(env)
+    assert s.data_dir == tmp_path / "xdg" / "nous"
+    assert s.db_path == tmp_path / "x.db"
+    assert s.project_glob.startswith(str(tmp_path / "cc" / "projects"))
+    assert s.enable_userpromptsubmit and s.reextract_on_version_change
+
+
+def _with_config(tmp_path: Path, text: str) -> dict[str, str]:
+    cfg = tmp_path / ".claude" / "nous" / "config.json"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text(text)
+    return {"HOME": str(tmp_path)}
+
+
+def test_thresholds_come_from_config_file(tmp_path):
+    env = _with_config(tmp_path, json.dumps({"thresholds": {"archive_below": 0.2, "injection_budget_chars": 6000}}))
+    t = load_settings(env).thresholds
+    assert t.archive_below == 0.2 and t.injection_budget_chars == 6000
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("{not json", "invalid JSON at line 1"),
+        ("[1, 2]", "top level must be a JSON object"),
+        ('{"thresholds": {"archive_below": "low"}}', "'thresholds.archive_below' must be a number"),
+        ('{"thresholds": {"archiv_below": 0.1}}', "unknown key 'thresholds.archiv_below'"),
+        ('{"thresholds": {"contradiction_multiplier": 2}}', "'thresholds.contradiction_multiplier' must be in (0, 1]"),
+        ('{"thresholds": {"injection_budget_chars": 20000}}', "injection_budget_chars"),
+        ('{"thresholds": {"queue_max_attempts": 2.5}}', "must be a whole number"),
+        ('{"colour": "blue"}', "unknown key 'colour'"),
+        ('{"extractor": "magic"}', "key 'extractor'"),
+        ('{"thresholds": []}', "key 'thresholds' must be an object"),
+    ],
+)
+def test_malformed_config_names_file_and_key(tmp_path, text, fragment):
+    env = _with_config(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(env)
+    assert fragment in str(info.value)
+    assert "config.json" in str(info.value)
+
+
+def test_bad_boolean_env_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="NOUS_ENABLE_USERPROMPTSUBMIT"):
+        load_settings({"HOME": str(tmp_path), "NOUS_ENABLE_USERPROMPTSUBMIT": "maybe"})
