@@ -85,12 +85,16 @@ class StoredEvent:
     transaction_time: str
     valid_from: str | None
     valid_until: str | None
-    vector_clock: dict[str, int]
+    vector_clock_json: str | None
     payload: dict[str, Any]
     parent_event_id: int | None
     session_id: str
     project_id: str
     source: str
+
+    @property
+    def vector_clock(self) -> dict[str, int]:
+        return json.loads(self.vector_clock_json) if self.vector_clock_json else {}
 
 
 @dataclass(frozen=True)
@@ -115,10 +119,7 @@ _COLUMNS = (
     "project_id",
     "source",
 )
-_INSERT_SQL = (
-    f"INSERT INTO learning_events({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
-    "ON CONFLICT(idempotency_key) DO NOTHING RETURNING event_id"
-)
+_INSERT_SQL = f"INSERT INTO learning_events({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
 
 def _fail(event: LearningEvent, message: str) -> InvalidEventError:
@@ -291,7 +292,7 @@ def row_to_event(row: Any) -> StoredEvent:
         transaction_time=row["transaction_time"],
         valid_from=row["valid_from"],
         valid_until=row["valid_until"],
-        vector_clock=json.loads(row["vector_clock_json"]) if row["vector_clock_json"] else {},
+        vector_clock_json=row["vector_clock_json"],
         payload=json.loads(row["payload_json"]),
         parent_event_id=row["parent_event_id"],
         session_id=row["session_id"],
@@ -310,50 +311,99 @@ class EventStore:
         return self.append_many([event])[0]
 
     def append_many(self, events: Sequence[LearningEvent] | Iterable[LearningEvent]) -> list[AppendResult]:
-        """Validate all, then write all in one transaction: either every new event lands or none."""
+        """Validate all, then write all in one transaction: either every new event lands or none.
+
+        Lookups (existing keys, known learnings, parents) are batched, and the write lock is taken
+        before them, so the checks cannot race a concurrent writer.
+        """
         events = list(events)
         rows = [prepare(e) for e in events]
-        results: list[AppendResult] = []
+        if not rows:
+            return []
         with atomic(self.conn):
-            known_learnings: set[str] = set()
+            existing = self._existing_by_key([r["idempotency_key"] for r in rows])
+            needed = {r["learning_id"] for r in rows if r["event_type"] != "LearningExtracted"}
+            known = self._extracted_learnings(needed)
+            parents = self._existing_ids({r["parent_event_id"] for r in rows if r["parent_event_id"] is not None})
+            fresh: list[dict[str, Any]] = []
+            outcome: list[StoredEvent | dict[str, Any]] = []
+            claimed: dict[str, dict[str, Any]] = {}
             for event, row in zip(events, rows, strict=True):
-                existing = self.get_by_key(row["idempotency_key"])
-                if existing is not None:
-                    results.append(AppendResult(existing, created=False))
-                    known_learnings.add(existing.learning_id)
+                key = row["idempotency_key"]
+                if key in existing:
+                    outcome.append(existing[key])
                     continue
-                if (
-                    row["event_type"] != "LearningExtracted"
-                    and row["learning_id"] not in known_learnings
-                    and not self._learning_exists(row["learning_id"])
-                ):
+                if key in claimed:  # a repeat within this batch: the first one wins
+                    outcome.append(claimed[key])
+                    continue
+                if row["event_type"] == "LearningExtracted":
+                    known.add(row["learning_id"])
+                elif row["learning_id"] not in known:
                     raise _fail(event, f"unknown learning_id {row['learning_id']!r}: no LearningExtracted for it")
-                if row["parent_event_id"] is not None and self.get(row["parent_event_id"]) is None:
-                    raise _fail(event, f"parent_event_id {row['parent_event_id']} does not exist")
+                parent = row["parent_event_id"]
+                if parent is not None and parent not in parents:
+                    raise _fail(event, f"parent_event_id {parent} does not exist")
+                claimed[key] = row
+                fresh.append(row)
+                outcome.append(row)
+            if fresh:
+                first_new = self.last_event_id()
                 try:
-                    cur = self.conn.execute(_INSERT_SQL, tuple(row[c] for c in _COLUMNS))
+                    self.conn.executemany(_INSERT_SQL, [tuple(r[c] for c in _COLUMNS) for r in fresh])
                 except IntegrityError as exc:
-                    if "event_uuid" in str(exc):
-                        raise _fail(event, f"event_uuid {row['event_uuid']} is already used by another event") from None
-                    raise _fail(event, f"rejected by the database: {exc}") from None
-                inserted = cur.fetchone()
-                if inserted is None:  # a concurrent writer won the race on this key
-                    existing = self.get_by_key(row["idempotency_key"])
-                    assert existing is not None
-                    results.append(AppendResult(existing, created=False))
-                    continue
-                known_learnings.add(row["learning_id"])
-                results.append(AppendResult(row_to_event({**row, "event_id": inserted[0]}), created=True))
+                    uuids = [r["event_uuid"] for r in fresh]
+                    taken = self._existing_uuids(uuids)
+                    if taken:
+                        bad = next(e for e, r in zip(events, rows, strict=True) if r["event_uuid"] in taken)
+                        raise _fail(bad, f"event_uuid {sorted(taken)[0]} is already used by another event") from None
+                    raise InvalidEventError(f"rejected by the database: {exc}") from None
+                ids = dict(
+                    self.conn.execute(
+                        "SELECT idempotency_key, event_id FROM learning_events WHERE event_id > ?", (first_new,)
+                    ).fetchall()
+                )
+        results: list[AppendResult] = []
+        built: dict[str, StoredEvent] = {}
+        for item in outcome:
+            if isinstance(item, StoredEvent):
+                results.append(AppendResult(item, created=False))
+                continue
+            key = item["idempotency_key"]
+            if key in built:
+                results.append(AppendResult(built[key], created=False))
+            else:
+                built[key] = row_to_event({**item, "event_id": ids[key]})
+                results.append(AppendResult(built[key], created=True))
         return results
 
-    def _learning_exists(self, learning_id: str) -> bool:
-        return (
-            self.conn.execute(
-                "SELECT 1 FROM learning_events WHERE learning_id = ? AND event_type = 'LearningExtracted' LIMIT 1",
-                (learning_id,),
-            ).fetchone()
-            is not None
+    def _lookup(self, sql: str, values: Iterable[Any]) -> list[Any]:
+        values = list(values)
+        found: list[Any] = []
+        for i in range(0, len(values), 900):
+            chunk = values[i : i + 900]
+            found.extend(self.conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk).fetchall())
+        return found
+
+    def _existing_by_key(self, keys: list[str]) -> dict[str, StoredEvent]:
+        rows = self._lookup("SELECT * FROM learning_events WHERE idempotency_key IN ({marks})", set(keys))
+        return {r["idempotency_key"]: row_to_event(r) for r in rows}
+
+    def _extracted_learnings(self, learning_ids: set[str]) -> set[str]:
+        sql = (
+            "SELECT DISTINCT learning_id FROM learning_events "
+            "WHERE event_type = 'LearningExtracted' AND learning_id IN ({marks})"
         )
+        return {r[0] for r in self._lookup(sql, learning_ids)}
+
+    def _existing_ids(self, event_ids: set[int]) -> set[int]:
+        return {
+            r[0] for r in self._lookup("SELECT event_id FROM learning_events WHERE event_id IN ({marks})", event_ids)
+        }
+
+    def _existing_uuids(self, uuids: list[str]) -> set[str]:
+        return {
+            r[0] for r in self._lookup("SELECT event_uuid FROM learning_events WHERE event_uuid IN ({marks})", uuids)
+        }
 
     def get(self, event_id: int) -> StoredEvent | None:
         row = self.conn.execute("SELECT * FROM learning_events WHERE event_id = ?", (event_id,)).fetchone()

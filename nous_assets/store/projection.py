@@ -14,14 +14,12 @@ archived learning are ignored (counted in ``orphans``).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from nous_assets.reconcile import clocks
 from nous_assets.store.events import StoredEvent
-
-_WS = re.compile(r"\s+")
 
 MEMORY_COLUMNS = (
     "id",
@@ -51,7 +49,7 @@ MEMORY_COLUMNS = (
 
 def normalize_concept(text: str) -> str:
     """Lowercase, trimmed, single-spaced: the OR-set element form."""
-    return _WS.sub(" ", text.strip().lower())
+    return " ".join(text.lower().split())
 
 
 @dataclass(slots=True)
@@ -81,9 +79,10 @@ class Memory:
     concepts: set[str] = field(default_factory=set)
 
     def row(self) -> tuple:
-        return tuple(getattr(self, c) for c in MEMORY_COLUMNS)
+        return _ROW(self)
 
 
+_ROW = attrgetter(*MEMORY_COLUMNS)
 EdgeKey = tuple[int, int, str]
 
 
@@ -204,7 +203,6 @@ class Projection:
         payload = ev.payload
         lid = ev.learning_id
         mem = self.memories.get(lid)
-        clock_json = clocks.dumps(ev.vector_clock) if ev.vector_clock else None
         if mem is None:
             mem = Memory(
                 id=ev.event_id,
@@ -225,7 +223,7 @@ class Projection:
                 validated_at=None,
                 superseded_by=None,
                 contradiction_count=0,
-                vector_clock_json=clock_json,
+                vector_clock_json=ev.vector_clock_json,  # canonical: validated on append
                 extractor_version=payload["extractor_version"],
                 provenance_json=_provenance(payload),
                 last_event_id=ev.event_id,

@@ -58,6 +58,10 @@ def set_checkpoint(conn: Connection, event_id: int, name: str = PROJECTOR_NAME) 
     )
 
 
+def fts_concepts(concepts: Iterable[str]) -> str:
+    return " | ".join(sorted(concepts))
+
+
 def _chunks(items: list, size: int = _CHUNK) -> Iterable[list]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -112,7 +116,7 @@ def _load_state(conn: Connection, events: list[StoredEvent], policy: Policy) -> 
     return state
 
 
-def _flush(conn: Connection, state: Projection) -> tuple[int, int]:
+def _flush(conn: Connection, state: Projection, maintain_fts: bool = True) -> tuple[int, int]:
     """Write the batch's changes; returns (memories upserted, memories deleted)."""
     deleted = sorted(state.deleted_ids)
     for chunk in _chunks(deleted):
@@ -130,13 +134,13 @@ def _flush(conn: Connection, state: Projection) -> tuple[int, int]:
             for concept in sorted(concepts)
         ],
     )
-    alive_ids = [m.id for m in alive]
-    for chunk in _chunks(alive_ids):
-        conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
-    conn.executemany(
-        "INSERT INTO memories_fts(rowid, content, concepts) VALUES (?, ?, ?)",
-        [(m.id, m.content, " | ".join(sorted(m.concepts))) for m in alive],
-    )
+    if maintain_fts:
+        for chunk in _chunks([m.id for m in alive]):
+            conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+        conn.executemany(
+            "INSERT INTO memories_fts(rowid, content, concepts) VALUES (?, ?, ?)",
+            [(m.id, m.content, fts_concepts(m.concepts)) for m in alive],
+        )
     conn.executemany(
         _UPSERT_EDGE,
         [(s, t, r, w, created) for (s, t, r), (w, created) in sorted(state.live_edges().items())],
@@ -151,8 +155,12 @@ def project(
     batch_size: int = DEFAULT_BATCH,
     to_id: int | None = None,
     progress: Callable[[ProjectionStats], None] | None = None,
+    maintain_fts: bool = True,
 ) -> ProjectionStats:
-    """Apply every event after the checkpoint (up to ``to_id``); a no-op when caught up."""
+    """Apply every event after the checkpoint (up to ``to_id``); a no-op when caught up.
+
+    ``maintain_fts=False`` is for full rebuilds, which index everything once at the end.
+    """
     policy = policy or Policy()
     stats = ProjectionStats(last_event_id=get_checkpoint(conn))
     while True:
@@ -169,7 +177,7 @@ def project(
             events = [row_to_event(r) for r in rows]
             state = _load_state(conn, events, policy)
             state.apply_all(events)
-            upserted, deleted = _flush(conn, state)
+            upserted, deleted = _flush(conn, state, maintain_fts)
             set_checkpoint(conn, events[-1].event_id)
         stats.events += len(events)
         stats.batches += 1
@@ -201,7 +209,13 @@ def rebuild(
     """Full replay from event 0, atomically: readers see the old projection until it commits."""
     with atomic(conn):
         reset_projection(conn)
-        return project(conn, policy=policy, batch_size=batch_size, progress=progress)
+        stats = project(conn, policy=policy, batch_size=batch_size, progress=progress, maintain_fts=False)
+        conn.execute(
+            "INSERT INTO memories_fts(rowid, content, concepts) "
+            "SELECT m.id, m.content, coalesce((SELECT group_concat(concept, ' | ') FROM "
+            "(SELECT concept FROM concepts c WHERE c.memory_id = m.id ORDER BY concept)), '') FROM memories m"
+        )
+        return stats
 
 
 # -- verification ----------------------------------------------------------------------------

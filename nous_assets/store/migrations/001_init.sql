@@ -77,8 +77,6 @@ CREATE TABLE memories (
 );
 CREATE INDEX idx_memories_project ON memories(project_id, scope);
 CREATE INDEX idx_memories_valid ON memories(valid_from, valid_until);
-CREATE INDEX idx_memories_created ON memories(created_at);
-CREATE INDEX idx_memories_reinforcement ON memories(reinforcement_score);
 
 -- OR-set of normalised concept phrases per memory (add-wins union across events).
 CREATE TABLE concepts (
