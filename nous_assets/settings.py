@@ -55,6 +55,21 @@ class Settings:
     thresholds: Thresholds = field(default_factory=Thresholds)
     extractor: str = "heuristic"
     opt_out_projects: tuple[str, ...] = ()
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None
+    openai_model: str = "gpt-4o-mini"
+    claude_bin: str = "claude"
+    claude_model: str = "sonnet"
+    llm_timeout_seconds: float = 120.0
+
+    @property
+    def lake_dir(self) -> Path:
+        return self.data_dir / "lake"
+
+    @property
+    def wake_marker(self) -> Path:
+        """Touched by the Stop hook; makes the next sensor tick scan at once."""
+        return self.data_dir / "wake"
 
     def with_overrides(self, **changes: Any) -> Settings:
         return replace(self, **changes)
@@ -178,4 +193,9 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         thresholds=thresholds,
         extractor=extractor,
         opt_out_projects=tuple(opt_out),
+        openai_base_url=env.get("NOUS_OPENAI_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
+        openai_api_key=env.get("NOUS_OPENAI_API_KEY") or env.get("OPENAI_API_KEY") or None,
+        openai_model=env.get("NOUS_OPENAI_MODEL") or "gpt-4o-mini",
+        claude_bin=env.get("NOUS_CLAUDE_BIN") or "claude",
+        claude_model=env.get("NOUS_CLAUDE_MODEL") or "sonnet",
     )

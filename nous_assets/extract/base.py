@@ -1,0 +1,80 @@
+"""The extraction contract shared by every provider (heuristic, claude, openai).
+
+A provider turns one session's turns (for one day) into candidate learnings — plain dicts in
+the shape documented by :data:`LEARNING_FIELDS`. Providers never write anything: the caller
+validates their output with :func:`nous_assets.extract.schema.validate_learnings` and only then
+turns it into events, so a provider bug becomes a failed queue item, never a bad event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from nous_assets.capture.parser import Turn
+
+#: Keys of one extracted learning (dict). Required unless marked optional.
+LEARNING_FIELDS: dict[str, str] = {
+    "content": "str: the durable learning, self-contained, 10..2000 chars",
+    "type": "'learning' (what worked / how to act) or 'knowledge' (a fact)",
+    "kind": "correction | preference | decision | error_fix | command | configuration | fact",
+    "domain": "str: short area tag, e.g. 'testing', 'git', 'python'",
+    "scope": "'project' or 'global'",
+    "concepts": "list[str]: 3..10 normalised lowercase concept phrases",
+    "edges": "list[{target_index|target_id, rel_type, weight}] (may be empty)",
+    "valid_from": "ISO-8601 or None (unknown)",
+    "valid_until": "ISO-8601 or None (current)",
+    "temporal_confidence": "low | medium | high",
+    "anchor_uuid": "uuid of the transcript record the learning rests on",
+    "provenance": "{session_id, source_path, uuids: [...], line_offsets: [...]}",
+    "weakens": "optional str: for corrections, what the user corrected (finds the memory to weaken)",
+}
+
+KINDS = ("correction", "preference", "decision", "error_fix", "command", "configuration", "fact")
+NAMESPACE = uuid.UUID("6b3c2a9e-9f7d-4c1b-8a55-0d4e6f1a2b3c")
+
+
+@dataclass(frozen=True)
+class SessionBatch:
+    """The unit of extraction: one session's turns (in file order) for one partition date."""
+
+    project_id: str
+    session_id: str
+    date: str
+    turns: Sequence[Turn]
+
+    @property
+    def started_at(self) -> str | None:
+        return next((t.timestamp for t in self.turns if t.timestamp), None)
+
+
+class Extractor(Protocol):
+    """A learning extractor. ``version`` goes into every idempotency key it produces."""
+
+    name: str
+    version: str
+
+    def extract(self, batch: SessionBatch) -> list[dict[str, Any]]: ...
+
+
+def learning_index(anchor_uuid: str, kind: str, ordinal: int = 0) -> int:
+    """A stable per-session index for a learning.
+
+    Sessions grow while they are ingested, so ``enumerate()`` positions would shift between
+    reads; deriving the index from the record the learning rests on keeps the spec's
+    ``sha256(project_id:session_id:learning_index:extractor_version)`` key stable.
+    """
+    digest = hashlib.sha256(f"{anchor_uuid}:{kind}:{ordinal}".encode()).hexdigest()
+    return int(digest[:12], 16)
+
+
+def idempotency_key(project_id: str, session_id: str, index: int, extractor_version: str) -> str:
+    return hashlib.sha256(f"{project_id}:{session_id}:{index}:{extractor_version}".encode()).hexdigest()
+
+
+def learning_id_for(key: str) -> str:
+    """Deterministic learning ids make re-runs land on the same learning everywhere."""
+    return str(uuid.uuid5(NAMESPACE, key))
