@@ -17,8 +17,7 @@ $(STAMP): pyproject.toml constraints.txt
 setup: $(STAMP)
 
 run: setup
-	$(BIN)/nous init
-	$(BIN)/nous status
+	$(BIN)/nous run
 
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

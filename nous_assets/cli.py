@@ -12,6 +12,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from nous_assets.errors import ConfigError, NousError
@@ -218,6 +219,186 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _backfill_days(settings: Settings, args: argparse.Namespace) -> list[str]:
+    from datetime import UTC, date, datetime
+
+    from nous_assets.defs.backfill import activity_days, parse_since
+
+    today = datetime.now(UTC).date()
+    try:
+        start = date.fromisoformat(args.from_date) if args.from_date else parse_since(args.since, today)
+        end = date.fromisoformat(args.to_date) if args.to_date else today
+    except ValueError as exc:
+        raise NousError(f"bad date: {exc}") from None
+    if end < start:
+        raise NousError(f"--to {end} is before the start {start}")
+    return activity_days(settings, start, end)
+
+
+def _run_days(settings: Settings, days: list[str], source: str, label: str) -> int:
+    from nous_assets.defs.backfill import ensure_dagster_home, run_days
+
+    if not days:
+        print(f"{label}: no transcript activity in that range ({settings.project_glob})")
+        return 0
+    ensure_dagster_home(settings)
+    import dagster as dg
+
+    bar = Progress(label, total=len(days))
+    done = {"days": 0, "learnings": 0, "turns": 0, "failed": 0}
+
+    def on_day(r) -> None:
+        done["days"] += 1
+        done["learnings"] += r.learnings
+        done["turns"] += r.turns
+        done["failed"] += not r.success
+        if not r.success:
+            print(f"\n{label}: {r.day} failed: {r.error}", file=sys.stderr)
+        bar.update(done["days"], f"{r.day} learnings={done['learnings']:,}")
+
+    with dg.DagsterInstance.get() as instance:
+        run_days(days, source=source, instance=instance, on_day=on_day)
+    bar.done(
+        f"{len(days)} day(s), {done['turns']:,} turns, {done['learnings']:,} learnings, {done['failed']} failed day(s)"
+    )
+    return EXIT_ERROR if done["failed"] else 0
+
+
+def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
+    days = _backfill_days(settings, args)
+    return _run_days(settings, days, "historical_backfill", "backfill")
+
+
+def cmd_reextract(settings: Settings, args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from nous_assets.extract.registry import get_extractor
+
+    current = get_extractor(settings).version
+    if args.to_version and args.to_version != current:
+        raise NousError(
+            f"--to-version {args.to_version} is not the configured extractor ({current}); "
+            "set NOUS_EXTRACTOR / config 'extractor' first"
+        )
+    if not settings.reextract_on_version_change:
+        raise NousError(
+            "re-extraction emits compensating events and must be enabled explicitly: "
+            "set NOUS_REEXTRACT_ON_VERSION_CHANGE=true"
+        )
+    days = _backfill_days(settings, args)
+    settings = replace(settings, reextract_on_version_change=True)
+    return _run_days(settings, days, "historical_backfill", "reextract")
+
+
+def cmd_migrate_legacy(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.capture.legacy import migrate_legacy
+
+    paths = [Path(p).expanduser() for p in args.paths]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise NousError(f"no such file: {', '.join(missing)}")
+    conn = _open(settings, create=True)
+    try:
+        report = migrate_legacy(conn, paths)
+        from nous_assets.store.projector import project
+
+        project(conn, policy=_policy(settings))
+    finally:
+        conn.close()
+    print(
+        f"imported {report.imported:,} legacy entries ({report.already_present:,} already present), "
+        f"{len(report.quarantined):,} quarantined"
+    )
+    if report.quarantined:
+        qdir = settings.data_dir / "quarantine"
+        qdir.mkdir(parents=True, exist_ok=True)
+        qfile = qdir / "legacy.jsonl"
+        with qfile.open("a", encoding="utf-8") as fh:
+            for q in report.quarantined:
+                fh.write(json.dumps(q) + "\n")
+        for q in report.quarantined[:10]:
+            print(f"  {q['file']}:{q['line']}: {q['reason']}", file=sys.stderr)
+        print(f"quarantined lines recorded in {qfile}", file=sys.stderr)
+    return 0
+
+
+def cmd_queue(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.store import queue
+
+    conn = _open(settings)
+    try:
+        if args.retry_dead:
+            n = queue.requeue_dead_letter(conn)
+            print(f"re-queued {n} dead-lettered item(s)")
+        counts = queue.counts(conn)
+        print(
+            "ingest queue: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+            if counts
+            else "ingest queue: empty"
+        )
+        for item in queue.items(conn, status="dead_letter", limit=20) + queue.items(conn, status="failed", limit=20):
+            print(
+                f"  #{item.ingest_id} {item.status} tries={item.retry_count} {item.transcript_path} "
+                f"({item.payload.get('date')}): {item.last_error}"
+            )
+    finally:
+        conn.close()
+    return 0
+
+
+DEMO_DIR = Path(__file__).resolve().parent / "demo" / "projects"
+
+
+def _demo_glob(settings: Settings) -> str:
+    """Copy the shipped demo transcripts into the data dir (never into the user's Claude config)."""
+    import shutil
+
+    target = settings.data_dir / "demo" / "projects"
+    if not target.exists():
+        shutil.copytree(DEMO_DIR, target)
+    return str(target / "**" / "*.jsonl")
+
+
+def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
+    """Initialise, backfill recent history, then serve the Dagster UI + daemon with the sensor on."""
+    import os
+    import signal
+    import subprocess
+    from dataclasses import replace
+
+    from nous_assets.capture.discovery import discover
+    from nous_assets.defs.backfill import ensure_dagster_home
+
+    cmd_init(settings, args)
+    if not discover(settings.project_glob).files:
+        glob = _demo_glob(settings)
+        print(f"no Claude Code transcripts under {settings.project_glob}; using the demo corpus ({glob})")
+        os.environ["NOUS_PROJECT_GLOB"] = glob
+        settings = replace(settings, project_glob=glob)
+        args.since = "3650d"
+    args.from_date = args.to_date = None
+    status = _run_days(settings, _backfill_days(settings, args), "historical_backfill", "backfill")
+    if args.no_serve:
+        return status
+    home = ensure_dagster_home(settings)
+    workspace = Path(__file__).resolve().parents[1] / "workspace.yaml"
+    target = ["-w", str(workspace)] if workspace.exists() else ["-m", "nous_assets.definitions"]
+    dagster = Path(sys.executable).parent / "dagster"
+    command = [str(dagster), "dev", *target, "-h", args.host, "-p", str(args.port)]
+    print(f"starting Dagster (DAGSTER_HOME={home}); UI at http://{args.host}:{args.port}  — Ctrl-C to stop",
+          flush=True)
+    proc = subprocess.Popen(command, cwd=workspace.parent if workspace.exists() else None)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        return 0
+
+
 def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
@@ -270,6 +451,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=50, help="show at most N (0 = all; default 50)")
     p.add_argument("--json", action="store_true", help="print JSON")
     add("config", cmd_config, "Print the effective settings (environment + config file).")
+
+    def add_range(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--since", default="90d", help="how far back: 90d, 12w or YYYY-MM-DD (default 90d)")
+        p.add_argument("--from", dest="from_date", metavar="DATE", help="first day (YYYY-MM-DD); overrides --since")
+        p.add_argument("--to", dest="to_date", metavar="DATE", help="last day (YYYY-MM-DD; default today)")
+
+    p = add(
+        "backfill",
+        cmd_backfill,
+        "Ingest historical transcripts day by day (capture, extract, project), "
+        "in-process with a progress bar; idempotent, safe to re-run.",
+    )
+    add_range(p)
+    p = add(
+        "reextract",
+        cmd_reextract,
+        "Re-run extraction with the configured extractor over a range of days, "
+        "superseding learnings from an older extractor version (needs NOUS_REEXTRACT_ON_VERSION_CHANGE=true).",
+    )
+    add_range(p)
+    p.add_argument("--from-version", help="the extractor version being replaced (informational)")
+    p.add_argument("--to-version", help="must match the configured extractor's version")
+    p = add(
+        "migrate-legacy",
+        cmd_migrate_legacy,
+        "Import Nous v1 engram.jsonl / cortex.jsonl files as "
+        "LearningExtracted events (idempotent; bad lines quarantined).",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="legacy JSONL files")
+    p = add("run", cmd_run, "The main job: init, backfill recent transcripts (or the shipped demo corpus when "
+            "there are none), then serve the Dagster UI and daemon on 127.0.0.1 with the watch sensor on.")
+    p.add_argument("--since", default="90d", help="history to backfill first (default 90d)")
+    p.add_argument("--host", default="127.0.0.1", help="UI bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=3000, help="UI port (default 3000)")
+    p.add_argument("--no-serve", action="store_true", help="stop after the backfill")
+    p = add("queue", cmd_queue, "Show the ingest queue (failed and dead-lettered items with their errors).")
+    p.add_argument("--retry-dead", action="store_true", help="move dead-lettered items back to pending")
     return parser
 
 

@@ -2,4 +2,16 @@
 
 import dagster as dg
 
-defs = dg.Definitions(assets=[])
+from nous_assets.defs.assets.capture import learning_events, transcripts, transcripts_schema
+from nous_assets.defs.assets.memory import memories, replay_equals_projection
+from nous_assets.defs.resources import NousResource
+from nous_assets.defs.sensors import ingest_job, transcript_reconcile, transcript_watch
+
+defs = dg.Definitions(
+    assets=[transcripts, learning_events, memories],
+    asset_checks=[transcripts_schema, replay_equals_projection],
+    jobs=[ingest_job],
+    sensors=[transcript_watch],
+    schedules=[transcript_reconcile],
+    resources={"nous": NousResource()},
+)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nous_assets.cli import build_parser, main
-from nous_assets.store.db import open_db
+from nous_assets.store.db import LATEST_VERSION, open_db
 from nous_assets.store.events import EventStore, LearningEvent
 
 NOUS = [sys.executable, "-m", "nous_assets.cli"]
@@ -37,16 +37,16 @@ def test_help_runs_as_a_process(nous_env):
 
 def test_init_is_idempotent_and_status_reports_counts(nous_env, capsys):
     assert main(["init"]) == 0
-    assert "applied migrations [1, 2]" in capsys.readouterr().out
+    assert f"applied migrations {list(range(1, LATEST_VERSION + 1))}" in capsys.readouterr().out
     assert main(["init"]) == 0
     assert "already up to date" in capsys.readouterr().out
     assert main(["status", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["schema_version"] == 2 and report["counts"]["learning_events"] == 0
+    assert report["schema_version"] == LATEST_VERSION and report["counts"]["learning_events"] == 0
     assert report["db_path"] == str(Path(nous_env["NOUS_DATA_DIR"]) / "cortex.db")
     assert main(["status"]) == 0
     text = capsys.readouterr().out
-    assert "schema version:  2" in text and "learning_events" in text
+    assert f"schema version:  {LATEST_VERSION}" in text and "learning_events" in text
 
 
 def test_status_before_init_says_so(nous_env, capsys):

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from nous_assets.errors import InvalidEventError
 from nous_assets.reconcile import clocks
 from nous_assets.store.db import Connection, IntegrityError, atomic
@@ -72,7 +74,7 @@ class LearningEvent:
     event_uuid: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StoredEvent:
     """An event as persisted: canonical times, parsed payload and clock, and its ``event_id``."""
 
@@ -293,7 +295,7 @@ def row_to_event(row: Any) -> StoredEvent:
         valid_from=row["valid_from"],
         valid_until=row["valid_until"],
         vector_clock_json=row["vector_clock_json"],
-        payload=json.loads(row["payload_json"]),
+        payload=orjson.loads(row["payload_json"]),
         parent_event_id=row["parent_event_id"],
         session_id=row["session_id"],
         project_id=row["project_id"],

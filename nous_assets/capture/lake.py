@@ -1,0 +1,254 @@
+"""The transcript lake: redacted, parsed turns as one Parquet file per day.
+
+``$NOUS_DATA_DIR/lake/transcripts/date=YYYY-MM-DD/turns.parquet`` holds every turn whose
+timestamp falls on that UTC day; ``lake/quarantine/date=…/quarantine.parquet`` holds the lines
+that could not be parsed, with file, byte offset and reason. Writes go to a temporary file and
+are renamed into place, so a partition is either the old version or the new one, never half.
+Thinking is not stored: it is never mined or embedded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pandera.polars as pa
+import polars as pl
+
+from nous_assets.capture.parser import AgentLink, Quarantined, ToolResult, ToolUse, Turn
+
+TURN_SCHEMA: dict[str, pl.DataType] = {
+    "date": pl.Utf8,
+    "uuid": pl.Utf8,
+    "uuids": pl.List(pl.Utf8),
+    "parent_uuid": pl.Utf8,
+    "session_id": pl.Utf8,
+    "project_id": pl.Utf8,
+    "role": pl.Utf8,
+    "kind": pl.Utf8,
+    "timestamp": pl.Utf8,
+    "text": pl.Utf8,
+    "tool_uses_json": pl.Utf8,
+    "tool_results_json": pl.Utf8,
+    "message_id": pl.Utf8,
+    "request_id": pl.Utf8,
+    "model": pl.Utf8,
+    "is_sidechain": pl.Boolean,
+    "agent_id": pl.Utf8,
+    "is_meta": pl.Boolean,
+    "is_compact_summary": pl.Boolean,
+    "cwd": pl.Utf8,
+    "git_branch": pl.Utf8,
+    "version": pl.Utf8,
+    "source_path": pl.Utf8,
+    "byte_start": pl.Int64,
+    "byte_end": pl.Int64,
+    "line_offsets": pl.List(pl.Int64),
+    "subtype": pl.Utf8,
+    "logical_parent_uuid": pl.Utf8,
+}
+
+LINK_SCHEMA: dict[str, pl.DataType] = {
+    "date": pl.Utf8,
+    "agent_id": pl.Utf8,
+    "parent_session_id": pl.Utf8,
+    "parent_tool_use_id": pl.Utf8,
+    "parent_uuid": pl.Utf8,
+    "parent_agent_id": pl.Utf8,
+}
+
+QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
+    "date": pl.Utf8,
+    "path": pl.Utf8,
+    "byte_offset": pl.Int64,
+    "reason": pl.Utf8,
+    "excerpt": pl.Utf8,
+}
+
+ROLES = ["user", "assistant", "system", "summary"]
+KINDS = ["message", "tool_result", "compact_summary", "meta", "compact_boundary", "local_command", "summary", "system"]
+
+
+class TurnsSchema(pa.DataFrameModel):
+    """What every lake partition must satisfy (checked on write and by the asset check)."""
+
+    date: str = pa.Field(str_matches=r"^\d{4}-\d{2}-\d{2}$")
+    uuid: str = pa.Field(unique=True)
+    session_id: str
+    project_id: str = pa.Field(str_length={"min_value": 1})
+    role: str = pa.Field(isin=ROLES)
+    kind: str = pa.Field(isin=KINDS)
+    timestamp: str = pa.Field(str_matches=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+    text: str
+    source_path: str
+    byte_start: int = pa.Field(ge=0)
+    byte_end: int = pa.Field(ge=0)
+
+    @pa.dataframe_check(name="timestamp falls on the partition date")
+    def timestamp_on_date(cls, data) -> pl.LazyFrame:  # noqa: N805
+        return data.lazyframe.select(pl.col("timestamp").str.slice(0, 10) == pl.col("date"))
+
+    @pa.dataframe_check(name="byte range is ordered")
+    def byte_range(cls, data) -> pl.LazyFrame:  # noqa: N805
+        return data.lazyframe.select(pl.col("byte_end") > pl.col("byte_start"))
+
+    class Config:
+        strict = False
+
+
+def partition_dir(lake_dir: Path, table: str, date: str) -> Path:
+    return lake_dir / table / f"date={date}"
+
+
+def turns_path(lake_dir: Path, date: str) -> Path:
+    return partition_dir(lake_dir, "transcripts", date) / "turns.parquet"
+
+
+def quarantine_path(lake_dir: Path, date: str) -> Path:
+    return partition_dir(lake_dir, "quarantine", date) / "quarantine.parquet"
+
+
+def turns_frame(date: str, turns: Sequence[Turn]) -> pl.DataFrame:
+    rows = [
+        {
+            "date": date,
+            "uuid": t.uuid,
+            "uuids": list(t.uuids),
+            "parent_uuid": t.parent_uuid,
+            "session_id": t.session_id,
+            "project_id": t.project_id,
+            "role": t.role,
+            "kind": t.kind,
+            "timestamp": t.timestamp,
+            "text": t.text,
+            "tool_uses_json": json.dumps([[u.id, u.name, u.input_json] for u in t.tool_uses]),
+            "tool_results_json": json.dumps(
+                [[r.tool_use_id, r.text, r.is_error, r.interrupted, r.agent_id] for r in t.tool_results]
+            ),
+            "message_id": t.message_id,
+            "request_id": t.request_id,
+            "model": t.model,
+            "is_sidechain": t.is_sidechain,
+            "agent_id": t.agent_id,
+            "is_meta": t.is_meta,
+            "is_compact_summary": t.is_compact_summary,
+            "cwd": t.cwd,
+            "git_branch": t.git_branch,
+            "version": t.version,
+            "source_path": t.source_path,
+            "byte_start": t.byte_start,
+            "byte_end": t.byte_end,
+            "line_offsets": list(t.line_offsets),
+            "subtype": t.subtype,
+            "logical_parent_uuid": t.logical_parent_uuid,
+        }
+        for t in turns
+    ]
+    return pl.DataFrame(rows, schema=TURN_SCHEMA)
+
+
+def frame_turns(frame: pl.DataFrame) -> list[Turn]:
+    turns = []
+    for r in frame.iter_rows(named=True):
+        turns.append(
+            Turn(
+                uuid=r["uuid"],
+                uuids=tuple(r["uuids"]),
+                parent_uuid=r["parent_uuid"],
+                session_id=r["session_id"],
+                project_id=r["project_id"],
+                role=r["role"],
+                kind=r["kind"],
+                timestamp=r["timestamp"],
+                text=r["text"],
+                thinking="",
+                tool_uses=tuple(ToolUse(*u) for u in json.loads(r["tool_uses_json"])),
+                tool_results=tuple(ToolResult(*x) for x in json.loads(r["tool_results_json"])),
+                message_id=r["message_id"],
+                request_id=r["request_id"],
+                model=r["model"],
+                is_sidechain=r["is_sidechain"],
+                agent_id=r["agent_id"],
+                is_meta=r["is_meta"],
+                is_compact_summary=r["is_compact_summary"],
+                cwd=r["cwd"],
+                git_branch=r["git_branch"],
+                version=r["version"],
+                source_path=r["source_path"],
+                byte_start=r["byte_start"],
+                byte_end=r["byte_end"],
+                line_offsets=tuple(r["line_offsets"]),
+                subtype=r["subtype"],
+                logical_parent_uuid=r["logical_parent_uuid"],
+            )
+        )
+    return turns
+
+
+def _atomic_write(frame: pl.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    frame.write_parquet(tmp)
+    os.replace(tmp, path)
+
+
+def links_path(lake_dir: Path, date: str) -> Path:
+    return partition_dir(lake_dir, "agent_links", date) / "links.parquet"
+
+
+def write_partition(
+    lake_dir: Path,
+    date: str,
+    turns: Sequence[Turn],
+    quarantined: Iterable[Quarantined],
+    agent_links: Iterable[AgentLink] = (),
+) -> Path:
+    """Validate and atomically (re)write one day's turns, quarantine records and subagent links."""
+    frame = turns_frame(date, turns)
+    if frame.height:
+        TurnsSchema.validate(frame, lazy=True)
+    path = turns_path(lake_dir, date)
+    _atomic_write(frame, path)
+    q = pl.DataFrame(
+        [
+            {"date": date, "path": x.path, "byte_offset": x.byte_offset, "reason": x.reason, "excerpt": x.excerpt}
+            for x in quarantined
+        ],
+        schema=QUARANTINE_SCHEMA,
+    )
+    _atomic_write(q, quarantine_path(lake_dir, date))
+    links = pl.DataFrame(
+        [
+            {
+                "date": date,
+                "agent_id": a.agent_id,
+                "parent_session_id": a.parent_session_id,
+                "parent_tool_use_id": a.parent_tool_use_id,
+                "parent_uuid": a.parent_uuid,
+                "parent_agent_id": a.parent_agent_id,
+            }
+            for a in agent_links
+        ],
+        schema=LINK_SCHEMA,
+    )
+    _atomic_write(links, links_path(lake_dir, date))
+    return path
+
+
+def read_links(lake_dir: Path, date: str) -> pl.DataFrame:
+    path = links_path(lake_dir, date)
+    return pl.read_parquet(path) if path.exists() else pl.DataFrame(schema=LINK_SCHEMA)
+
+
+def read_turns(lake_dir: Path, date: str) -> list[Turn]:
+    path = turns_path(lake_dir, date)
+    if not path.exists():
+        return []
+    return frame_turns(pl.read_parquet(path))
+
+
+def read_frame(lake_dir: Path, date: str) -> pl.DataFrame:
+    path = turns_path(lake_dir, date)
+    return pl.read_parquet(path) if path.exists() else pl.DataFrame(schema=TURN_SCHEMA)

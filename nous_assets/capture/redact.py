@@ -1,0 +1,680 @@
+"""Redact secrets and credentials from transcript text before anything is persisted.
+
+Why: Claude Code transcripts routinely hold pasted ``.env`` files, ``curl`` commands with bearer tokens,
+connection strings in tool output and keys the user typed by mistake. Nous keeps memories on disk and
+injects them into later sessions, so a credential that slips through is copied into the store, its backups
+and future prompts. Every string is therefore scrubbed at capture time, before it is written anywhere.
+
+How it is tuned:
+
+* Provider tokens with a fixed prefix and shape (``sk-ant-``, ``ghp_``, ``AKIA``...) favour recall: they are
+  redacted wherever they appear, unless the value is an obvious placeholder (``xxxx``, ``EXAMPLE``...).
+* Generic ``NAME=value`` assignments favour precision, because code and prose are full of ``password``
+  and ``token``: the value must be 8+ characters, not a placeholder or an environment reference
+  (``${VAR}``, ``os.environ[...]``), and, when unquoted, not a bare identifier (``password=password``).
+* Only the secret is replaced (``password=[REDACTED:password]``, ``postgres://user:[REDACTED:url_password]@host``)
+  so a memory still says *what* was configured without saying the secret.
+* ``<private>...</private>`` is the user's opt-out marker: the whole block goes, content and tags.
+* Markers (``[REDACTED:<kind>]``) are never matched again, so :func:`redact` is idempotent.
+
+Use :func:`redact_json` on parsed transcript records (it also blanks values under secret-named keys);
+:func:`redact_text` works on any string, including a raw JSONL line, but patterns stop at backslashes so
+JSON escapes (``\\n``, ``\\"``) are never swallowed.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["MARKER_PREFIX", "RedactionResult", "marker", "redact", "redact_json", "redact_text"]
+
+MARKER_PREFIX = "[REDACTED:"
+_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+
+
+def marker(kind: str) -> str:
+    """The replacement text for one redaction of ``kind``."""
+    return f"{MARKER_PREFIX}{kind}]"
+
+
+@dataclass(frozen=True)
+class RedactionResult:
+    """Redacted text plus how many redactions of each kind were made (for audit logs and metrics)."""
+
+    text: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+# --------------------------------------------------------------------------------------------------------
+# Value checks. Each takes the candidate secret and says whether it really looks like one.
+
+# Placeholders in provider-shaped tokens: kept strict, since a random token may contain any 3 letters.
+_TOKEN_PLACEHOLDER = re.compile(r"(?i)x{4}|example|your|dummy|placeholder|redacted|\*{3}|(.)\1{5,}")
+
+# Placeholders and references in generic values (``API_KEY=your-key-here``, ``token: ${TOKEN}``).
+_PLACEHOLDER = re.compile(
+    r"""(?ix)
+    ^\$ | \$\{ | \$\( | \{\{ | \{% | %\( | %s | <[^<>]*> | ^< | >$
+    | x{3} | \*{3} | \.{3} | \u2026
+    | your | example | dummy | sample | fake | placeholder | redacted | change[-_ ]?me | replace | todo
+    | [-_]here\b | os\.environ | process\.env | getenv | \benv\b
+    | ^(?:none|null|nil|undefined|true|false|string|str|required|optional|secret|password|token)$
+    | (.)\1{5,}
+    """
+)
+_KEYWORD_IN_VALUE = re.compile(r"(?i)pass(?:word|wd)|secret|token|api[_-]?key|credential|private[_-]?key")
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]*(?:/[\w.@+-]*)*")
+_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
+_BASE64ISH = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+
+
+def _is_placeholder(value: str) -> bool:
+    return _PLACEHOLDER.search(value) is not None
+
+
+def _real_token(value: str, _m: re.Match[str]) -> bool:
+    """A provider-shaped token that is not an obvious placeholder such as ``ghp_xxxx...``."""
+    return _TOKEN_PLACEHOLDER.search(value) is None
+
+
+def _random_token(value: str, m: re.Match[str]) -> bool:
+    """Loose prefixes (``sk-``, ``xoxb-``) also need digits and letters, so kebab-case words are kept."""
+    return _real_token(value, m) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _mixed_case_token(value: str, m: re.Match[str]) -> bool:
+    """Hugging Face tokens are letters only, so ask for mixed case instead of digits."""
+    body = value[3:]
+    return _real_token(value, m) and body != body.lower() and body != body.upper()
+
+
+def _looks_random_letters(value: str) -> bool:
+    """Letters-only base64 (``bXlzZWNyZXQ``) versus camelCase identifiers (``hashedPassword``)."""
+    if not _BASE64ISH.fullmatch(value):
+        return False
+    letters = [c for c in value if c.isalpha()]
+    if not letters:
+        return False
+    upper = sum(c.isupper() for c in letters) / len(letters)
+    return 0.3 <= upper <= 0.7
+
+
+def _plausible_secret(value: str, quoted: bool) -> bool:
+    """Whether the value of a secret-named assignment is a real secret rather than code, prose or a stub."""
+    if len(value) < 8 or _is_placeholder(value):
+        return False
+    if any(c.isspace() for c in value) or "://" in value:
+        return False
+    if _NUMBER.fullmatch(value) or _PATH.fullmatch(value) or _DOTTED.fullmatch(value):
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    if not has_digit and _KEYWORD_IN_VALUE.search(value):
+        return False  # names, not values: "DB_PASSWORD", "current-password", "access_token"
+    if _looks_random_letters(value):
+        return True
+    if quoted:
+        classes = sum(
+            (
+                any(c.islower() for c in value),
+                any(c.isupper() for c in value),
+                has_digit,
+                any(not c.isalnum() for c in value),
+            )
+        )
+        return len(value) >= 12 or classes >= 2
+    if any(c in "([{" for c in value):
+        return False  # a call or subscript: get_token(...), Optional[str]
+    if _IDENTIFIER.fullmatch(value) and not has_digit:
+        return False  # a variable reference: password=hashedPassword
+    return has_digit or any(not c.isalnum() and c not in "._" for c in value)
+
+
+def _generic_check(value: str, m: re.Match[str]) -> bool:
+    return _plausible_secret(value, quoted=m.group("uq") is None)
+
+
+def _url_password_check(value: str, m: re.Match[str]) -> bool:
+    """``postgres://postgres:postgres@`` and ``user:password@`` are defaults and docs, not secrets."""
+    if value == m.group("user") or _is_placeholder(value):
+        return False
+    low = value.lower()
+    return low not in {"pass", "passwd", "pwd"} and "password" not in low and not _NUMBER.fullmatch(value)
+
+
+def _basic_auth_check(value: str, _m: re.Match[str]) -> bool:
+    """``Basic <b64>`` is only a credential if it decodes to ``user:password``; prose says "basic usage"."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded
+
+
+def _bearer_check(value: str, _m: re.Match[str]) -> bool:
+    if len(value) < 8 or _is_placeholder(value):
+        return False
+    return any(c.isdigit() for c in value) or any(c in "._~+/-" for c in value) or _looks_random_letters(value)
+
+
+def _curl_user_check(value: str, _m: re.Match[str]) -> bool:
+    """``docker -u 1000:1000`` is a uid:gid, not a password."""
+    return not _is_placeholder(value) and not _NUMBER.fullmatch(value)
+
+
+def _mysql_check(value: str, _m: re.Match[str]) -> bool:
+    return len(value) >= 4 and not _is_placeholder(value)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Kinds of generic secret-named keys.
+
+_KEY_KINDS: tuple[tuple[str, str], ...] = (
+    ("password", "password"),
+    ("passwd", "password"),
+    ("passphrase", "password"),
+    ("pass", "password"),
+    ("pwd", "password"),
+    ("apikey", "api_key"),
+    ("accesskey", "access_key"),
+    ("privatekey", "private_key"),
+    ("key", "secret_key"),
+    ("secret", "secret"),
+    ("token", "token"),
+    ("credential", "credential"),
+    ("credentials", "credential"),
+    ("authorization", "authorization"),
+)
+
+
+_NAMED_KINDS: tuple[tuple[str, str], ...] = (
+    ("secretaccesskey", "aws_secret_key"),  # AWS_SECRET_ACCESS_KEY, SecretAccessKey
+    ("awssecretkey", "aws_secret_key"),
+    ("sharedaccesskey", "azure_storage_key"),
+    ("accountkey", "azure_storage_key"),  # AccountKey=... in Azure connection strings
+)
+
+
+def _keyword_kind(keyword: str) -> str:
+    """``DB_PASSWORD`` -> ``password``, ``clientSecret`` -> ``secret``, ``X-Api-Key`` -> ``api_key``."""
+    norm = re.sub(r"[^a-z]", "", keyword.lower())
+    if norm.startswith("heroku") and norm.endswith(("key", "token")):
+        return "heroku_api_key"  # HEROKU_API_KEY=<uuid>
+    if norm.startswith(("dd", "datadog")) and norm.endswith("key"):
+        return "datadog_api_key"  # DD_API_KEY, DD_APP_KEY, DATADOG_API_KEY
+    for suffix, kind in _NAMED_KINDS + _KEY_KINDS:
+        if norm.endswith(suffix):
+            return kind
+    return "secret"
+
+
+# JSON keys whose string value is a secret whatever it looks like (after normalising away case, separators
+# and a trailing number): ``api_key``, ``clientSecret``, ``X-Api-Key``, ``password2``.
+_SECRET_KEY_SUFFIXES = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "authkey",
+    "encryptionkey",
+    "signingkey",
+    "masterkey",
+    "credential",
+    "credentials",
+    "authorization",
+)
+
+
+@lru_cache(maxsize=4096)
+def _secret_key_kind(key: str) -> str | None:
+    norm = re.sub(r"[^a-z0-9]", "", key.lower()).rstrip("0123456789")
+    if norm.endswith(_SECRET_KEY_SUFFIXES):
+        return _keyword_kind(norm)
+    return None
+
+
+# --------------------------------------------------------------------------------------------------------
+# Rules, applied in order. Specific shapes come before generic assignments so a key pasted as
+# ``OPENAI_API_KEY=sk-proj-...`` is counted as ``openai_api_key``.
+#
+# Speed: this runs over hundreds of MB. Python's ``re`` scans at ~1-2 GB/s only for a pattern that starts
+# with a literal character (a leading character class, lookbehind, group or IGNORECASE makes it try every
+# position, 10-50x slower), and each pattern is one pass over the text. So every pattern starts with a
+# literal; alternatives sharing a literal prefix share a pattern; left-edge checks are done in Python
+# (``not_after``); keyed shapes that generic assignments already find (``AWS_SECRET_ACCESS_KEY=``,
+# ``DD_API_KEY=``, ``AccountKey=``) get their kind from the name instead of a pass of their own; and
+# case-insensitive rules (``on_lower``) are written in lower case and run over ``text.lower()``, whose
+# offsets are those of ``text`` (a text whose length changes when lowered, e.g. one holding "İ", falls back
+# to ``re.IGNORECASE``). Short texts are first gated on ``triggers``, and short strings are memoised.
+
+Check = Callable[[str, re.Match[str]], bool]
+KindOf = Callable[[re.Match[str]], str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Alt:
+    """One alternative of a rule: which group is the secret, its kind, and how to vet it."""
+
+    regex: str
+    kind: str
+    groups: tuple[str, ...] = ("v",)  # the secret: the first group that took part; () = the whole match
+    check: Check | None = _real_token
+    kind_of: KindOf | None = None
+    not_after: str = ""  # the match is ignored when the character before it is one of these
+    back: int = 0  # the secret starts this many characters before the match (a whole-match alternative)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    pattern: re.Pattern[str]
+    pattern_ci: re.Pattern[str] | None  # on_lower rules: the same pattern with IGNORECASE, for the fallback
+    triggers: tuple[str, ...]  # any match contains one of these (lower case for on_lower rules)
+    alts: tuple[tuple[str | None, _Alt], ...]  # (name of the group wrapping the alternative, alternative)
+
+
+def _rule(
+    triggers: tuple[str, ...],
+    *alts: _Alt,
+    on_lower: bool = False,
+    dotall: bool = False,
+    prefix: int = 0,
+) -> _Rule:
+    """Join alternatives into one pattern (one pass over the text).
+
+    They must share their first ``prefix`` literal characters: an empty group placed right after those
+    tells which alternative matched, and ``re`` keeps its fast literal scan (a group at the very start of
+    each alternative would make it try every position).
+    """
+    if len(alts) == 1:
+        regex, named = alts[0].regex, ((None, alts[0]),)
+    else:
+        assert prefix > 0 and len({alt.regex[:prefix] for alt in alts}) == 1, alts
+        named = tuple((f"alt{i}", alt) for i, alt in enumerate(alts))
+        regex = "|".join(f"{alt.regex[:prefix]}(?P<{name}>){alt.regex[prefix:]}" for name, alt in named)
+    flags = re.DOTALL if dotall else 0
+    pattern_ci = re.compile(regex, flags | re.IGNORECASE) if on_lower else None
+    return _Rule(re.compile(regex, flags), pattern_ci, triggers, named)
+
+
+_WORD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_TOKEN_EDGE = _WORD + "_-"
+_R = r"(?![A-Za-z0-9_-])"  # right edge of a token
+_Q = r"""\\?["']?"""  # an optional quote, maybe JSON-escaped
+_KSEP = _Q + r"[ \t]{0,8}(?:=|:)[ \t]{0,8}" + _Q  # closing key quote, separator, opening value quote
+_SEP = _Q + r"""[ \t]{0,8}(?:===?|!==?|=>|:=|\?=|=|:)[ \t]{0,8}"""
+_VALUE = (
+    r"""(?:\\"(?P<eq>[^"\\\r\n]*)\\"|"(?P<dq>[^"\\\r\n]*)"|'(?P<sq>[^'\\\r\n]*)'|`(?P<bq>[^`\\\r\n]*)`"""
+    r"""|(?P<uq>[^\s"'`,;&|<>\\)\]}\[]+))"""
+)
+_VALUE_GROUPS = ("eq", "dq", "sq", "bq", "uq")
+_KW_END = r"(?:[_-]?\d{1,3})?(?![a-z0-9_])"  # DB_PASSWORD2, but not max_tokens or passwordHash
+_KEY_PREFIXES = ("api", "access", "secret", "private", "auth", "encryption", "signing", "master", "app",
+                 "application", "jwt", "hmac", "consumer", "account")  # fmt: skip
+_KEY_BEHIND = "|".join(f"(?<={p}{sep}key)" for p in _KEY_PREFIXES for sep in ("", "_", "-"))
+_NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]*\Z")
+
+
+def _generic_kind(m: re.Match[str]) -> str:
+    """Kind from the whole name ending at the keyword: ``X_API_KEY`` -> ``api_key``, ``DD_API_KEY`` -> datadog."""
+    end = m.end("kw")
+    name = _NAME_TAIL.search(m.string, max(0, end - 40), end)
+    return _keyword_kind(name.group() if name else "")
+
+
+def _generic_alt(keyword_regex: str) -> _Alt:
+    """``NAME=value``, ``NAME: value``, ``"name": "value"``, ``export NAME='v'``, ``name := v``, ``x == "v"``."""
+    return _Alt(
+        keyword_regex + r"(?P<kw>)" + _KW_END + _SEP + _VALUE,
+        "",
+        _VALUE_GROUPS,
+        _generic_check,
+        _generic_kind,
+    )
+
+
+def _generic(keyword_regex: str, trigger: str) -> _Rule:
+    return _rule((trigger,), _generic_alt(keyword_regex), on_lower=True)
+
+
+def _pem_check(_value: str, m: re.Match[str]) -> bool:
+    """Elided keys (``MIIE...``) are documentation; a real one has full lines of base64."""
+    return re.search(r"[A-Za-z0-9+/=]{32,}", m.group("pem_body")) is not None
+
+
+_RULES: tuple[_Rule, ...] = (
+    # The user's opt-out marker; an unclosed tag hides the rest of the text (privacy first).
+    _rule(("<private>",), _Alt(r"<private>.*?(?:</private>|\Z)", "private", (), None), on_lower=True, dotall=True),
+    _rule(
+        ("--",),
+        # PEM private keys, multi-line or JSON-escaped; truncated ones (no END line) too.
+        _Alt(
+            r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"
+            r"(?P<pem_body>[A-Za-z0-9+/=\s\\:,.-]{40,}?)"
+            r"(?:-----END[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----|(?![A-Za-z0-9+/=\s\\:,.-]))",
+            "private_key",
+            (),
+            _pem_check,
+        ),
+        # curl --user user:password
+        _Alt(r"--user[ \t]+" + _Q + r"[^\s:\"'\\]+:(?P<cv>[^\s\"'\\]+)", "password", ("cv",), _curl_user_check),
+        # --password hunter2 (the --password=hunter2 form is a generic assignment).
+        _Alt(
+            r"--(?i:(?P<kw>password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token"
+            r"|auth-token|access-key|secret-key|private-key))[ \t]+" + _VALUE,
+            "",
+            _VALUE_GROUPS,
+            _generic_check,
+            _generic_kind,
+        ),
+        prefix=2,
+    ),
+    # curl -u user:password (but not docker -u 1000:1000).
+    _rule(
+        ("-u",),
+        _Alt(
+            r"-u[ \t]+" + _Q + r"[^\s:\"'\\]+:(?P<v>[^\s\"'\\]+)",
+            "password",
+            check=_curl_user_check,
+            not_after=_WORD + "_-",
+        ),
+    ),
+    _rule(
+        ("sk-",),
+        _Alt(r"sk-ant-[A-Za-z0-9_-]{20,}", "anthropic_api_key", (), not_after=_TOKEN_EDGE),
+        _Alt(r"sk-[A-Za-z0-9_-]{20,}", "openai_api_key", (), _random_token, not_after=_TOKEN_EDGE),
+        prefix=2,
+    ),
+    _rule(("sig=",), _Alt(r"sig=(?<=[?&]sig=)(?P<v>[A-Za-z0-9%+/]{20,}(?:%3D|=)*)", "azure_sas_token")),
+    _rule(
+        ("gh",),
+        _Alt(
+            r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})" + _R,
+            "github_token",
+            (),
+            not_after=_TOKEN_EDGE,
+        ),
+    ),
+    _rule(
+        ("gl",),
+        _Alt(r"gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}", "gitlab_token", (), not_after=_TOKEN_EDGE),
+    ),
+    _rule(
+        ("x",),
+        _Alt(r"x(?:ox[abposre]|app)-[A-Za-z0-9-]{10,}", "slack_token", (), _random_token, not_after=_TOKEN_EDGE),
+    ),
+    _rule(
+        ("https://",),
+        _Alt(
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<slk>[A-Za-z0-9_/-]{10,})",
+            "slack_webhook",
+            ("slk",),
+        ),
+        _Alt(
+            r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/(?P<dsc>[A-Za-z0-9_-]{20,})",
+            "discord_webhook",
+            ("dsc",),
+        ),
+        prefix=8,
+    ),
+    _rule(
+        ("hf_",),
+        _Alt(r"hf_[A-Za-z0-9]{30,}" + _R, "huggingface_token", (), _mixed_case_token, not_after=_TOKEN_EDGE),
+    ),
+    _rule(("whsec_",), _Alt(r"whsec_[A-Za-z0-9]{24,}" + _R, "stripe_key", (), not_after=_TOKEN_EDGE)),
+    # sk_live_, rk_live_, pk_live_, sk_test_: found from the "_live_" part (one fast pass), then widened.
+    _rule(
+        ("_",),
+        _Alt(
+            r"_(?:live_(?<=[spr]k_live_)|test_(?<=sk_test_))[A-Za-z0-9]{16,}" + _R,
+            "stripe_key",
+            (),
+            not_after=_TOKEN_EDGE,
+            back=2,
+        ),
+    ),
+    _rule(("pypi-AgE",), _Alt(r"pypi-AgE[A-Za-z0-9_-]{50,}", "pypi_token", (), not_after=_TOKEN_EDGE)),
+    _rule(
+        ("A",),
+        _Alt(r"AIza[0-9A-Za-z_-]{35}" + _R, "google_api_key", (), not_after=_TOKEN_EDGE),
+        _Alt(
+            r"A(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+            "aws_access_key",
+            (),
+            not_after=_WORD,
+        ),
+        _Alt(
+            r"AC[0-9a-f]{32}" + _Q + r"[ \t]{0,8}[,:][ \t]{0,8}" + _Q + r"(?P<twa>[0-9a-f]{32})(?![A-Za-z0-9])",
+            "twilio_auth_token",
+            ("twa",),
+            _random_token,
+            not_after=_WORD,
+        ),
+        prefix=1,
+    ),
+    _rule(("GOCSPX-",), _Alt(r"GOCSPX-[A-Za-z0-9_-]{20,}", "google_oauth_token", (), not_after=_TOKEN_EDGE)),
+    _rule(("ya29.",), _Alt(r"ya29\.[0-9A-Za-z_-]{20,}", "google_oauth_token", (), not_after=_TOKEN_EDGE)),
+    _rule(
+        ("S",),
+        _Alt(r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", "twilio_api_key", (), _random_token, not_after=_WORD),
+        _Alt(r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}" + _R, "sendgrid_api_key", (), not_after=_TOKEN_EDGE),
+        prefix=1,
+    ),
+    _rule(("npm_",), _Alt(r"npm_[A-Za-z0-9]{36}" + _R, "npm_token", (), not_after=_TOKEN_EDGE)),
+    _rule(("HRKU-",), _Alt(r"HRKU-[A-Za-z0-9_-]{20,}", "heroku_api_key", (), not_after=_TOKEN_EDGE)),
+    _rule(("_v1_",), _Alt(r"do[opr]_v1_[a-f0-9]{64}" + _R, "digitalocean_token", (), not_after=_TOKEN_EDGE)),
+    _rule(
+        ("eyJ",),
+        _Alt(
+            r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]+)?" + _R, "jwt", (), not_after=_TOKEN_EDGE
+        ),
+    ),
+    # scheme://user:password@host for any scheme (postgres, mysql, mongodb+srv, redis, amqp, https...).
+    _rule(
+        ("://",),
+        _Alt(
+            r"://(?<=[A-Za-z0-9]://)(?P<user>[^\s:/?#@\"'\\<>]*):(?P<v>[^\s/?#\"'\\<>]+)@(?=[^\s/?#@\"'\\<>])",
+            "url_password",
+            check=_url_password_check,
+        ),
+    ),
+    # Keyed shapes, matched case-insensitively on the lower-cased text.
+    _rule(
+        ("private_key_id",),
+        _Alt(r"private_key_id" + _KSEP + r"(?P<v>[a-f0-9]{32,64})(?![a-f0-9])", "gcp_private_key_id"),
+        on_lower=True,
+    ),
+    _rule(
+        ("bearer", "basic"),
+        _Alt(
+            r"bearer[ \t]+(?P<bt>[a-z0-9._~+/-]+=*)(?![a-z0-9._~+/=-])",
+            "bearer_token",
+            ("bt",),
+            _bearer_check,
+            not_after=_WORD + "_",
+        ),
+        _Alt(
+            r"basic[ \t]+(?P<ba>[a-z0-9+/]{6,}={0,2})(?![a-z0-9+/=])",
+            "basic_auth",
+            ("ba",),
+            _basic_auth_check,
+            not_after=_WORD + "_",
+        ),
+        on_lower=True,
+        prefix=1,
+    ),
+    # mysql -psecret
+    _rule(
+        ("mysql",),
+        _Alt(
+            r"mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p(?P<v>[^\s\"'\\-][^\s\"'\\]*)",
+            "password",
+            check=_mysql_check,
+            not_after=_WORD + "_",
+        ),
+        on_lower=True,
+    ),
+    _generic(r"p(?:ass(?:word|wd|phrase|(?<![a-z]pass))|wd(?<![a-z]pwd))", "p"),
+    _generic(r"key(?:" + _KEY_BEHIND + r")", "key"),
+    _generic(r"secret", "secret"),
+    _generic(r"token", "token"),
+    _generic(r"credentials?", "credential"),
+    _rule(
+        ("authorization",),
+        # Authorization: token abc... (GitHub, Django REST framework)
+        _Alt(
+            r"authorization" + _KSEP + r"[ \t]{0,8}token[ \t]+(?P<atk>[a-z0-9._~+/-]+=*)(?![a-z0-9._~+/=-])",
+            "bearer_token",
+            ("atk",),
+            _bearer_check,
+        ),
+        _generic_alt(r"authorization"),
+        on_lower=True,
+        prefix=len("authorization"),
+    ),
+)
+
+_GATE_BELOW = 1024  # shorter texts are checked for triggers first, to skip most regex calls
+_CACHE_BELOW = 256  # short strings repeat a lot in transcript records (cwd, ids, branch, model...)
+
+
+def _apply(rule: _Rule, text: str, subject: str, pattern: re.Pattern[str], counts: dict[str, int]) -> str:
+    """Run one rule over ``subject`` (``text`` or its lower-case twin) and splice markers into ``text``."""
+    pieces: list[str] = []
+    last = 0
+    for m in pattern.finditer(subject):
+        alt = next(a for name, a in rule.alts if name is None or m.start(name) != -1)
+        start = m.start() - alt.back
+        if start < last or (alt.not_after and start > 0 and text[start - 1] in alt.not_after):
+            continue
+        group = next((g for g in alt.groups if m.start(g) != -1), None)
+        if alt.groups and group is None:
+            continue
+        s, e = m.span(group) if group is not None else (start, m.end())
+        secret = text[s:e]
+        if MARKER_PREFIX in secret:
+            # Judge only what is left besides earlier markers; a bare marker is never redacted again.
+            secret = _MARKER_RE.sub("", secret)
+            if not secret.strip():
+                continue
+        if alt.check is not None and not alt.check(secret, m):
+            continue
+        kind = alt.kind_of(m) if alt.kind_of is not None else alt.kind
+        counts[kind] = counts.get(kind, 0) + 1
+        pieces.append(text[last:s])
+        pieces.append(marker(kind))
+        last = e
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _run_rules(text: str, counts: dict[str, int]) -> str:
+    low = text.lower()
+    gate = len(text) < _GATE_BELOW
+    for rule in _RULES:
+        ci = rule.pattern_ci is not None
+        if gate:
+            subject = low if ci else text
+            for trigger in rule.triggers:
+                if trigger in subject:
+                    break
+            else:
+                continue
+        if not ci:
+            new = _apply(rule, text, text, rule.pattern, counts)
+        elif len(low) == len(text):
+            new = _apply(rule, text, low, rule.pattern, counts)
+        else:  # lowering changed offsets (e.g. "İ"): match case-insensitively on the text itself
+            new = _apply(rule, text, text, rule.pattern_ci, counts)  # type: ignore[arg-type]
+        if new is not text:
+            text = new
+            low = text.lower()
+    return text
+
+
+@lru_cache(maxsize=16384)
+def _run_rules_cached(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    counts: dict[str, int] = {}
+    return _run_rules(text, counts), tuple(counts.items())
+
+
+def _redact_into(text: str, counts: dict[str, int]) -> str:
+    if len(text) < 8:
+        return text
+    if len(text) >= _CACHE_BELOW:
+        return _run_rules(text, counts)
+    out, found = _run_rules_cached(text)
+    for kind, n in found:
+        counts[kind] = counts.get(kind, 0) + n
+    return out
+
+
+def redact_text(text: str) -> RedactionResult:
+    """Replace every secret in ``text`` with ``[REDACTED:<kind>]`` and count the redactions by kind."""
+    counts: dict[str, int] = {}
+    return RedactionResult(_redact_into(text, counts), counts)
+
+
+def redact(text: str) -> str:
+    """Just the redacted text of :func:`redact_text`."""
+    return _redact_into(text, {})
+
+
+def redact_json(obj: Any) -> tuple[Any, dict[str, int]]:
+    """Redact a parsed JSON value (e.g. one transcript record): a new object and the total counts.
+
+    Every string (keys included) goes through :func:`redact_text`; a non-empty, non-placeholder string
+    under a secret-named key (``api_key``, ``password``, ``clientSecret``, ``Authorization``...) is replaced
+    whole, since its name already says what it is. The input is not modified.
+    """
+    counts: dict[str, int] = {}
+    return _walk(obj, counts), counts
+
+
+def _walk(obj: Any, counts: dict[str, int]) -> Any:
+    if isinstance(obj, str):
+        return _redact_into(obj, counts)
+    if isinstance(obj, dict):
+        out: dict[Any, Any] = {}
+        for key, value in obj.items():
+            if isinstance(key, str):
+                kind = _secret_key_kind(key)
+                key = _redact_into(key, counts)
+                if isinstance(value, str):
+                    if kind is not None and _blankable(value):
+                        counts[kind] = counts.get(kind, 0) + 1
+                        out[key] = marker(kind)
+                    else:
+                        out[key] = _redact_into(value, counts)
+                    continue
+            out[key] = _walk(value, counts)
+        return out
+    if isinstance(obj, list):
+        return [_walk(item, counts) for item in obj]
+    if isinstance(obj, tuple):
+        return tuple(_walk(item, counts) for item in obj)
+    return obj
+
+
+def _blankable(value: str) -> bool:
+    stripped = value.strip()
+    if not stripped or _is_placeholder(stripped):
+        return False
+    return bool(_MARKER_RE.sub("", stripped).strip())

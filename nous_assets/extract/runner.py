@@ -1,0 +1,384 @@
+"""The extraction worker: lake turns -> ingest queue -> provider -> validated learnings -> events.
+
+One queue item per (transcript file, session or subagent, day). Its idempotency key covers the
+exact turns it holds, so re-scanning unchanged data enqueues nothing, and a grown session
+enqueues a new item whose already-known learnings dedupe on their own event keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nous_assets.capture.lake import read_turns
+from nous_assets.capture.parser import Turn
+from nous_assets.extract.base import (
+    Extractor,
+    SessionBatch,
+    idempotency_key,
+    learning_id_for,
+    learning_index,
+)
+from nous_assets.extract.schema import records_from_frame, validate_learnings
+from nous_assets.reconcile import clocks
+from nous_assets.settings import Settings
+from nous_assets.store import queue
+from nous_assets.store.db import Connection, open_db
+from nous_assets.store.events import EventStore, LearningEvent
+from nous_assets.store.projector import project
+
+_WORD = re.compile(r"[a-z][a-z0-9_.-]{2,}")
+_STOP = frozenset(
+    "the and for that this with you not but are was have from your use don't dont should".split()
+)
+
+
+def batch_session_id(turn: Turn) -> str:
+    """Subagent transcripts are their own extraction unit, named like Claude Code's DAG tools do."""
+    return f"{turn.session_id}#agent-{turn.agent_id}" if turn.agent_id else turn.session_id
+
+
+def group_batches(date: str, turns: Sequence[Turn]) -> dict[tuple[str, str], SessionBatch]:
+    """(source file, batch session) -> SessionBatch; compaction side-calls are not sessions of the user."""
+    groups: dict[tuple[str, str], list[Turn]] = defaultdict(list)
+    for t in turns:
+        if t.agent_id and t.agent_id.startswith("acompact"):
+            continue
+        groups[(t.source_path, batch_session_id(t))].append(t)
+    return {
+        key: SessionBatch(project_id=ts[0].project_id, session_id=key[1], date=date, turns=tuple(ts))
+        for key, ts in groups.items()
+    }
+
+
+def _turns_digest(turns: Sequence[Turn]) -> str:
+    return hashlib.sha256("\n".join(f"{t.uuid}:{t.byte_end}" for t in turns).encode()).hexdigest()
+
+
+def enqueue_partition(
+    conn: Connection, date: str, turns: Sequence[Turn], *, source: str, extractor_version: str
+) -> tuple[int, int]:
+    """Enqueue one item per batch of the day; returns (new items, already queued)."""
+    created = existing = 0
+    for (path, session), batch in sorted(group_batches(date, turns).items()):
+        digest = _turns_digest(batch.turns)
+        key = hashlib.sha256(f"{batch.project_id}:{session}:{date}:{digest}:{extractor_version}".encode()).hexdigest()
+        first = batch.turns[0]
+        payload = {
+            "date": date,
+            "batch_session_id": session,
+            "session_id": first.session_id,
+            "agent_id": first.agent_id,
+            "turns": len(batch.turns),
+            "turns_sha256": digest,
+            "extractor_version": extractor_version,
+        }
+        _, new = queue.enqueue(
+            conn,
+            source=source,
+            project_id=batch.project_id,
+            session_id=session,
+            transcript_path=path,
+            file_inode=None,
+            file_offset=max(t.byte_end for t in batch.turns),
+            payload=payload,
+            idempotency_key=key,
+        )
+        created += new
+        existing += not new
+    return created, existing
+
+
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class DrainStats:
+    claimed: int = 0
+    completed: int = 0
+    failed: int = 0
+    dead_lettered: int = 0
+    learnings: int = 0
+    events_written: int = 0
+    skipped_processed: int = 0
+    weakened: int = 0
+    swept: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _order_for_edges(records: list[dict[str, Any]]) -> list[int]:
+    """Emit edge targets before their sources so the projection can resolve them (cycles: index order)."""
+    deps = {
+        i: {e["target_index"] for e in r["edges"] if "target_index" in e and e["target_index"] != i}
+        for i, r in enumerate(records)
+    }
+    order, placed = [], set()
+    while len(order) < len(records):
+        ready = [i for i in range(len(records)) if i not in placed and deps[i] <= placed]
+        pick = ready[0] if ready else min(i for i in range(len(records)) if i not in placed)
+        order.append(pick)
+        placed.add(pick)
+    return order
+
+
+def _session_clock(conn: Connection, batch_session: str, anchor_offset: int) -> dict[str, int]:
+    """Own counter plus the clocks of memories injected into this session (it read them: causally after)."""
+    clock: dict[str, int] = {}
+    rows = conn.execute(
+        "SELECT m.vector_clock_json FROM access_log a JOIN memories m ON m.id = a.memory_id "
+        "WHERE a.session_id = ? AND m.vector_clock_json IS NOT NULL ORDER BY a.accessed_at DESC LIMIT 63",
+        (batch_session.split("#", 1)[0],),
+    ).fetchall()
+    peers: list[str] = []
+    for (text,) in rows:
+        other = clocks.parse(text)
+        peers.extend(other)
+        clock = clocks.merge(clock, other)
+    clock = clocks.merge(clock, {batch_session: anchor_offset + 1})
+    return clocks.bound(clock, batch_session, peers)
+
+
+def _related_memory(conn: Connection, project_id: str, text: str, exclude: set[str]) -> str | None:
+    """The memory a correction most likely refers to (FTS over the project's memories, >= 2 shared words)."""
+    words = sorted({w for w in _WORD.findall(text.lower()) if w not in _STOP})[:12]
+    if len(words) < 2:
+        return None
+    query = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+    rows = conn.execute(
+        "SELECT m.learning_id, m.content FROM memories_fts f JOIN memories m ON m.id = f.rowid "
+        "WHERE memories_fts MATCH ? AND m.project_id = ? AND m.valid_until IS NULL ORDER BY bm25(memories_fts) LIMIT 5",
+        (query, project_id),
+    ).fetchall()
+    for lid, content in rows:
+        if lid in exclude:
+            continue
+        shared = set(words) & set(_WORD.findall(content.lower()))
+        if len(shared) >= 2:
+            return lid
+    return None
+
+
+def build_events(
+    conn: Connection,
+    batch: SessionBatch,
+    records: list[dict[str, Any]],
+    *,
+    extractor_version: str,
+    source: str,
+    reextract: bool,
+    stats: DrainStats,
+) -> tuple[list[LearningEvent], list[tuple[int, str]]]:
+    """Turn validated learnings into events; returns (events, [(learning_index, idempotency_key)])."""
+    project_id, session = batch.project_id, batch.session_id
+    ordinals: Counter[tuple[str, str]] = Counter()
+    plan = []
+    for rec in records:
+        slot = (rec["anchor_uuid"], rec["kind"])
+        index = learning_index(rec["anchor_uuid"], rec["kind"], ordinals[slot])
+        ordinals[slot] += 1
+        key = idempotency_key(project_id, session, index, extractor_version)
+        plan.append((index, key, learning_id_for(key)))
+    lids = [p[2] for p in plan]
+    events: list[LearningEvent] = []
+    processed: list[tuple[int, str]] = []
+    start = batch.started_at
+    for i in _order_for_edges(records):
+        rec, (index, key, lid) = records[i], plan[i]
+        previous = queue.processed_version(conn, project_id, session, index)
+        if previous is not None and (previous == extractor_version or not reextract):
+            stats.skipped_processed += 1
+            continue
+        edges = []
+        for e in rec["edges"]:
+            if "target_index" in e:
+                if e["target_index"] != i and e["target_index"] < len(lids):
+                    edges.append({"target": lids[e["target_index"]], "rel_type": e["rel_type"], "weight": e["weight"]})
+            else:
+                edges.append(e)
+        payload = {
+            "content": rec["content"],
+            "extractor_version": extractor_version,
+            "concepts": rec["concepts"],
+            "edges": edges,
+            "type": rec["type"],
+            "kind": rec["kind"],
+            "domain": rec["domain"],
+            "scope": rec["scope"],
+            "temporal_confidence": rec["temporal_confidence"],
+            "provenance": rec["provenance"],
+        }
+        offsets = rec["provenance"].get("line_offsets") or [0]
+        events.append(
+            LearningEvent(
+                "LearningExtracted",
+                lid,
+                payload,
+                session,
+                project_id,
+                source,
+                key,
+                valid_from=rec.get("valid_from") or start,
+                valid_until=rec.get("valid_until"),
+                vector_clock=_session_clock(conn, session, min(offsets)),
+            )
+        )
+        processed.append((index, key))
+        stats.learnings += 1
+        if previous is not None:  # re-extraction with a new version: compensate, don't duplicate
+            old_lid = learning_id_for(idempotency_key(project_id, session, index, previous))
+            events.append(
+                LearningEvent(
+                    "LearningSuperseded",
+                    old_lid,
+                    {"superseded_by": lid, "reason": f"re-extracted with {extractor_version}"},
+                    session,
+                    project_id,
+                    source,
+                    hashlib.sha256(f"supersede:{old_lid}:{lid}".encode()).hexdigest(),
+                )
+            )
+        if rec.get("weakens"):
+            target = _related_memory(conn, project_id, rec["weakens"], set(lids))
+            if target:
+                stats.weakened += 1
+                events.append(
+                    LearningEvent(
+                        "LearningWeakened",
+                        target,
+                        {"reinforcement_delta": -0.1, "reason": "user_correction_historical", "correction": lid},
+                        session,
+                        project_id,
+                        source,
+                        hashlib.sha256(f"weaken:{key}:{target}".encode()).hexdigest(),
+                        valid_from=start,
+                    )
+                )
+    return events, processed
+
+
+class _Heartbeat:
+    """Extends an item's lease from a side connection while a slow provider works."""
+
+    def __init__(self, db_path: Path, item_id: int, worker: str, lease: int) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(db_path, item_id, worker, lease), daemon=True)
+
+    def _run(self, db_path: Path, item_id: int, worker: str, lease: int) -> None:
+        conn = open_db(db_path, migrate_schema=False)
+        try:
+            while not self._stop.wait(max(lease / 3, 1)):
+                if not queue.heartbeat(conn, item_id, worker, lease_seconds=lease):
+                    return
+        finally:
+            conn.close()
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def process_item(
+    conn: Connection,
+    settings: Settings,
+    extractor: Extractor,
+    item: queue.QueueItem,
+    turns_by_date: dict[str, list[Turn]],
+    stats: DrainStats,
+    *,
+    reextract: bool = False,
+) -> int:
+    """Extract one queue item and append its events; returns the number of new events."""
+    date = item.payload["date"]
+    if date not in turns_by_date:
+        turns_by_date[date] = read_turns(settings.lake_dir, date)
+    turns = [
+        t
+        for t in turns_by_date[date]
+        if t.source_path == item.transcript_path and batch_session_id(t) == item.session_id
+    ]
+    if not turns:
+        return 0
+    batch = SessionBatch(item.project_id, item.session_id, date, tuple(turns))
+    with _Heartbeat(settings.db_path, item.ingest_id, item.claimed_by or "", settings.thresholds.queue_lease_seconds):
+        raw = extractor.extract(batch)
+    records = records_from_frame(validate_learnings(raw))
+    events, processed = build_events(
+        conn,
+        batch,
+        records,
+        extractor_version=extractor.version,
+        source=item.source,
+        reextract=reextract,
+        stats=stats,
+    )
+    results = EventStore(conn).append_many(events)
+    by_key = {r.event.idempotency_key: r.event.event_id for r in results}
+    for index, key in processed:
+        queue.mark_processed(conn, item.project_id, item.session_id, index, by_key[key], extractor.version)
+    return sum(r.created for r in results)
+
+
+def drain(
+    conn: Connection,
+    settings: Settings,
+    extractor: Extractor,
+    *,
+    worker_id: str,
+    reextract: bool = False,
+    batch_size: int = 8,
+    progress: Callable[[DrainStats], None] | None = None,
+) -> DrainStats:
+    """Claim and process every due item until none is left (failures are retried in later drains)."""
+    t = settings.thresholds
+    stats = DrainStats()
+    stats.swept = queue.sweep_expired(
+        conn, backoff_base_seconds=t.queue_backoff_base_seconds, max_attempts=t.queue_max_attempts
+    )
+    project(conn)  # corrections look up the memories they weaken
+    cache: dict[str, list[Turn]] = {}
+    while True:
+        items = queue.claim(conn, worker_id, limit=batch_size, lease_seconds=t.queue_lease_seconds)
+        if not items:
+            return stats
+        for item in items:
+            stats.claimed += 1
+            try:
+                stats.events_written += process_item(conn, settings, extractor, item, cache, stats, reextract=reextract)
+            except Exception as exc:  # every failure is recorded on the item, retried, then dead-lettered
+                message = f"{type(exc).__name__}: {exc}"
+                status = queue.fail(
+                    conn,
+                    item.ingest_id,
+                    worker_id,
+                    message,
+                    max_attempts=t.queue_max_attempts,
+                    backoff_base_seconds=t.queue_backoff_base_seconds,
+                )
+                stats.errors.append(message[:300])
+                if status == "dead_letter":
+                    stats.dead_lettered += 1
+                else:
+                    stats.failed += 1
+                continue
+            if queue.complete(conn, item.ingest_id, worker_id):
+                stats.completed += 1
+        if progress:
+            progress(stats)
+
+
+def incomplete_paths(conn: Connection, date: str) -> set[str]:
+    """Files with queue items for ``date`` that are not completed (pending, failed or dead-lettered)."""
+    rows = conn.execute(
+        "SELECT DISTINCT transcript_path FROM ingest_events "
+        "WHERE json_extract(payload_json, '$.date') = ? AND status != 'completed'",
+        (date,),
+    ).fetchall()
+    return {r[0] for r in rows}

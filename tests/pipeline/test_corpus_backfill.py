@@ -1,0 +1,102 @@
+"""The whole asset chain over every file of the shared corpus (backfilled once for the module)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from nous_assets.capture.lake import links_path, quarantine_path, turns_path
+
+pytestmark = pytest.mark.slow
+
+
+def _lake(pipe, day: str) -> pl.DataFrame:
+    return pl.read_parquet(turns_path(pipe.settings.lake_dir, day))
+
+
+def test_every_transcript_reaches_the_lake(corpus_pipeline):
+    pipe = corpus_pipeline
+    days = pipe.days()
+    assert len(days) >= 6
+    frames = pl.concat([_lake(pipe, d) for d in days])
+    sources = {Path(p).name for p in frames["source_path"].unique()}
+    projects_dir = Path(pipe.env["NOUS_PROJECT_GLOB"]).parent.parent
+    expected = {p.name for p in projects_dir.rglob("*.jsonl") if p.name != "sample_hook_logs.jsonl"}
+    assert expected - sources == set()
+    assert "sample_hook_logs.jsonl" not in sources  # not a transcript: skipped, never parsed
+    assert frames["uuid"].n_unique() == frames.height  # de-duplicated
+    assert all(r.success for r in pipe.results)
+
+
+def test_assistant_blocks_are_merged_and_thinking_is_not_stored(corpus_pipeline):
+    frames = pl.concat([_lake(corpus_pipeline, d) for d in corpus_pipeline.days()])
+    assistant = frames.filter(pl.col("role") == "assistant")
+    dupes = assistant.group_by(["source_path", "message_id", "request_id"]).len().filter(pl.col("len") > 1)
+    assert dupes.height == 0
+    assert assistant.filter(pl.col("uuids").list.len() > 1).height > 50
+    assert "thinking" not in frames.columns
+
+
+def test_subagent_turns_are_linked_to_their_parent_session(corpus_pipeline):
+    pipe = corpus_pipeline
+    frames = pl.concat([_lake(pipe, d) for d in pipe.days()])
+    sub = frames.filter(pl.col("source_path").str.contains("/subagents/agent-a"))
+    assert sub.height > 0
+    assert sub["is_sidechain"].all() and sub["agent_id"].null_count() == 0
+    for path, session in sub.select("source_path", "session_id").unique().iter_rows():
+        assert Path(path).parent.parent.name == session  # <session>/subagents/agent-*.jsonl
+    links = pl.concat([pl.read_parquet(links_path(pipe.settings.lake_dir, d)) for d in pipe.days()])
+    linked = set(links["agent_id"])
+    spawned = {a for a in sub["agent_id"].unique() if not a.startswith("acompact")}
+    assert spawned and spawned <= linked  # every real subagent has its spawning Task call
+    assert links["parent_tool_use_id"].null_count() == 0
+
+
+def test_quarantine_partition_written_with_reasons(corpus_pipeline):
+    pipe = corpus_pipeline
+    for day in pipe.days():
+        q = pl.read_parquet(quarantine_path(pipe.settings.lake_dir, day))
+        assert set(q.columns) >= {"path", "byte_offset", "reason"}
+
+
+def test_learnings_have_provenance_pointing_at_real_lines(corpus_pipeline):
+    pipe = corpus_pipeline
+    conn = pipe.conn()
+    rows = conn.execute("SELECT content, provenance_json, project_id FROM memories").fetchall()
+    conn.close()
+    assert len(rows) >= 20
+    checked = 0
+    for content, prov_json, project in rows:
+        prov = json.loads(prov_json)
+        path = Path(prov["source_path"])
+        assert path.exists() and project in str(path)
+        with open(path, "rb") as fh:
+            for offset in prov["line_offsets"]:
+                fh.seek(offset)
+                record = json.loads(fh.readline())
+                assert record["uuid"] in prov["uuids"]
+                checked += 1
+    assert checked >= len(rows)
+
+
+def test_backfill_twice_adds_zero_events(corpus_pipeline):
+    pipe = corpus_pipeline
+    before = pipe.count("SELECT count(*) FROM learning_events")
+    queue_before = pipe.count("SELECT count(*) FROM ingest_events")
+    pipe.run()
+    assert pipe.count("SELECT count(*) FROM learning_events") == before
+    assert pipe.count("SELECT count(*) FROM ingest_events") == queue_before
+    assert pipe.count("SELECT count(*) FROM ingest_events WHERE status != 'completed'") == 0
+
+
+def test_cursors_promoted_after_completion(corpus_pipeline):
+    pipe = corpus_pipeline
+    conn = pipe.conn()
+    cursors = dict(conn.execute("SELECT transcript_path, last_offset FROM ingest_cursors").fetchall())
+    conn.close()
+    for path, offset in cursors.items():
+        assert offset == Path(path).stat().st_size  # whole file consumed (every corpus file ends in a newline)
+    assert len(cursors) >= 25
