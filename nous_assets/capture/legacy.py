@@ -49,6 +49,8 @@ def legacy_event(entry: Any, path: Path, line_no: int) -> LearningEvent:
     if not project and isinstance(entry.get("cwd"), str):
         project = project_id_from_cwd(entry["cwd"])
     project = str(project) if project else LEGACY_PROJECT
+    if project.startswith(("/", "~")):  # a working directory: use Claude Code's project folder name
+        project = project_id_from_cwd(project)
     session = str(entry.get("session_id") or entry.get("sessionId") or entry.get("session") or f"legacy:{path.name}")
     version = str(entry.get("extractor_version") or LEGACY_VERSION)
     key = idempotency_key(project, f"{session}@{path.name}", line_no, version)

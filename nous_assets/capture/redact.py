@@ -75,9 +75,11 @@ _PLACEHOLDER = re.compile(
 _KEYWORD_IN_VALUE = re.compile(r"(?i)pass(?:word|wd)|secret|token|api[_-]?key|credential|private[_-]?key")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
-_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]*(?:/[\w.@+-]*)*")
+# A file path (two slashes or an extension); base64 may start with "/" too, but then rarely looks like this.
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@-]*(?:/[\w.@-]*)+|(?:~|\.{1,2})?/[\w@-]+\.\w{1,5}")
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 _BASE64ISH = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+_NAMEISH = re.compile(r"[A-Za-z_.:|/\[\]-]+")
 
 
 def _is_placeholder(value: str) -> bool:
@@ -117,40 +119,39 @@ def _plausible_secret(value: str, quoted: bool) -> bool:
         return False
     if any(c.isspace() for c in value) or "://" in value:
         return False
+    if _KEYWORD_IN_VALUE.search(value):
+        return False  # a name or a stub: "DB_PASSWORD", "access_token", "password123", "my-secret"
     if _NUMBER.fullmatch(value) or _PATH.fullmatch(value) or _DOTTED.fullmatch(value):
         return False
-    has_digit = any(c.isdigit() for c in value)
-    if not has_digit and _KEYWORD_IN_VALUE.search(value):
-        return False  # names, not values: "DB_PASSWORD", "current-password", "access_token"
     if _looks_random_letters(value):
-        return True
+        return True  # base64 assigned to a secret name, even without digits
+    if not any(c.isdigit() for c in value) and _NAMEISH.fullmatch(value):
+        return False  # words and identifiers: "send_message", "xet-auth", "[IMG_BREAK]", hashedPassword
     if quoted:
-        classes = sum(
-            (
-                any(c.islower() for c in value),
-                any(c.isupper() for c in value),
-                has_digit,
-                any(not c.isalnum() for c in value),
-            )
-        )
-        return len(value) >= 12 or classes >= 2
-    if any(c in "([{" for c in value):
-        return False  # a call or subscript: get_token(...), Optional[str]
-    if _IDENTIFIER.fullmatch(value) and not has_digit:
-        return False  # a variable reference: password=hashedPassword
-    return has_digit or any(not c.isalnum() and c not in "._" for c in value)
+        return True
+    return not any(c in "([{" for c in value)  # not a call or subscript: get(x), Optional[str]
+
+
+_COMPARISONS = frozenset({"==", "===", "!=", "!=="})
 
 
 def _generic_check(value: str, m: re.Match[str]) -> bool:
-    return _plausible_secret(value, quoted=m.group("uq") is None)
+    """``token == Literal`` compares with an expression; only a quoted literal there is a hard-coded secret."""
+    quoted = m.group("uq") is None
+    if not quoted and "op" in m.re.groupindex and m.group("op") in _COMPARISONS:
+        return False
+    return _plausible_secret(value, quoted)
 
 
 def _url_password_check(value: str, m: re.Match[str]) -> bool:
     """``postgres://postgres:postgres@`` and ``user:password@`` are defaults and docs, not secrets."""
     if value == m.group("user") or _is_placeholder(value):
         return False
-    low = value.lower()
-    return low not in {"pass", "passwd", "pwd"} and "password" not in low and not _NUMBER.fullmatch(value)
+    return (
+        value.lower() not in {"pass", "passwd", "pwd"}
+        and not _KEYWORD_IN_VALUE.search(value)
+        and not _NUMBER.fullmatch(value)
+    )
 
 
 def _basic_auth_check(value: str, _m: re.Match[str]) -> bool:
@@ -317,7 +318,7 @@ _TOKEN_EDGE = _WORD + "_-"
 _R = r"(?![A-Za-z0-9_-])"  # right edge of a token
 _Q = r"""\\?["']?"""  # an optional quote, maybe JSON-escaped
 _KSEP = _Q + r"[ \t]{0,8}(?:=|:)[ \t]{0,8}" + _Q  # closing key quote, separator, opening value quote
-_SEP = _Q + r"""[ \t]{0,8}(?:===?|!==?|=>|:=|\?=|=|:)[ \t]{0,8}"""
+_SEP = _Q + r"""[ \t]{0,8}(?P<op>===?|!==?|=>|:=|\?=|=|:)[ \t]{0,8}"""
 _VALUE = (
     r"""(?:\\"(?P<eq>[^"\\\r\n]*)\\"|"(?P<dq>[^"\\\r\n]*)"|'(?P<sq>[^'\\\r\n]*)'|`(?P<bq>[^`\\\r\n]*)`"""
     r"""|(?P<uq>[^\s"'`,;&|<>\\)\]}\[]+))"""
@@ -361,7 +362,7 @@ _RULES: tuple[_Rule, ...] = (
     # The user's opt-out marker; an unclosed tag hides the rest of the text (privacy first).
     _rule(("<private>",), _Alt(r"<private>.*?(?:</private>|\Z)", "private", (), None), on_lower=True, dotall=True),
     _rule(
-        ("--",),
+        ("-----BEGIN",),
         # PEM private keys, multi-line or JSON-escaped; truncated ones (no END line) too.
         _Alt(
             r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"
@@ -370,28 +371,6 @@ _RULES: tuple[_Rule, ...] = (
             "private_key",
             (),
             _pem_check,
-        ),
-        # curl --user user:password
-        _Alt(r"--user[ \t]+" + _Q + r"[^\s:\"'\\]+:(?P<cv>[^\s\"'\\]+)", "password", ("cv",), _curl_user_check),
-        # --password hunter2 (the --password=hunter2 form is a generic assignment).
-        _Alt(
-            r"--(?i:(?P<kw>password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token"
-            r"|auth-token|access-key|secret-key|private-key))[ \t]+" + _VALUE,
-            "",
-            _VALUE_GROUPS,
-            _generic_check,
-            _generic_kind,
-        ),
-        prefix=2,
-    ),
-    # curl -u user:password (but not docker -u 1000:1000).
-    _rule(
-        ("-u",),
-        _Alt(
-            r"-u[ \t]+" + _Q + r"[^\s:\"'\\]+:(?P<v>[^\s\"'\\]+)",
-            "password",
-            check=_curl_user_check,
-            not_after=_WORD + "_-",
         ),
     ),
     _rule(
@@ -402,7 +381,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(("sig=",), _Alt(r"sig=(?<=[?&]sig=)(?P<v>[A-Za-z0-9%+/]{20,}(?:%3D|=)*)", "azure_sas_token")),
     _rule(
-        ("gh",),
+        ("gh", "github_pat_"),
         _Alt(
             r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})" + _R,
             "github_token",
@@ -488,9 +467,35 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         ("://",),
         _Alt(
-            r"://(?<=[A-Za-z0-9]://)(?P<user>[^\s:/?#@\"'\\<>]*):(?P<v>[^\s/?#\"'\\<>]+)@(?=[^\s/?#@\"'\\<>])",
+            r"://(?<=[A-Za-z0-9]://)(?P<user>[^\s:/?#@\"'\\<>\[\]]*):(?P<v>[^\s/?#\"'\\<>\[\]]+)@(?=[^\s/?#@\"'\\<>])",
             "url_password",
             check=_url_password_check,
+        ),
+    ),
+    _rule(
+        ("--",),
+        # curl --user user:password
+        _Alt(r"--user[ \t]+" + _Q + r"[^\s:\"'\\]+:(?P<cv>[^\s\"'\\]+)", "password", ("cv",), _curl_user_check),
+        # --password hunter2 (the --password=hunter2 form is a generic assignment).
+        _Alt(
+            r"--(?i:(?P<kw>password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token"
+            r"|auth-token|access-key|secret-key|private-key))[ \t]+" + _VALUE,
+            "",
+            _VALUE_GROUPS,
+            _generic_check,
+            _generic_kind,
+            not_after=_WORD,
+        ),
+        prefix=2,
+    ),
+    # curl -u user:password (but not docker -u 1000:1000).
+    _rule(
+        ("-u",),
+        _Alt(
+            r"-u[ \t]+" + _Q + r"[^\s:\"'\\]+:(?P<v>[^\s\"'\\]+)",
+            "password",
+            check=_curl_user_check,
+            not_after=_WORD + "_-",
         ),
     ),
     # Keyed shapes, matched case-insensitively on the lower-cased text.
@@ -574,6 +579,8 @@ def _apply(rule: _Rule, text: str, subject: str, pattern: re.Pattern[str], count
                 continue
         if alt.check is not None and not alt.check(secret, m):
             continue
+        if _cuts_marker(text, s, e):
+            continue
         kind = alt.kind_of(m) if alt.kind_of is not None else alt.kind
         counts[kind] = counts.get(kind, 0) + 1
         pieces.append(text[last:s])
@@ -583,6 +590,14 @@ def _apply(rule: _Rule, text: str, subject: str, pattern: re.Pattern[str], count
         return text
     pieces.append(text[last:])
     return "".join(pieces)
+
+
+def _cuts_marker(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` begins or ends inside an earlier marker (``https://[REDACTED:x]@``)."""
+    for mk in _MARKER_RE.finditer(text, max(0, start - 64), end + 64):
+        if mk.start() < start < mk.end() or mk.start() < end < mk.end():
+            return True
+    return False
 
 
 def _run_rules(text: str, counts: dict[str, int]) -> str:

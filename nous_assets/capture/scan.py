@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -71,13 +72,14 @@ def _mtime_date(path: Path) -> str:
     return datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%d")
 
 
+_TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"(\d{4}-\d{2}-\d{2})T')
+
+
 def _day_in(lines: list[bytes]) -> str | None:
     for line in lines:
-        marker = line.rfind(b'"timestamp":"')
-        if marker >= 0:
-            value = line[marker + 13 : marker + 23].decode("ascii", "replace")
-            if len(value) == 10 and value[4] == "-" and value[7] == "-":
-                return value
+        found = _TIMESTAMP.findall(line)
+        if found:
+            return found[-1].decode()
     return None
 
 

@@ -198,6 +198,7 @@ STOP_WORDS: frozenset[str] = frozenset(
     new old good bad better best great nice fine wrong correct exactly basically simply really sorry wth
     first second last exit status line lines output error errors step steps now later option options
     agree agreed approved proposed proposal approach plan done returned return yes no hmm uh wait
+    said tried rejected interrupted started attempt cause later worked around bypasses via
     """.split()
 )
 _WORD_RE = re.compile(r"[a-z][a-z0-9+#]*(?:[-'][a-z0-9]+)*")

@@ -123,8 +123,23 @@ def _cap(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:-") + "…"
 
 
+_QUOTED_RE = re.compile(r"\"[^\"\n]{3,240}\"|“[^”\n]{3,240}”")
+
+
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENT_SPLIT_RE.split(text) if s and s.strip()]
+    """Split on sentence ends and newlines, never inside a short double-quoted span."""
+    quoted: list[str] = []
+
+    def hide(m: re.Match[str]) -> str:
+        quoted.append(m.group(0))
+        return f"\x00{len(quoted) - 1}\x00"
+
+    masked = _QUOTED_RE.sub(hide, text)
+    out = []
+    for part in _SENT_SPLIT_RE.split(masked):
+        if part and part.strip():
+            out.append(re.sub(r"\x00(\d+)\x00", lambda m: quoted[int(m.group(1))], part.strip()))
+    return out
 
 
 def _words(text: str) -> list[str]:
@@ -162,7 +177,15 @@ def _leading_prose(text: str, limit: int = 1500) -> str:
                 break
         elif kept:
             break
-    return "\n".join(kept)
+    out = ""
+    for line in kept:
+        if not out:
+            out = line
+        elif out[-1] in ".!?:;)" or len(out.rsplit("\n", 1)[-1]) < 40:
+            out += "\n" + line
+        else:
+            out += " " + line  # a hard-wrapped sentence
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -214,7 +237,7 @@ _CORRECTION_ANY_RE = re.compile(
     _I,
 )
 _NEGATED_RE = re.compile(
-    r",? not (?:the |a )?([\w./:@-]+(?: [\w./:@-]+){0,2})|\binstead of ([\w./:@ -]{2,40}?)(?=[,.;]|$| we| let)"
+    r", not (?:the |a )?([\w./:@-]+(?: [\w./:@-]+){0,2})|\bnot ([\w./:@-]+(?: [\w./:@-]+){0,3}),? but\b|\binstead of ([\w./:@ -]{2,40}?)(?=[,.;]|$| we| let)"
     r"|\brather than ([\w./:@ -]{2,40}?)(?=[,.;]|$)",
     _I,
 )
@@ -249,7 +272,7 @@ _PREF_RE = re.compile(
     r"|\bwe (?:really |explicitly |definitely )?(?:don'?t|do not) want\b|\bwe use\b"
     r"|\bwe (?:don'?t|do not|never) use\b|\bremember (?:that|to)\b|\bkeep in mind\b"
     r"|^(?:avoid|stop using|use)\b|\bwe do [\w-]+-first\b|\b[\w-]+-first\b"
-    r"|\b(?:it|this|that|they) (?:needs|has) to be\b|\bneeds to be\b|\bshould (?:always|never)\b",
+    r"|\b(?:it|this|that|they) (?:needs|has) to be\b|\bneeds to be\b|\bshould (?:always|never)\b|\brather than\b",
     _I,
 )
 _FACT_RE = re.compile(
@@ -271,6 +294,10 @@ _HEDGE_RE = re.compile(
     r"\b(?:i don'?t know|not sure|i wonder|wondering|maybe|might|perhaps|if we want|whether|i guess|i bet|"
     r"i'?m guessing|do you think|could you|can you|would you|how (?:hard|do|can|would))\b",
     _I,
+)
+_TIP_RE = re.compile(r"\b(?:you can|you'?ll need to|you need to|just) run\b|^run\b", _I)
+_PASTE_INTRO_RE = re.compile(
+    r"\b(?:this is from|here is|here'?s|this is the (?:output|log|error|trace)|see below|below is|pasted)\b|:\s*$", _I
 )
 _TEMPORAL_LOW_RE = re.compile(
     r"\b(?:for now|temporar(?:y|ily)|until (?:we|the|it|they|next)|for the time being|at the moment|right now|"
@@ -336,6 +363,10 @@ _CATEGORY_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"gunicorn|flask run|docker compose up|docker-compose up|docker run|container run|\S*run\.sh|"
         r"cargo run|go run|python manage\.py runserver)")),
 )  # fmt: skip
+_CATEGORY_DOMAIN = {
+    "test": "testing", "lint": "linting", "build": "build", "install": "dependencies", "migration": "database",
+    "run": "runtime",
+}  # fmt: skip
 _CATEGORY_LABEL = {
     "test": "Test command",
     "lint": "Lint/check command",
@@ -344,6 +375,7 @@ _CATEGORY_LABEL = {
     "migration": "Migration/codegen command",
     "run": "Run command",
 }
+_BYPASS_RE = re.compile(r"--no-verify|--force(?![-\w])|--skip-\w+|\|\|\s*true\b")
 _FAIL_TEXT_RE = re.compile(
     r"^Traceback \(most recent call last\)|^FAILED\b|^ERROR\b|^E\s{2,}\w|\b[1-9]\d* (?:failed|failures?|errors?)\b"
     r"|^\s*error(?:\[\w+\])?:|^\s*\*\* \(\w|^npm ERR!|^\s*✘|\bcommand not found\b|^fatal:",
@@ -377,6 +409,7 @@ _CONFIG_SKIP = re.compile(
     r"(?:^|/)(?:node_modules|_build|deps|\.git|\.venv|venv|dist|build|target|\.claude|\.beads)/|\.lock$|lock\.(?:json|yaml)$",
     _I,
 )
+_TOOL_NAMES = {"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "Read", "Grep", "Glob", "Task"}
 _EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "str_replace_based_edit_tool", "create_file"}
 
 
@@ -436,6 +469,8 @@ class _Cand:
     scope: str = "project"
     concept_text: str = ""
     link_key: str | None = None  # command family (ties a command to the error_fix it closed)
+    domain: str | None = None
+    families: frozenset[str] = frozenset()
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -545,6 +580,10 @@ def _clean_cmd(cmd: str, cwd: str | None, limit: int = 110) -> str:
     text = cmd.strip()
     text = re.sub(r"\s*2>&1|\s*2>\s*/dev/null|\s*>\s*/dev/null", "", text)
     text = re.sub(r"\s*\|\s*(?:tail|head)(?:\s+-n)?\s+-?\d+\b", "", text)
+    text = re.sub(r"\s*\|\s*grep\s+(?:-\w+\s+)*(?:\"[^\"]*\"|'[^']*'|\S+)", "", text)
+    text = re.sub(r"\s*(?:;|&&)\s*echo\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?=;|&&|$)", "", text)
+    text = re.sub(r"\s*\|\|\s*true\s*$", "", text)
+    text = re.sub(r"^\s*(?:;|&&)\s*|\s*(?:;|&&)\s*$", "", text)
     if cwd:
         root = cwd.rstrip("/")
         text = re.sub(rf"^cd\s+['\"]?{re.escape(root)}['\"]?\s*&&\s*", "", text)
@@ -556,6 +595,21 @@ def _clean_cmd(cmd: str, cwd: str | None, limit: int = 110) -> str:
         first = first.rstrip() + (" …" if not first.endswith("…") else "")
     first = re.sub(r'(-m\s+)"[^"]{40,}"?', r'\1"…"', first)
     return _cap(first, limit)
+
+
+def _path_args(cmd: str) -> list[str]:
+    seg = _main_segment(cmd)
+    return [t.strip("'\"") for t in seg[1:] if not t.startswith("-") and ("/" in t or t == "." or re.search(r"\.\w{1,5}$", t))
+            and "=" not in t and not t.startswith(("http:", "https:"))]
+
+
+def _same_target(failed: str, ok: str) -> bool:
+    """True when ``ok`` runs on what ``failed`` ran on (or on everything: no path arguments at all)."""
+    ok_args = _path_args(ok)
+    if not ok_args:
+        return True
+    ok_text = " ".join(ok_args) + " " + ok
+    return all(posixpath.basename(a.rstrip("/")) in ok_text for a in _path_args(failed))
 
 
 def _status(call: _Call) -> str:
@@ -590,58 +644,104 @@ _ERR_PRIORITY: tuple[re.Pattern[str], ...] = (
                r"|^\S+:\d+:\d+:? error\b.*"),
     re.compile(r"^\*\* \(\w[\w.]*\).*"),
     re.compile(r"^[A-Z]\w*(?:\.\w+)*(?:Error|Exception|Exit|Interrupt)\b:?.*"),
+    re.compile(r"^×\s*(?!Some errors were emitted).+"),
+    re.compile(r"^\d+\) test .+"),
+    re.compile(r"^\S+\.\w+:\d+(?::\d+)?:[\w/-]+$|^\[[A-Z]\]\s+\w.+"),
     re.compile(r"^(?:FAILED|FAIL)\b.*|.*\b\d+ failed\b.*"),
     re.compile(r".*\b(?:no such file or directory|command not found|permission denied|not found|cannot|can't|"
                r"could not|couldn't|unable to|undefined|unrecognized|invalid|missing|refused|denied|"
-               r"not formatted|unused|conflict)\b.*", re.I),
+               r"not formatted|unused|conflict|ignored|not processed|no files were processed|never match)\b.*",
+               re.I),
     re.compile(r".*\b(?:fail(?:ed|ure|s)?|error|exception)\b.*", re.I),
 )  # fmt: skip
 _ERR_NOISE_RE = re.compile(
     r"^(?:exit code \d+|hint:|compiling \d+|generated \w+ app|running exunit|getting extensions|running setup|"
     r"warning:|\s*at |file \"|\^+$|~+$|>|\$|rebasing \(|recorded resolution|environment variables loaded|"
     r"finished in|randomized with seed|\d+ (?:doctests?|tests?),|resolving|checking \d+ source|please |run '|"
-    r"use `|to push the current branch|to have this happen|see \"git help|\d+ errors?$|error: process completed)",
+    r"use `|to push the current branch|to have this happen|see \"git help|found \d+ errors?|error: process completed|"
+    r"exit status \d|summary: \(done|.*lefthook v\d|checked \d+ files?|formatted \d+ files?|stacktrace:|code:)",
     re.I,
 )
 
 
-def _error_line(text: str) -> str:
-    """The most telling line of a failure output (ANSI, box drawing and progress noise removed)."""
+def _junky(line: str) -> bool:
+    symbols = sum(1 for ch in line if ch in "{}[]%<>=#|\\")
+    return symbols > 6 or symbols > 0.12 * len(line)
+
+
+def _error_lines(text: str) -> list[str]:
     text = _ANSI_RE.sub("", _tail_text(text)).replace("\\n", "\n").replace("\r", "\n")
+    text = re.sub("[\u2716\u2717\u274c]", "×", text)
     lines = []
     for raw in text.splitlines():
-        line = _BOX_RE.sub(" ", raw).strip(" \t│┃|")
+        line = _EMOJI_RE.sub("", _BOX_RE.sub(" ", raw)).strip(" \t│┃|⠙✔")
         line = re.sub(r"^\s*\d+\s*[→│|]\s*", "", line).strip()
-        if line and not _ERR_NOISE_RE.match(line) and re.search(r"[A-Za-z]{3}", line):
+        if line and not _ERR_NOISE_RE.match(line) and re.search(r"[A-Za-z]{3}", line) and not _junky(line):
             lines.append(line)
+    return lines
+
+
+def _pick_error(lines: list[str], *, fallback: bool = True) -> str:
+    for rx in _ERR_PRIORITY:
+        for i, line in enumerate(lines):
+            if not rx.match(line):
+                continue
+            m = re.match(r"^\d+\) test (.+?)(?: \([\w.]+\))?$", line)
+            if m:
+                follow = next((ln for ln in lines[i + 1 : i + 6] if "Assertion" in ln or ln.startswith("**")), "")
+                return _cap(f"test '{m.group(1)}' failed" + (f": {follow}" if follow else ""), 170)
+            if line[0] == "×":
+                line = line[1:].strip()
+                rule = re.match(r"^\S+:\d+:\d+\s+([\w/-]+)$", lines[i - 1]) if i else None
+                if rule:
+                    line = f"{rule.group(1)}: {line}"
+            elif re.match(r"^\S+\.\w+:\d+(?::\d+)?:[\w/-]+$", line) and i + 1 < len(lines):
+                line = f"{line} {lines[i + 1]}"
+            line = re.sub(r"^\[[A-Z]\]\s*", "", line)
+            return _cap(line, 170)
+    return _cap(lines[0], 170) if lines and fallback else ""
+
+
+def _error_line(text: str) -> str:
+    """The most telling line of a failure output (ANSI, box drawing and progress noise removed)."""
+    lines = _error_lines(text)
     if not lines:
         return ""
-    sections = [m.group(1) for m in re.finditer(r"^\[([A-Z]{3,})\]", text, re.M)]
-    if sections and "validation failed" in text.lower():
-        detail = next((ln for ln in lines if not ln.startswith("[") and "validation failed" not in ln.lower()
-                       and not ln.lower().startswith(("checking", "analysis", "software design", "code readability",
-                                                      "refactoring", "finding suitable", "run '", "fix these")
-                                                     )), "")
+    sections = [m.group(1) for m in re.finditer(r"^\[([A-Z]{3,})\]", text.replace("\\n", "\n"), re.M)]
+    if sections and "validation failed" in text[:300].lower():
+        body = [ln for ln in lines if not re.match(r"^\[[A-Z]{3,}\]", ln) and "validation failed" not in ln.lower()
+                and not re.match(r"^(?:checking|analysis|software design|code readability|refactoring|finding suitable"
+                                 r"|run '|fix these|plt is up to date|no :ignore_warnings|starting dialyzer|total errors"
+                                 r"|warning|consistency|design)", ln, re.I)]
+        detail = _pick_error(body, fallback=False) if body else ""
         head = "pre-commit validation failed (" + ", ".join(dict.fromkeys(sections)) + ")"
         return _cap(head + (": " + detail if detail else ""), 170)
-    for rx in _ERR_PRIORITY:
-        for line in lines:
-            if rx.match(line):
-                return _cap(line, 170)
-    for i, line in enumerate(lines):
-        m = re.match(r"^\d+\) test (.+?)(?: \([\w.]+\))?$", line)
-        if m:
-            follow = next((ln for ln in lines[i + 1 : i + 6] if "Assertion" in ln or ln.startswith("**")), "")
-            return _cap(f"test {m.group(1)!r} failed" + (f": {follow}" if follow else ""), 170)
-    return _cap(lines[0], 170)
+    return _pick_error(lines)
 
 
-def _key_sentence(text: str, limit: int = 170) -> str:
-    """The informative sentence of an assistant message: diagnosis > plan > first non-filler sentence."""
+_DIAG_RE = re.compile(
+    r"\b(?:the (?:issue|problem|cause|fix|root cause|solution|error|reason) (?:is|was)|because|this means|"
+    r"is caused|needs? to|requires?|doesn'?t support|does not support|must|is that|creates?|causes?|"
+    r"only works|isn'?t available|is not available|expects?|is missing|was missing|instead of)\b",
+    re.I,
+)
+_PLAN_START_RE = re.compile(
+    r"^(?:now,? )?(?:let me|let'?s|i'?ll|i will|i'?m going to|next,? |then,? |first,? |now (?:add|update|create|"
+    r"write|run|fix|let)|time to|moving on)\b",
+    re.I,
+)
+
+
+def _key_sentence(text: str, limit: int = 170, *, mode: str = "any") -> str:
+    """The informative sentence of an assistant message.
+
+    ``mode="any"``: diagnosis > statement > plan; ``"explain"``: diagnosis only (a cause/reason) or "";
+    ``"reason"``: diagnosis > statement, never a bare "let me …" plan.
+    """
     cleaned = _clean_md(text)
     sentences = []
     for s in _sentences(cleaned):
-        s = s.strip(" :")
+        s = re.sub(r"^(?:step \d+[:.]?|[-*•])\s*", "", s.strip(" :"), flags=re.I)
         if len(_words(s)) < 4 or s == "[code]":
             continue
         if _ASSISTANT_FILLER_RE.match(s) and len(_words(s)) <= 6:
@@ -651,13 +751,16 @@ def _key_sentence(text: str, limit: int = 170) -> str:
         sentences.append(s)
     if not sentences:
         return ""
-    diag = re.compile(r"\b(?:the (?:issue|problem|cause|fix|root cause|solution|error) (?:is|was)|because|"
-                      r"this means|is caused|needs? to|requires?|doesn'?t support|must)\b", re.I)
-    plan = re.compile(r"\b(?:i'?ll|i will|let me|i recommend|i suggest|we should|i need to|should i|want me to)\b", re.I)
-    for rx in (diag, plan):
-        for s in sentences[:8]:
-            if rx.search(s):
-                return _cap(s, limit)
+    for s in sentences[:8]:
+        if _DIAG_RE.search(s) and not s.endswith("?") and not _PLAN_START_RE.match(s):
+            return _cap(s, limit)
+    if mode == "explain":
+        return ""
+    statements = [s for s in sentences if not s.endswith("?") and not _PLAN_START_RE.match(s)]
+    if statements and len(_words(statements[0])) >= 5:
+        return _cap(statements[0], limit)
+    if mode == "reason":
+        return ""
     return _cap(sentences[0], limit)
 
 
@@ -790,7 +893,7 @@ class HeuristicExtractor:
             proposal = self._proposal(episode_text[-1].text)
             if proposal:
                 approval = _cap(first, 30).replace('"', "'")
-                content = _fit([f'Decision (approved by the user with "{approval}"): {proposal}'])
+                content = _fit([f'Decision: {proposal.rstrip(".")} (proposed by Claude, approved by the user: "{approval}")'])
                 out.append(self._cand("decision", content, turn, gpos, 0, [turn, episode_text[-1]], proposal,
                                       "medium", "project"))
             sentences = sentences[1:]
@@ -819,22 +922,35 @@ class HeuristicExtractor:
                 continue
             picked = [sent]
             used.add(i)
+            prev = sentences[i - 1] if i > 0 else ""
+            if (prev and i - 1 not in used and len(sent) < 140 and self._classify(prev) is None
+                    and not prev.endswith("?") and not _FILLER_RE.match(prev) and len(prev) <= 100):
+                picked.insert(0, prev)  # "todomvc is great. let's use something simple" - the object comes first
+                used.add(i - 1)
             j = i + 1
-            while j < len(sentences) and j not in used and len(" ".join(picked)) < 200:
+            while j < len(sentences) and j not in used:
                 nxt = sentences[j]
                 nkind = self._classify(nxt)
-                if nkind == kind or (nkind is None and len(" ".join(picked)) < 90 and not nxt.endswith("?")
-                                     and len(nxt) <= 160 and not _FILLER_RE.match(nxt)):
+                length = len(" ".join(picked))
+                if nkind == kind and length < 120:
                     picked.append(nxt)
                     used.add(j)
                     j += 1
                     continue
+                if (nkind is None and length < 70 and not nxt.endswith("?") and len(nxt) <= 160
+                        and not _FILLER_RE.match(nxt) and not _HEDGE_RE.search(nxt)
+                        and not re.match(r"^(?:but|and|so|also|or)\b", nxt, _I)):
+                    picked.append(nxt)
+                    used.add(j)
+                    j += 1
                 break
             i = j
             quote = _quote(picked)
             temporal, note = _temporal(quote, "high" if kind == "preference" and _PREF_HIGH_RE.search(quote)
                                        else "medium")
             label = {"preference": "User preference", "decision": "Decision", "fact": "User-stated fact"}[kind]
+            if kind == "fact" and _TIP_RE.search(quote):
+                label = "User tip"
             content = _fit([f'{label}: "{quote}"', f' (time-bound: "{note}")' if note else ""])
             out.append(self._cand(kind, content, turn, gpos, sub, [turn], quote, temporal, _scope(quote)))
             sub += 1
@@ -846,6 +962,8 @@ class HeuristicExtractor:
         if len(_words(s)) < 3 or _FILLER_RE.match(s):
             return None
         question = s.endswith("?")
+        if _PASTE_INTRO_RE.search(s):
+            return None
         if _PREF_HIGH_RE.search(s) and not question:
             return "preference"
         if _HEDGE_RE.search(s) or question:
@@ -877,12 +995,14 @@ class HeuristicExtractor:
                     continue  # "let's use X instead of Y" is a decision
                 start = i
                 break
-        if start is None and (rejected or interrupted):
+        if start is None and rejected:
             body = [i for i, x in enumerate(sentences) if not _FILLER_RE.match(x)]
             if body and len(_words(" ".join(sentences))) >= 4:
                 start = body[0]
         if start is None:
             return None
+        if start > 0 and not _CORRECTION_START_RE.match(sentences[start]) and not _FILLER_RE.match(sentences[start - 1]):
+            start -= 1  # a mid-message marker ("instead", "actually"): keep the sentence that sets it up
         idx = {start}
         picked = [sentences[start]]
         for j in range(start + 1, min(len(sentences), start + 3)):
@@ -966,20 +1086,22 @@ class HeuristicExtractor:
         return " and ".join(parts)
 
     def _followup(self, after: list[Turn]) -> str:
-        for t in after[:3]:
+        """What Claude did after the correction: a stated diagnosis, else its first action, else its reply."""
+        reply = ""
+        for t in after[:4]:
             text = t.text.strip()
-            action = ""
+            if text:
+                diag = _key_sentence(text, 140, mode="explain")
+                if diag:
+                    return "concluded \"" + diag.replace('"', "'") + '"'
+                if not reply:
+                    reply = _key_sentence(text, 140, mode="reason")
             if t.tool_uses:
                 desc = self._describe_uses(t.tool_uses, t.cwd)
                 if desc:
-                    action = desc.replace("edit ", "edited ", 1).replace("run ", "ran ", 1)
-                    action = action.replace("delegate to", "delegated to").replace("search the web", "searched the web")
-            key = _key_sentence(text, 140) if text else ""
-            if key and (_ACK_RE.search(text[:200]) or not action):
-                return key.replace('"', "'")
-            if action:
-                return action
-        return ""
+                    desc = desc.replace("edit ", "edited ", 1).replace("run ", "ran ", 1)
+                    return desc.replace("delegate to", "delegated to").replace("search the web", "searched the web")
+        return 'replied "' + reply.replace('"', "'") + '"' if reply else ""
 
     @staticmethod
     def _asks(text: str) -> bool:
@@ -1007,7 +1129,7 @@ class HeuristicExtractor:
             if m:
                 obj = m.group(1).strip(" ?.")
                 if not _PRONOUN_OBJECT_RE.fullmatch(obj) and len(_words(obj)) >= 3:
-                    return _cap(f"Claude proposed to {obj}; the user agreed.", 300)
+                    return _cap(obj[0].upper() + obj[1:], 260)
         lines = cleaned.splitlines()
         for i, line in enumerate(lines):
             if _SECTION_RE.match(line.strip(" :*")):
@@ -1023,12 +1145,11 @@ class HeuristicExtractor:
                     if len(items) == 2:
                         break
                 if items:
-                    return _cap("Claude's approach, approved by the user: " + "; ".join(items) + ".", 300)
+                    return _cap("; ".join(items), 260)
         for sent in sentences:
             if _RECOMMEND_RE.search(sent) and len(_words(sent)) >= 5 and not sent.endswith("?"):
-                return _cap(f"Claude proposed: {sent.rstrip(':')}", 300)
-        key = _key_sentence(text, 220)
-        return f"Claude proposed: {key}" if key else ""
+                return _cap(sent.rstrip(":"), 260)
+        return _key_sentence(text, 220)
 
     # -- rule 4: error -> fix ------------------------------------------------------------------------
 
@@ -1087,22 +1208,19 @@ class HeuristicExtractor:
                     fix_turns.extend(c.turns())
                 elif c.use.name == "Bash" and c.command and _status(c) == "ok":
                     f2 = _family(c.command)
-                    if f2 and f2 != fam and f2 not in _READ_ONLY_FAMILIES and f2.split()[0] not in _READ_ONLY_FAMILIES:
+                    if (f2 and f2 != fam and f2 not in _READ_ONLY_FAMILIES and f2.split()[0] not in _READ_ONLY_FAMILIES
+                            and not f2.startswith("git ")):
                         cc = _clean_cmd(c.command, cwd, 60)
                         if cc not in commands:
                             commands.append(cc)
                         fix_turns.extend(c.turns())
-            for t in s.turns[last.pos + 1 : ok_call.pos + 1]:
+            for t in s.turns[first.pos + 1 : ok_call.pos + 1]:
                 if t.role == "assistant" and t.text.strip():
-                    explanation = _key_sentence(t.text, 130)
+                    explanation = _key_sentence(t.text, 130, mode="explain")
                     if explanation:
                         break
-            if not explanation:
-                for t in s.turns[first.pos + 1 : ok_call.pos + 1]:
-                    if t.role == "assistant" and t.text.strip():
-                        explanation = _key_sentence(t.text, 130)
-                        if explanation:
-                            break
+            if not _same_target(last.command, ok_call.command):
+                continue  # the "success" ran on something else: it confirms nothing
             failed_cmd = _clean_cmd(first.command, cwd, 90)
             ok_cmd = _clean_cmd(ok_call.command, cwd, 90)
             same = ok_cmd == failed_cmd or ok_cmd == _clean_cmd(last.command, cwd, 90)
@@ -1113,18 +1231,25 @@ class HeuristicExtractor:
                 fix_parts.append("editing " + ", ".join(edits[:3]) + (" and more" if len(edits) > 3 else ""))
             if commands:
                 fix_parts.append("running " + ", ".join(f"`{c}`" for c in commands[:2]))
+            bypass = _BYPASS_RE.search(ok_call.command) and not _BYPASS_RE.search(first.command)
             if same:
                 tail = ", then the same command succeeded"
+            elif bypass:
+                tail = f", then worked around it with `{ok_cmd}` (bypasses the check)"
             elif fix_parts:
                 tail = f", then `{ok_cmd}` succeeded"
             else:
                 tail = ""
                 fix_parts.append(f"running `{ok_cmd}` instead")
+            if bypass and not fix_parts:
+                fix_parts.append("nothing")
+                tail = f"; worked around it with `{ok_cmd}` (bypasses the check)"
             err_text = f'"{errors[0]}"' + (f' (later "{_cap(errors[-1], 90)}")' if len(errors) > 1 else "")
             err_text = err_text.replace('""', '"')
+            fixed = "; fixed by " + " and ".join(fix_parts) if fix_parts != ["nothing"] else ""
             content = _fit([
-                f"`{failed_cmd}` failed with {err_text}; fixed by ",
-                " and ".join(fix_parts),
+                f"`{failed_cmd}` failed with {err_text}",
+                fixed,
                 tail,
                 f". Cause: {explanation}" if explanation else "",
             ])
@@ -1153,7 +1278,7 @@ class HeuristicExtractor:
             best.pop(fam, None)  # keep the last successful variant, at its own position
             best[fam] = (i, call, cat)
         out: list[_Cand] = []
-        user_texts = [(p, s.turns[p].text.lower()) for p in s.user_positions]
+        user_texts = [(p, _leading_prose(_clean_md(_strip_noise(s.turns[p].text))).lower()) for p in s.user_positions]
         for fam, (i, call, cat) in best.items():
             cwd = call.turn.cwd
             cmd = _clean_cmd(call.command, cwd)
@@ -1187,8 +1312,18 @@ class HeuristicExtractor:
             cand.hints = [cmd, "Bash"]
             cand.score = score
             cand.link_key = f"{fam}@{call.pos}" if after_fix else None
+            cand.domain = _CATEGORY_DOMAIN[cat]
+            cand.families = frozenset(_family_of(seg) for seg in _split_segments(call.command)
+                                      if posixpath.basename(seg[0]) not in _CMD_PREFIX_SKIP)
             out.append(cand)
-        return out
+        # one learning per tool: "mix format && mix compile" adds nothing once "mix compile" is kept
+        out.sort(key=lambda c: (-c.score, -c.pos))
+        kept: list[_Cand] = []
+        for c in out:
+            if any(c.families & k.families for k in kept):
+                continue
+            kept.append(c)
+        return sorted(kept, key=lambda c: c.pos)
 
     def _configs(self, s: _Stream, fixes: list[_Cand]) -> list[_Cand]:
         per_file: dict[str, list[_Call]] = {}
@@ -1227,7 +1362,7 @@ class HeuristicExtractor:
             first = calls[0]
             for t in reversed(s.turns[max(0, first.pos - 2) : first.pos + 1]):
                 if t.role == "assistant" and t.text.strip():
-                    reason = _key_sentence(t.text, 130)
+                    reason = _key_sentence(t.text, 130, mode="reason")
                     if reason:
                         break
             shown = [f"`{_cap(x, 70)}`" for x in added[:3]]
@@ -1242,7 +1377,8 @@ class HeuristicExtractor:
             cand = self._cand("configuration", content, first.turn, s.gpos[first.pos], 1, turns,
                               f"{rel} {' '.join(added[:3])} {reason}", "medium", "project")
             cand.hints = [rel, first.use.name]
-            cand.score = 1 + (2 if fix_uuids.intersection(first.turn.uuids) else 0) + (1 if reason else 0)
+            cand.score = (1 + (2 if fix_uuids.intersection(first.turn.uuids) else 0) + (1 if reason else 0)
+                          - (0.5 if created else 0))
             out.append(cand)
         return out
 
@@ -1253,6 +1389,10 @@ class HeuristicExtractor:
             for line in lines:
                 x = line.strip()
                 if not x or re.fullmatch(r"[\[\](){},;]+|end|do|\]\)?,?|\}\)?,?", x):
+                    continue
+                if x.endswith(("{", "[", "(")) or re.search(r":\s*(?:\"\"|''|\[\]|\{\})?,?$", x):
+                    continue  # an opener or an empty value carries no information
+                if re.match(r"^\"(?:name|version|description|private|license|author|\$schema|type|main)\":", x):
                     continue
                 if re.match(r"^(?:#|//|--|/\*|\*)", x) and len(x) < 4:
                     continue
@@ -1321,12 +1461,13 @@ class HeuristicExtractor:
         domains: list[str] = []
         for c in chosen:
             base = c.concept_text or c.content
-            first_domain = infer_domain(base + " " + " ".join(c.hints))
+            evidence = [h for h in c.hints if h not in _TOOL_NAMES]
+            first_domain = c.domain or infer_domain(base + " " + " ".join(evidence))
             pad = [d for d in (first_domain if first_domain != "general" else "", c.kind.replace("_", " "),
                                *[h for h in c.hints if len(h) < 40]) if d]
-            concepts = extract_concepts(base, [h for h in c.hints if h not in ("Bash", "Edit", "Write")], pad=pad)
+            concepts = extract_concepts(base, evidence, pad=pad)
             concepts_of.append(concepts)
-            domains.append(infer_domain(base + " " + " ".join(c.hints), concepts))
+            domains.append(c.domain or infer_domain(base + " " + " ".join(evidence), concepts))
         edges = self._edges(chosen, concepts_of)
         out: list[dict[str, Any]] = []
         for i, c in enumerate(chosen):

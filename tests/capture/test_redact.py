@@ -82,7 +82,11 @@ _case("github_token", "GH_TOKEN={s}", "gho_" + _rand(36))
 _case("github_token", "token: {s}", "github_pat_" + _rand(22) + "_" + _rand(59))
 _case("gitlab_token", "PRIVATE-TOKEN: {s}", "glpat-" + _rand(20, ALNUM + "-_"))
 _case("slack_token", "SLACK_BOT_TOKEN={s}", "xoxb-" + _rand(12, DIGITS) + "-" + _rand(13, DIGITS) + "-" + _rand(24))
-_case("slack_token", "app token {s}", "xapp-1-" + _rand(11, UPPER + DIGITS) + "-" + _rand(13, DIGITS) + "-" + _rand(64, HEX))
+_case(
+    "slack_token",
+    "app token {s}",
+    "xapp-1-" + _rand(11, UPPER + DIGITS) + "-" + _rand(13, DIGITS) + "-" + _rand(64, HEX),
+)
 _case(
     "slack_webhook",
     "curl -X POST https://hooks.slack.com/services/{s} -d @msg.json",
@@ -126,7 +130,9 @@ _case("url_password", "REDIS_URL=rediss://:{s}@cache.internal:6380/0", _rand(20)
 _case("url_password", "amqp://guest2:{s}@rabbit:5672/", _rand(12))
 _case("bearer_token", "curl -H 'Authorization: Bearer {s}' https://api.acme.dev", _rand(40, ALNUM + "._-"))
 _case("bearer_token", "Authorization: token {s}", _rand(40, HEX))
-_case("basic_auth", '{{"headers": {{"Authorization": "Basic {s}"}}}}', base64.b64encode(b"admin:" + PW.encode()).decode())
+_case(
+    "basic_auth", '{{"headers": {{"Authorization": "Basic {s}"}}}}', base64.b64encode(b"admin:" + PW.encode()).decode()
+)
 _case("password", "DB_PASSWORD={s}", PW)
 _case("password", "  password: {s}\n  host: db", PW)
 _case("password", '{{"user": "bob", "password": "{s}"}}', _rand(12))
@@ -140,7 +146,7 @@ _case("token", 'export SECRET_TOKEN="{s}"', _rand(32))
 _case("token", "const authToken = '{s}';", _rand(40, HEX))
 _case("api_key", '{{"name": "acme", "api_key": "{s}"}}', _rand(32))
 _case("api_key", "X-Api-Key: {s}", _rand(32, HEX))
-_case("secret_key", "SECRET_KEY = '{s}'", _rand(50, ALNUM + "!@#%^&*(-_=+)"))
+_case("secret_key", "SECRET_KEY = '{s}'", _rand(50, ALNUM + "!@#^&*-_=+"))
 _case("secret_key", "SIGNING_KEY={s}", _rand(32, LOWER + UPPER))  # letters-only base64: admitted by its shape
 _case("credential", "credentials={s}", base64.b64encode(_rand(30).encode()).decode())
 _case("access_key", "MINIO_ACCESS_KEY={s}", _rand(20, UPPER + DIGITS))
@@ -302,14 +308,11 @@ UNCHANGED = [
     "Token: authentication happens in middleware",
     "Basic usage: run the tool with --help",
     "Bearer tokens expire after an hour.",
-    "Use <private> tags",  # shorter than a block; see the private tests for the unclosed case
 ]
 
 
 @pytest.mark.parametrize("text", UNCHANGED)
 def test_not_a_secret(text: str) -> None:
-    if "<private>" in text:
-        pytest.skip("covered by test_unclosed_private_tag")
     result = redact_text(text)
     assert result.text == text, result
     assert result.counts == {}
@@ -495,8 +498,9 @@ def test_text_whose_length_changes_when_lowered() -> None:
 def test_long_text_takes_the_ungated_path() -> None:
     filler = "lorem ipsum dolor sit amet " * 200
     secret = "xoxp-" + _rand(12, DIGITS) + "-" + _rand(32)
-    text = filler + f"SLACK={secret}" + filler
-    assert redact(text) == filler + "SLACK=[REDACTED:slack_token]" + filler
+    text = filler + f"SLACK={secret}\n" + filler
+    assert len(text) > 4096
+    assert redact(text) == filler + "SLACK=[REDACTED:slack_token]\n" + filler
 
 
 @settings(max_examples=300, deadline=None)

@@ -32,26 +32,34 @@ def shared_corpus() -> Path:
 
 
 class Pipeline:
-    """A data dir + transcript glob with helpers to run days through the real assets."""
+    """A data dir + transcript glob with helpers to run days through the real assets.
 
-    def __init__(self, root: Path, glob: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    Everything is passed explicitly (settings from its own env dict, resource overrides), so a
+    session-wide pipeline never depends on what other tests did to ``os.environ``.
+    """
+
+    def __init__(self, root: Path, glob: str, monkeypatch: pytest.MonkeyPatch | None = None) -> None:
         self.root = root
         self.env = make_env(root, glob)
-        for key, value in self.env.items():
-            monkeypatch.setenv(key, value)
-        for key in (
-            "NOUS_DB_PATH",
-            "NOUS_CONFIG_FILE",
-            "NOUS_EXTRACTOR",
-            "XDG_DATA_HOME",
-            "NOUS_REEXTRACT_ON_VERSION_CHANGE",
-        ):
-            monkeypatch.delenv(key, raising=False)
+        if monkeypatch is not None:  # for code under test that reads the environment itself
+            for key, value in self.env.items():
+                monkeypatch.setenv(key, value)
+            for key in (
+                "NOUS_DB_PATH",
+                "NOUS_CONFIG_FILE",
+                "NOUS_EXTRACTOR",
+                "XDG_DATA_HOME",
+                "NOUS_REEXTRACT_ON_VERSION_CHANGE",
+            ):
+                monkeypatch.delenv(key, raising=False)
         self.instance = dg.DagsterInstance.ephemeral()
 
     @property
     def settings(self):
-        return load_settings()
+        return load_settings(self.env)
+
+    def resource(self) -> NousResource:
+        return NousResource(data_dir=self.env["NOUS_DATA_DIR"], project_glob=self.env["NOUS_PROJECT_GLOB"])
 
     def days(self) -> list[str]:
         from datetime import date

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import dagster as dg
 import polars as pl
@@ -19,7 +18,6 @@ import pytest
 from nous_assets.capture.lake import turns_path
 from nous_assets.defs.assets.capture import learning_events, transcripts
 from nous_assets.defs.assets.memory import memories
-from nous_assets.defs.resources import NousResource
 from nous_assets.defs.sensors import transcript_watch
 
 pytestmark = pytest.mark.slow
@@ -30,9 +28,17 @@ DAY = "2026-02-10"
 
 def user_line(text: str, ts: str = "2026-02-10T22:00:00.000Z", session: str = SESSION) -> str:
     record = {
-        "parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/home/demo/spotter",
-        "sessionId": session, "version": "2.1.38", "gitBranch": "master", "type": "user",
-        "message": {"role": "user", "content": text}, "uuid": str(uuid.uuid4()), "timestamp": ts,
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/demo/spotter",
+        "sessionId": session,
+        "version": "2.1.38",
+        "gitBranch": "master",
+        "type": "user",
+        "message": {"role": "user", "content": text},
+        "uuid": str(uuid.uuid4()),
+        "timestamp": ts,
     }
     return json.dumps(record)
 
@@ -106,9 +112,17 @@ def test_watch_sensor_requests_exactly_the_days_that_gained_lines(project, pipel
     skipped = transcript_watch(dg.build_sensor_context(instance=pipe.instance, resources=resources, cursor=recent))
     assert isinstance(skipped, dg.SkipReason)
     with project.open("a") as fh:
-        fh.write(user_line("We deploy the spotter app to fly.io with the Dockerfile.", ts="2026-02-12T09:00:00Z") + "\n")
-    out = subprocess.run([sys.executable, "-m", "resolver", "stop"], input="{}", text=True, env={**os.environ},
-                         capture_output=True, timeout=30)
+        fh.write(
+            user_line("We deploy the spotter app to fly.io with the Dockerfile.", ts="2026-02-12T09:00:00Z") + "\n"
+        )
+    out = subprocess.run(
+        [sys.executable, "-m", "resolver", "stop"],
+        input="{}",
+        text=True,
+        env={**os.environ},
+        capture_output=True,
+        timeout=30,
+    )
     assert out.returncode == 0 and pipe.settings.wake_marker.exists()
     woken = transcript_watch(dg.build_sensor_context(instance=pipe.instance, resources=resources, cursor=recent))
     assert [r.partition_key for r in woken.run_requests] == ["2026-02-12"]
@@ -145,13 +159,17 @@ def test_killed_backfill_completes_on_rerun_without_loss_or_duplicates(tmp_path,
     config = tmp_path / "home" / ".claude" / "nous" / "config.json"
     config.parent.mkdir(parents=True)
     config.write_text(json.dumps({"thresholds": {"queue_lease_seconds": 1, "queue_backoff_base_seconds": 0}}))
-    env = {**os.environ, "HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "home" / ".claude"),
-           "NOUS_DATA_DIR": str(tmp_path / "data"), "NOUS_PROJECT_GLOB": str(projects / "**" / "*.jsonl"),
-           "DAGSTER_HOME": str(tmp_path / "dagster")}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "home" / ".claude"),
+        "NOUS_DATA_DIR": str(tmp_path / "data"),
+        "NOUS_PROJECT_GLOB": str(projects / "**" / "*.jsonl"),
+        "DAGSTER_HOME": str(tmp_path / "dagster"),
+    }
     env.pop("NOUS_DB_PATH", None)
     cmd = [sys.executable, "-m", "nous_assets.cli", "backfill", "--from", "2025-09-01", "--to", "2026-03-01"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     db = tmp_path / "data" / "cortex.db"
     deadline = time.time() + 240
     import sqlite3

@@ -106,7 +106,7 @@ def learning_events(context: dg.AssetExecutionContext, nous: NousResource) -> dg
             conn,
             settings,
             extractor,
-            worker_id=f"dagster-{context.run_id[:8]}",
+            worker_id=f"dagster-{context.run.run_id[:8]}",
             reextract=settings.reextract_on_version_change,
         )
         promoted = 0
