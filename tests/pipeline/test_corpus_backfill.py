@@ -74,7 +74,7 @@ def test_learnings_have_provenance_pointing_at_real_lines(corpus_pipeline):
     conn.close()
     assert len(rows) >= 20
     checked = 0
-    for content, prov_json, project in rows:
+    for _content, prov_json, project in rows:
         prov = json.loads(prov_json)
         path = Path(prov["source_path"])
         assert path.exists() and project in str(path)

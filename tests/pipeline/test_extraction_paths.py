@@ -342,7 +342,7 @@ def test_reextraction_supersedes_instead_of_duplicating(conn, store):
             stats=DrainStats(),
         )
         results = store.append_many(events)
-        for index, key in processed:
+        for index, _key in processed:
             queue.mark_processed(conn, "p", "s", index, results[0].event.event_id, version)
     kinds = [e.event_type for e in store.replay(0)]
     assert kinds == ["LearningExtracted", "LearningExtracted", "LearningSuperseded"]
