@@ -79,7 +79,8 @@ _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@-]*(?:/[\w.@-]*)+|(?:~|\.{1,2})?/[\w@-]+\.\w{1,5}")
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 _BASE64ISH = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
-_NAMEISH = re.compile(r"[A-Za-z_.:|/\[\]-]+")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_NAMEISH = re.compile(r"[A-Za-z_.:|/#@\[\]-]+")
 
 
 def _is_placeholder(value: str) -> bool:
@@ -123,23 +124,39 @@ def _plausible_secret(value: str, quoted: bool) -> bool:
         return False  # a name or a stub: "DB_PASSWORD", "access_token", "password123", "my-secret"
     if _NUMBER.fullmatch(value) or _PATH.fullmatch(value) or _DOTTED.fullmatch(value):
         return False
+    if len(value) < 20 and _HEX.fullmatch(value):
+        return False  # short hex is a hash or an id (publicKeyToken="1fc8b3b9a1e18e3b"), real hex keys are longer
     if _looks_random_letters(value):
         return True  # base64 assigned to a secret name, even without digits
     if not any(c.isdigit() for c in value) and _NAMEISH.fullmatch(value):
         return False  # words and identifiers: "send_message", "xet-auth", "[IMG_BREAK]", hashedPassword
     if quoted:
         return True
-    return not any(c in "([{" for c in value)  # not a call or subscript: get(x), Optional[str]
+    if any(c in "([{" for c in value):
+        return False  # a call or subscript: get(x), Optional[str]
+    return "=" not in value.rstrip("=")  # "=" only as base64 padding, not a chain like a=b=c or x==0
 
 
 _COMPARISONS = frozenset({"==", "===", "!=", "!=="})
 
 
 def _generic_check(value: str, m: re.Match[str]) -> bool:
-    """``token == Literal`` compares with an expression; only a quoted literal there is a hard-coded secret."""
+    """Vet a ``NAME <op> value`` match.
+
+    ``token == Literal`` compares with an expression (only a quoted literal there is a hard-coded secret),
+    and a bare ``pass:``/``pwd:`` is prose ("First pass: ..."), unlike ``DB_PASS=...``.
+    """
     quoted = m.group("uq") is None
-    if not quoted and "op" in m.re.groupindex and m.group("op") in _COMPARISONS:
+    op = m.group("op") if "op" in m.re.groupindex else None
+    if not quoted and op in _COMPARISONS:
         return False
+    if not quoted and op == ":" and m.string[m.start() : m.end("kw")] in ("pass", "pwd"):
+        return False
+    name_start = _name_start(m)
+    if _NAMESPACED.search(m.string, max(0, name_start - 200), name_start):
+        return (
+            False  # an ARN or a type name, not an assignment: arn:aws:secretsmanager:...:secret:x, AWS::IAM::AccessKey
+        )
     return _plausible_secret(value, quoted)
 
 
@@ -148,25 +165,26 @@ def _url_password_check(value: str, m: re.Match[str]) -> bool:
     if value == m.group("user") or _is_placeholder(value):
         return False
     return (
-        value.lower() not in {"pass", "passwd", "pwd"}
+        value.lower() not in {"pass", "passwd", "pwd", "tiger"}  # scott:tiger, SQLAlchemy's example
         and not _KEYWORD_IN_VALUE.search(value)
         and not _NUMBER.fullmatch(value)
     )
 
 
 def _basic_auth_check(value: str, _m: re.Match[str]) -> bool:
-    """``Basic <b64>`` is only a credential if it decodes to ``user:password``; prose says "basic usage"."""
+    """``Basic <b64>`` is only a credential if it decodes to printable ``user:password``; prose says "basic usage"."""
     try:
-        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
     except (binascii.Error, ValueError):
         return False
-    return b":" in decoded
+    return decoded.isprintable() and ":" in decoded[1:]
 
 
 def _bearer_check(value: str, _m: re.Match[str]) -> bool:
-    if len(value) < 8 or _is_placeholder(value):
+    """Real bearer tokens have digits (or are long random letters); "bearer authentication." is prose."""
+    if len(value) < 8 or _is_placeholder(value) or _KEYWORD_IN_VALUE.search(value):
         return False
-    return any(c.isdigit() for c in value) or any(c in "._~+/-" for c in value) or _looks_random_letters(value)
+    return any(c.isdigit() for c in value) or _looks_random_letters(value)
 
 
 def _curl_user_check(value: str, _m: re.Match[str]) -> bool:
@@ -329,13 +347,19 @@ _KEY_PREFIXES = ("api", "access", "secret", "private", "auth", "encryption", "si
                  "application", "jwt", "hmac", "consumer", "account")  # fmt: skip
 _KEY_BEHIND = "|".join(f"(?<={p}{sep}key)" for p in _KEY_PREFIXES for sep in ("", "_", "-"))
 _NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]*\Z")
+_NAMESPACED = re.compile(r"(?:::|\b(?:arn|urn):[^\s\"']*:)\Z", re.IGNORECASE)
+
+
+def _name_start(m: re.Match[str]) -> int:
+    """Where the whole name around the keyword starts (``DB_PASSWORD`` for a match on ``password``)."""
+    end = m.end("kw")
+    name = _NAME_TAIL.search(m.string, max(0, end - 40), end)
+    return name.start() if name else end
 
 
 def _generic_kind(m: re.Match[str]) -> str:
     """Kind from the whole name ending at the keyword: ``X_API_KEY`` -> ``api_key``, ``DD_API_KEY`` -> datadog."""
-    end = m.end("kw")
-    name = _NAME_TAIL.search(m.string, max(0, end - 40), end)
-    return _keyword_kind(name.group() if name else "")
+    return _keyword_kind(m.string[_name_start(m) : m.end("kw")])
 
 
 def _generic_alt(keyword_regex: str) -> _Alt:
@@ -432,7 +456,7 @@ _RULES: tuple[_Rule, ...] = (
         ("A",),
         _Alt(r"AIza[0-9A-Za-z_-]{35}" + _R, "google_api_key", (), not_after=_TOKEN_EDGE),
         _Alt(
-            r"A(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+            r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])",  # key ids; AIDA/AROA... are user/role ids
             "aws_access_key",
             (),
             not_after=_WORD,
@@ -600,9 +624,10 @@ def _cuts_marker(text: str, start: int, end: int) -> bool:
     return False
 
 
-def _run_rules(text: str, counts: dict[str, int]) -> str:
+def _run_rules(text: str, counts: dict[str, int], gate: bool | None = None) -> str:
     low = text.lower()
-    gate = len(text) < _GATE_BELOW
+    if gate is None:
+        gate = len(text) < _GATE_BELOW
     for rule in _RULES:
         ci = rule.pattern_ci is not None
         if gate:

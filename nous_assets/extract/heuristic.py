@@ -214,7 +214,9 @@ _RECOMMEND_RE = re.compile(
     r"my recommendation|recommended|we should|we could|the (?:approach|plan|solution|fix) (?:is|would be))\b",
     _I,
 )
-_SECTION_RE = re.compile(r"^(?:the )?(?:approach|plan|proposal|recommendation|solution|proposed (?:fix|change)s?)\b", _I)
+_SECTION_RE = re.compile(
+    r"^(?:the )?(?:approach|plan|proposal|recommendation|solution|proposed (?:fix|change)s?)\b", _I
+)
 
 _CORRECTION_START_RE = re.compile(
     r"^(?:no|nope|nah|wrong|incorrect|stop|undo|revert|don'?t do that|that'?s not it)\b(?![-'])", _I
@@ -237,7 +239,8 @@ _CORRECTION_ANY_RE = re.compile(
     _I,
 )
 _NEGATED_RE = re.compile(
-    r", not (?:the |a )?([\w./:@-]+(?: [\w./:@-]+){0,2})|\bnot ([\w./:@-]+(?: [\w./:@-]+){0,3}),? but\b|\binstead of ([\w./:@ -]{2,40}?)(?=[,.;]|$| we| let)"
+    r", not (?:the |a )?([\w./:@-]+(?: [\w./:@-]+){0,2})|\bnot ([\w./:@-]+(?: [\w./:@-]+){0,3}),? but\b"
+    r"|\binstead of ([\w./:@ -]{2,40}?)(?=[,.;]|$| we| let)"
     r"|\brather than ([\w./:@ -]{2,40}?)(?=[,.;]|$)",
     _I,
 )
@@ -297,7 +300,7 @@ _HEDGE_RE = re.compile(
 )
 _TIP_RE = re.compile(r"\b(?:you can|you'?ll need to|you need to|just) run\b|^run\b", _I)
 _PASTE_INTRO_RE = re.compile(
-    r"\b(?:this is from|here is|here'?s|this is the (?:output|log|error|trace)|see below|below is|pasted)\b|:\s*$", _I
+    r"\b(?:this is from|here is|here'?s|this is the (?:output|log|error|trace)|see below|below is)\b", _I
 )
 _TEMPORAL_LOW_RE = re.compile(
     r"\b(?:for now|temporar(?:y|ily)|until (?:we|the|it|they|next)|for the time being|at the moment|right now|"
@@ -305,9 +308,10 @@ _TEMPORAL_LOW_RE = re.compile(
     r"go|rust|java|typescript|postgres|ios|android|v(?:ersion)?)\s*v?\d+(?:\.\d+)*|as of (?:v|version )?\d)",
     _I,
 )
+_IDENTIFIER_RE = re.compile(r"\b[a-z]+_[a-z_]+\b|\b[A-Z][a-z]+[A-Z]\w+\b|\b[a-z]+[A-Z]\w+\b")
 _PROJECT_MARKER_RE = re.compile(
     r"`[^`]+`|\b[\w-]+/[\w./-]+|\b\w+\.(?:py|ex|exs|ts|tsx|js|jsx|rs|go|rb|json|toml|ya?ml|md|sql|sh|heex|css|html)\b"
-    r"|\b[a-z]+_[a-z_]+\b|\b[A-Z][a-z]+[A-Z]\w+\b|\b(?:we|we'?re|we'?ll|our|us|this (?:project|repo|codebase|app|"
+    r"|\b(?:we|we'?re|we'?ll|let'?s|our|us|this (?:project|repo|codebase|app|"
     r"service|branch|test|file)|these (?:tests|files)|the (?:project|repo|app|api|server|ci|database|db|codebase|"
     r"branch|pr))\b",
     _I,
@@ -591,16 +595,22 @@ def _clean_cmd(cmd: str, cwd: str | None, limit: int = 110) -> str:
     text = re.sub(r"^cd\s+(/[\w.@-]+)+/([\w.@-]+)\s*&&", r"cd \2 &&", text)
     first = text.splitlines()[0] if text else ""
     if "\n" in text or "<<" in first:
-        first = re.sub(r"\$\(cat <<.*$", "…", first)
-        first = first.rstrip() + (" …" if not first.endswith("…") else "")
+        first = re.sub(r"([\"']?)\$\(cat <<.*$", r"\1…\1", first)
+        first = first.rstrip() + ("" if first.rstrip().endswith(("…", '…"', "…'")) else " …")
     first = re.sub(r'(-m\s+)"[^"]{40,}"?', r'\1"…"', first)
     return _cap(first, limit)
 
 
 def _path_args(cmd: str) -> list[str]:
     seg = _main_segment(cmd)
-    return [t.strip("'\"") for t in seg[1:] if not t.startswith("-") and ("/" in t or t == "." or re.search(r"\.\w{1,5}$", t))
-            and "=" not in t and not t.startswith(("http:", "https:"))]
+    return [
+        t.strip("'\"")
+        for t in seg[1:]
+        if not t.startswith("-")
+        and ("/" in t or t == "." or re.search(r"\.\w{1,5}$", t))
+        and "=" not in t
+        and not t.startswith(("http:", "https:"))
+    ]
 
 
 def _same_target(failed: str, ok: str) -> bool:
@@ -675,7 +685,7 @@ def _error_lines(text: str) -> list[str]:
     lines = []
     for raw in text.splitlines():
         line = _EMOJI_RE.sub("", _BOX_RE.sub(" ", raw)).strip(" \t│┃|⠙✔")
-        line = re.sub(r"^\s*\d+\s*[→│|]\s*", "", line).strip()
+        line = re.sub(r"^\s*\d+\s*[→│|]\s*|^E\s{2,}", "", line).strip()
         if line and not _ERR_NOISE_RE.match(line) and re.search(r"[A-Za-z]{3}", line) and not _junky(line):
             lines.append(line)
     return lines
@@ -709,10 +719,20 @@ def _error_line(text: str) -> str:
         return ""
     sections = [m.group(1) for m in re.finditer(r"^\[([A-Z]{3,})\]", text.replace("\\n", "\n"), re.M)]
     if sections and "validation failed" in text[:300].lower():
-        body = [ln for ln in lines if not re.match(r"^\[[A-Z]{3,}\]", ln) and "validation failed" not in ln.lower()
-                and not re.match(r"^(?:checking|analysis|software design|code readability|refactoring|finding suitable"
-                                 r"|run '|fix these|plt is up to date|no :ignore_warnings|starting dialyzer|total errors"
-                                 r"|warning|consistency|design)", ln, re.I)]
+        body = [
+            ln
+            for ln in lines
+            if not re.match(r"^\[[A-Z]{3,}\]", ln)
+            and "validation failed" not in ln.lower()
+            and not re.match(
+                r"^(?:checking|analysis|software design|code readability|refactoring|finding suitable"
+                r"|run '|fix these|plt is up to date|no :ignore_warnings|starting dialyzer"
+                r"|total errors"
+                r"|warning|consistency|design)",
+                ln,
+                re.I,
+            )
+        ]
         detail = _pick_error(body, fallback=False) if body else ""
         head = "pre-commit validation failed (" + ", ".join(dict.fromkeys(sections)) + ")"
         return _cap(head + (": " + detail if detail else ""), 170)
@@ -746,8 +766,13 @@ def _key_sentence(text: str, limit: int = 170, *, mode: str = "any") -> str:
             continue
         if _ASSISTANT_FILLER_RE.match(s) and len(_words(s)) <= 6:
             continue
-        s = re.sub(r"^(?:perfect|great|excellent|good|done|ok(?:ay)?|you'?re (?:absolutely )?right|got it|"
-                   r"i see|ah+|interesting|now i see what'?s happening)[!.,:]*\s+", "", s, flags=re.I)
+        s = re.sub(
+            r"^(?:perfect|great|excellent|good|done|ok(?:ay)?|you'?re (?:absolutely )?right|got it|"
+            r"i see|ah+|interesting|now i see what'?s happening)[!.,:]*\s+",
+            "",
+            s,
+            flags=re.I,
+        )
         sentences.append(s)
     if not sentences:
         return ""
@@ -771,7 +796,7 @@ def _quote(sentences: Sequence[str], limit: int = 240) -> str:
 
 
 def _scope(text: str) -> str:
-    return "project" if _PROJECT_MARKER_RE.search(text) else "global"
+    return "project" if _PROJECT_MARKER_RE.search(text) or _IDENTIFIER_RE.search(text) else "global"
 
 
 def _temporal(text: str, default: str = "medium") -> tuple[str, str]:
@@ -882,8 +907,11 @@ class HeuristicExtractor:
             chosen = self._option_text(episode_text, option.group(1))
             if chosen:
                 content = _fit([f"Decision (the user chose option {option.group(1).upper()}): {chosen}"])
-                out.append(self._cand("decision", content, turn, gpos, 0, [turn, episode_text[-1]], chosen, "medium",
-                                      _scope(chosen)))
+                out.append(
+                    self._cand(
+                        "decision", content, turn, gpos, 0, [turn, episode_text[-1]], chosen, "medium", _scope(chosen)
+                    )
+                )
             return out
         sentences = _sentences(prose)
         if not sentences:
@@ -893,9 +921,14 @@ class HeuristicExtractor:
             proposal = self._proposal(episode_text[-1].text)
             if proposal:
                 approval = _cap(first, 30).replace('"', "'")
-                content = _fit([f'Decision: {proposal.rstrip(".")} (proposed by Claude, approved by the user: "{approval}")'])
-                out.append(self._cand("decision", content, turn, gpos, 0, [turn, episode_text[-1]], proposal,
-                                      "medium", "project"))
+                content = _fit(
+                    [f"Decision: {proposal.rstrip('.')}", f' (proposed by Claude, approved by the user: "{approval}")']
+                )
+                out.append(
+                    self._cand(
+                        "decision", content, turn, gpos, 0, [turn, episode_text[-1]], proposal, "medium", "project"
+                    )
+                )
             sentences = sentences[1:]
         if _TRIVIAL_RE.match(compact) or len(_words(compact)) < 3:
             return out
@@ -923,8 +956,15 @@ class HeuristicExtractor:
             picked = [sent]
             used.add(i)
             prev = sentences[i - 1] if i > 0 else ""
-            if (prev and i - 1 not in used and len(sent) < 140 and self._classify(prev) is None
-                    and not prev.endswith("?") and not _FILLER_RE.match(prev) and len(prev) <= 100):
+            if (
+                prev
+                and i - 1 not in used
+                and len(sent) < 140
+                and self._classify(prev) is None
+                and not prev.endswith("?")
+                and not _FILLER_RE.match(prev)
+                and len(prev) <= 100
+            ):
                 picked.insert(0, prev)  # "todomvc is great. let's use something simple" - the object comes first
                 used.add(i - 1)
             j = i + 1
@@ -937,17 +977,24 @@ class HeuristicExtractor:
                     used.add(j)
                     j += 1
                     continue
-                if (nkind is None and length < 70 and not nxt.endswith("?") and len(nxt) <= 160
-                        and not _FILLER_RE.match(nxt) and not _HEDGE_RE.search(nxt)
-                        and not re.match(r"^(?:but|and|so|also|or)\b", nxt, _I)):
+                if (
+                    nkind is None
+                    and length < 70
+                    and not nxt.endswith("?")
+                    and len(nxt) <= 160
+                    and not _FILLER_RE.match(nxt)
+                    and not _HEDGE_RE.search(nxt)
+                    and not re.match(r"^(?:but|and|so|also|or)\b", nxt, _I)
+                ):
                     picked.append(nxt)
                     used.add(j)
                     j += 1
                 break
             i = j
             quote = _quote(picked)
-            temporal, note = _temporal(quote, "high" if kind == "preference" and _PREF_HIGH_RE.search(quote)
-                                       else "medium")
+            temporal, note = _temporal(
+                quote, "high" if kind == "preference" and _PREF_HIGH_RE.search(quote) else "medium"
+            )
             label = {"preference": "User preference", "decision": "Decision", "fact": "User-stated fact"}[kind]
             if kind == "fact" and _TIP_RE.search(quote):
                 label = "User tip"
@@ -977,14 +1024,18 @@ class HeuristicExtractor:
         return None
 
     def _correction(
-        self, s: _Stream, pos: int, turn: Turn, sentences: list[str], episode: list[Turn], between: list[Turn],
+        self,
+        s: _Stream,
+        pos: int,
+        turn: Turn,
+        sentences: list[str],
+        episode: list[Turn],
+        between: list[Turn],
         after: list[Turn],
     ) -> tuple[_Cand, set[int]] | None:
         if not episode:
             return None
-        rejected = any(
-            tr.is_error and "doesn't want to proceed" in tr.text for t in between for tr in t.tool_results
-        )
+        rejected = any(tr.is_error and "doesn't want to proceed" in tr.text for t in between for tr in t.tool_results)
         interrupted = any(_is_interrupt(t) for t in between[-3:])
         start = None
         for i, sent in enumerate(sentences[:6]):
@@ -1001,7 +1052,8 @@ class HeuristicExtractor:
                 start = body[0]
         if start is None:
             return None
-        if start > 0 and not _CORRECTION_START_RE.match(sentences[start]) and not _FILLER_RE.match(sentences[start - 1]):
+        weak_marker = not _CORRECTION_START_RE.match(sentences[start])
+        if start > 0 and weak_marker and not _FILLER_RE.match(sentences[start - 1]):
             start -= 1  # a mid-message marker ("instead", "actually"): keep the sentence that sets it up
         idx = {start}
         picked = [sentences[start]]
@@ -1018,16 +1070,27 @@ class HeuristicExtractor:
         if negated:
             what = next(g for g in negated.groups() if g)
             weakens = f"{what.strip()} — {weak}" if weak else what.strip()
-        content = _fit([
-            f'User correction: "{quote}"',
-            f" — after Claude {context}" if context else "",
-            f"; Claude then {follow}" if follow else "",
-        ])
+        content = _fit(
+            [
+                f'User correction: "{quote}"',
+                f" — after Claude {context}" if context else "",
+                f"; Claude then {follow}" if follow else "",
+            ]
+        )
         gpos = s.gpos[pos]
         turns = [turn] + episode[-1:] + after[:1]
         temporal, _ = _temporal(quote)
-        cand = self._cand("correction", content, turn, gpos, 0, turns, quote + " " + (context or ""), temporal,
-                          _scope(quote + " " + (context or "")))
+        cand = self._cand(
+            "correction",
+            content,
+            turn,
+            gpos,
+            0,
+            turns,
+            quote + " " + (context or ""),
+            temporal,
+            _scope(quote + " " + (context or "")),
+        )
         cand.weakens = _cap(weakens or quote, 200)
         return cand, idx
 
@@ -1093,7 +1156,7 @@ class HeuristicExtractor:
             if text:
                 diag = _key_sentence(text, 140, mode="explain")
                 if diag:
-                    return "concluded \"" + diag.replace('"', "'") + '"'
+                    return 'concluded "' + diag.replace('"', "'") + '"'
                 if not reply:
                     reply = _key_sentence(text, 140, mode="reason")
             if t.tool_uses:
@@ -1208,8 +1271,13 @@ class HeuristicExtractor:
                     fix_turns.extend(c.turns())
                 elif c.use.name == "Bash" and c.command and _status(c) == "ok":
                     f2 = _family(c.command)
-                    if (f2 and f2 != fam and f2 not in _READ_ONLY_FAMILIES and f2.split()[0] not in _READ_ONLY_FAMILIES
-                            and not f2.startswith("git ")):
+                    if (
+                        f2
+                        and f2 != fam
+                        and f2 not in _READ_ONLY_FAMILIES
+                        and f2.split()[0] not in _READ_ONLY_FAMILIES
+                        and not f2.startswith("git ")
+                    ):
                         cc = _clean_cmd(c.command, cwd, 60)
                         if cc not in commands:
                             commands.append(cc)
@@ -1247,16 +1315,27 @@ class HeuristicExtractor:
             err_text = f'"{errors[0]}"' + (f' (later "{_cap(errors[-1], 90)}")' if len(errors) > 1 else "")
             err_text = err_text.replace('""', '"')
             fixed = "; fixed by " + " and ".join(fix_parts) if fix_parts != ["nothing"] else ""
-            content = _fit([
-                f"`{failed_cmd}` failed with {err_text}",
-                fixed,
-                tail,
-                f". Cause: {explanation}" if explanation else "",
-            ])
+            content = _fit(
+                [
+                    f"`{failed_cmd}` failed with {err_text}",
+                    fixed,
+                    tail,
+                    f". Cause: {explanation}" if explanation else "",
+                ]
+            )
             turns = [first.turn] + [t for c in chain for t in c.turns()] + fix_turns + ok_call.turns()
             anchor = first.result_turn or first.turn
-            cand = self._cand("error_fix", content, anchor, s.gpos[first.result_pos], 0, turns,
-                              " ".join([failed_cmd, *errors, *edits, *commands, explanation]), "medium", "project")
+            cand = self._cand(
+                "error_fix",
+                content,
+                anchor,
+                s.gpos[first.result_pos],
+                0,
+                turns,
+                " ".join([failed_cmd, *errors, *edits, *commands, explanation]),
+                "medium",
+                "project",
+            )
             cand.hints = [*edits, failed_cmd, "Bash"]
             cand.link_key = f"{fam}@{ok_call.pos}"
             cand.score = 3 + len(edits) + len(commands)
@@ -1286,35 +1365,45 @@ class HeuristicExtractor:
             after_fix = i in closers
             if after_fix:
                 score += 3
-            asked = any(p < call.pos and fam.split()[0] in txt and (len(fam.split()) == 1 or fam.split()[-1] in txt)
-                        for p, txt in user_texts)
+            asked = any(
+                p < call.pos and fam.split()[0] in txt and (len(fam.split()) == 1 or fam.split()[-1] in txt)
+                for p, txt in user_texts
+            )
             if asked:
                 score += 2
             summary = ""
             if call.result is not None:
                 found = [m.group(0) for m in _SUMMARY_LINE_RE.finditer(_ANSI_RE.sub("", _tail_text(call.result.text)))]
-                if found:
-                    summary = _cap(found[-1].strip(" .:"), 90)
+                found = [f for f in found if f.count("(") == f.count(")")]
+                strong = [f for f in found if re.search(r"passed|failures?|failed|no issues|no errors|success", f, _I)]
+                if strong or found:
+                    summary = _cap((strong or found)[-1].strip(" .:()"), 90)
             label = _CATEGORY_LABEL[cat]
             where = ""
             m = re.match(r"cd ([\w./@-]+) &&", cmd)
             if m:
                 where = f" (run from {m.group(1)}/)"
-            content = _fit([
-                f"{label} that worked in this project: `{cmd}`{where}",
-                f" — {summary}" if summary else "",
-                " (it succeeded after the failure was fixed)" if after_fix else "",
-                " (the user asked for it)" if asked and not after_fix else "",
-            ])
+            content = _fit(
+                [
+                    f"{label} that worked in this project: `{cmd}`{where}",
+                    f" — {summary}" if summary else "",
+                    " (it succeeded after the failure was fixed)" if after_fix else "",
+                    " (the user asked for it)" if asked and not after_fix else "",
+                ]
+            )
             anchor = call.turn
-            cand = self._cand("command", content, anchor, s.gpos[call.pos], 0, call.turns(), f"{cmd} {summary}",
-                              "medium", "project")
+            cand = self._cand(
+                "command", content, anchor, s.gpos[call.pos], 0, call.turns(), f"{cmd} {summary}", "medium", "project"
+            )
             cand.hints = [cmd, "Bash"]
             cand.score = score
             cand.link_key = f"{fam}@{call.pos}" if after_fix else None
             cand.domain = _CATEGORY_DOMAIN[cat]
-            cand.families = frozenset(_family_of(seg) for seg in _split_segments(call.command)
-                                      if posixpath.basename(seg[0]) not in _CMD_PREFIX_SKIP)
+            cand.families = frozenset(
+                _family_of(seg)
+                for seg in _split_segments(call.command)
+                if posixpath.basename(seg[0]) not in _CMD_PREFIX_SKIP
+            )
             out.append(cand)
         # one learning per tool: "mix format && mix compile" adds nothing once "mix compile" is kept
         out.sort(key=lambda c: (-c.score, -c.pos))
@@ -1374,11 +1463,24 @@ class HeuristicExtractor:
                 change = "removed " + "; ".join(f"`{_cap(x, 70)}`" for x in removed[:2])
             content = _fit([f"Configuration change in {rel}: {change}", f" — {reason}" if reason else ""])
             turns = [t for c in calls for t in c.turns()]
-            cand = self._cand("configuration", content, first.turn, s.gpos[first.pos], 1, turns,
-                              f"{rel} {' '.join(added[:3])} {reason}", "medium", "project")
+            cand = self._cand(
+                "configuration",
+                content,
+                first.turn,
+                s.gpos[first.pos],
+                1,
+                turns,
+                f"{rel} {' '.join(added[:3])} {reason}",
+                "medium",
+                "project",
+            )
             cand.hints = [rel, first.use.name]
-            cand.score = (1 + (2 if fix_uuids.intersection(first.turn.uuids) else 0) + (1 if reason else 0)
-                          - (0.5 if created else 0))
+            cand.score = (
+                1
+                + (2 if fix_uuids.intersection(first.turn.uuids) else 0)
+                + (1 if reason else 0)
+                - (0.5 if created else 0)
+            )
             out.append(cand)
         return out
 
@@ -1410,8 +1512,12 @@ class HeuristicExtractor:
                 if isinstance(e, dict):
                     pairs.append((str(e.get("old_string") or ""), str(e.get("new_string") or "")))
         else:
-            pairs.append((str(inp.get("old_string") or inp.get("old_str") or ""),
-                          str(inp.get("new_string") or inp.get("new_str") or "")))
+            pairs.append(
+                (
+                    str(inp.get("old_string") or inp.get("old_str") or ""),
+                    str(inp.get("new_string") or inp.get("new_str") or ""),
+                )
+            )
         added: list[str] = []
         removed: list[str] = []
         for old, new in pairs:
@@ -1426,8 +1532,15 @@ class HeuristicExtractor:
 
     @staticmethod
     def _cand(
-        kind: str, content: str, anchor: Turn, pos: int, sub: int, turns: list[Turn], concept_text: str,
-        temporal: str, scope: str,
+        kind: str,
+        content: str,
+        anchor: Turn,
+        pos: int,
+        sub: int,
+        turns: list[Turn],
+        concept_text: str,
+        temporal: str,
+        scope: str,
     ) -> _Cand:
         return _Cand(kind, content, anchor, pos, sub, turns, concept_text=concept_text, temporal=temporal, scope=scope)
 
@@ -1463,8 +1576,15 @@ class HeuristicExtractor:
             base = c.concept_text or c.content
             evidence = [h for h in c.hints if h not in _TOOL_NAMES]
             first_domain = c.domain or infer_domain(base + " " + " ".join(evidence))
-            pad = [d for d in (first_domain if first_domain != "general" else "", c.kind.replace("_", " "),
-                               *[h for h in c.hints if len(h) < 40]) if d]
+            pad = [
+                d
+                for d in (
+                    first_domain if first_domain != "general" else "",
+                    c.kind.replace("_", " "),
+                    *[h for h in c.hints if len(h) < 40],
+                )
+                if d
+            ]
             concepts = extract_concepts(base, evidence, pad=pad)
             concepts_of.append(concepts)
             domains.append(c.domain or infer_domain(base + " " + " ".join(evidence), concepts))

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import nous_assets.capture.redact as redact_module
 from nous_assets.capture.redact import RedactionResult, marker, redact, redact_json, redact_text
 
 _RNG = random.Random(1337)
@@ -192,7 +193,7 @@ def test_all_secrets_in_one_text() -> None:
 
 def test_assignment_keeps_the_name() -> None:
     assert redact("password=hunter2xyz") == "password=[REDACTED:password]"
-    assert redact('export API_KEY="a1b2c3d4e5f6"') == 'export API_KEY="[REDACTED:api_key]"'
+    assert redact('export API_KEY="a1b2c3d4e5f6g7h8"') == 'export API_KEY="[REDACTED:api_key]"'
     assert redact("db:\n  password: s3cr3t-Pa55\n") == "db:\n  password: [REDACTED:password]\n"
     assert redact('{"password": "hunter2xyz"}') == '{"password": "[REDACTED:password]"}'
 
@@ -289,6 +290,30 @@ UNCHANGED = [
     "git push -u origin main",
     "secret_key_base: dev-only-secret-not-for-production-use",
     "ssh -i ~/.ssh/id_ed25519 host",
+    "if token != self._termination_char:",
+    "if inspector_params.token0 == metadata_params.token0:",
+    "elif token == Comment.Special:",
+    '_SEND_MESSAGE_TOKEN = "send_message"',
+    'image_break_token="[IMG_BREAK]", pad_token="__null__"',
+    "entity_mask2_token=entity_mask2_token,",
+    "user = User(username='scolvin', password='password1')",
+    'HEADER_AUTH_KEY = "xet-auth"',
+    'if bearer_token == "databricks-sdk":',
+    "# Cache for the OIDC-exchanged token: re-exchanging on every call would be wasteful",
+    "# First pass: decided_mask==0, every element participates.",
+    "in their original positions--pass `strict=False` to keep them",
+    '"adls.account-key": "azure_storage_account_key",',
+    "t.Token=t.QueryDocumentKeys=t.OperationTypeNode=void 0",
+    'publicKeyToken="1fc8b3b9a1e18e3b"',
+    '"AWS::IAM::AccessKey": "07e165b51798ce89e0a1",',
+    '"Resource": "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbC123"',
+    '"git://[path-to-repo[:]][ref@]path/to/file"',
+    'urlopen("HTTPS://jo%40email.com:a%20secret@host.dev/")',
+    'create_engine("postgresql+psycopg2://scott:tiger@localhost/test")',
+    '"Buffer the body before sending or use bearer authentication."',
+    "did not include a valid Bearer access_token",
+    "For more information, see `Basic Operations for Tables`",
+    'requester_id = "AROA' + "Z3Y4X5W6V7U8T9S0" + '"',  # a role id, not a key id
     # ids and paths
     "session 4d5611e5-241a-462a-8d15-5122611a9569 resumed",
     "commit 8cc42b0bd39d04e71e509d7d58e6782ab435329f",
@@ -503,6 +528,15 @@ def test_long_text_takes_the_ungated_path() -> None:
     assert redact(text) == filler + "SLACK=[REDACTED:slack_token]\n" + filler
 
 
+def test_trigger_gate_never_hides_a_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Short texts skip rules whose trigger substrings are absent; that must never change the result."""
+    texts = [t for _, t, _ in SECRETS] + UNCHANGED + FILLERS
+    gated = [redact_text(t) for t in texts]
+    monkeypatch.setattr(redact_module, "_GATE_BELOW", 0)
+    monkeypatch.setattr(redact_module, "_CACHE_BELOW", 0)
+    assert [redact_text(t) for t in texts] == gated
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_idempotent_on_arbitrary_text(text: str) -> None:
@@ -541,6 +575,10 @@ def test_idempotent_on_mixed_fragments(parts: list[str], sep: str) -> None:
     text = sep.join(parts)
     once = redact(text)
     assert redact(once) == once
+    gated: dict[str, int] = {}
+    ungated: dict[str, int] = {}
+    assert redact_module._run_rules(text, gated, gate=True) == redact_module._run_rules(text, ungated, gate=False)
+    assert gated == ungated
 
 
 SAFE_FILLERS = ["hello world", "see docs/design.md", "```bash", "the end.", "İstanbul", "日本語のテキスト", "{", "}"]

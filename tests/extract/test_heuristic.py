@@ -104,19 +104,23 @@ def of_kind(out: list[dict], kind: str) -> list[dict]:
 
 
 def test_correction_quotes_user_names_context_and_weakens():
-    a1 = assistant("I'll mock the database in these tests with unittest.mock so they run fast.",
-                   edit("/home/dev/proj/tests/test_store.py", "e1"))
+    a1 = assistant(
+        "I'll mock the database in these tests with unittest.mock so they run fast.",
+        edit("/home/dev/proj/tests/test_store.py", "e1"),
+    )
     r1 = result("e1", "The file /home/dev/proj/tests/test_store.py has been updated successfully.")
     u = user("no, don't mock the database in these tests — use a real SQLite file instead")
-    a2 = assistant("You're right — the tests should use a real SQLite file via tmp_path.",
-                   edit("/home/dev/proj/tests/test_store.py", "e2"))
+    a2 = assistant(
+        "You're right — the tests should use a real SQLite file via tmp_path.",
+        edit("/home/dev/proj/tests/test_store.py", "e2"),
+    )
     out = run(a1, r1, u, a2, result("e2", "The file has been updated successfully."))
     corrections = of_kind(out, "correction")
     assert len(corrections) == 1
     c = corrections[0]
     assert c["type"] == "learning"
     assert c["anchor_uuid"] == u.uuid
-    assert c["content"].startswith('User correction: "no, don\'t mock the database in these tests')
+    assert c["content"].startswith("User correction: \"no, don't mock the database in these tests")
     assert "after Claude" in c["content"] and "mock the database" in c["content"]
     assert "Claude then" in c["content"] and "real SQLite file" in c["content"]
     assert c["weakens"] and "mock" in c["weakens"].lower()
@@ -126,10 +130,12 @@ def test_correction_quotes_user_names_context_and_weakens():
 
 
 def test_not_x_but_y_correction_and_rejected_tool_call():
-    a1 = assistant("The failure comes from the migration runner, so I'll rewrite it.",
-                   edit("/home/dev/proj/db/migrate.py", "e1"))
-    rejected = result("e1", "The user doesn't want to proceed with this tool use. The tool use was rejected.",
-                      is_error=True)
+    a1 = assistant(
+        "The failure comes from the migration runner, so I'll rewrite it.", edit("/home/dev/proj/db/migrate.py", "e1")
+    )
+    rejected = result(
+        "e1", "The user doesn't want to proceed with this tool use. The tool use was rejected.", is_error=True
+    )
     u = user("the issue is the formatter, not the migration runner")
     out = run(a1, rejected, u, assistant("Got it, the formatter rewrites the generated files."))
     (c,) = of_kind(out, "correction")
@@ -147,9 +153,11 @@ def test_question_without_pushback_is_not_a_correction():
 
 
 def test_always_never_preferences_are_high_confidence_rules():
-    out = run(user("Always use uv instead of pip for installing packages."),
-              assistant("Noted."),
-              user("From now on, never push directly to the main branch."))
+    out = run(
+        user("Always use uv instead of pip for installing packages."),
+        assistant("Noted."),
+        user("From now on, never push directly to the main branch."),
+    )
     prefs = of_kind(out, "preference")
     assert [p["temporal_confidence"] for p in prefs] == ["high", "high"]
     assert prefs[0]["content"] == 'User preference: "Always use uv instead of pip for installing packages."'
@@ -178,8 +186,10 @@ def test_version_bound_statement_is_low_confidence():
 
 
 def test_decision_after_go_ahead_uses_the_proposal():
-    a = assistant("Readers block while the queue writes. I recommend WAL mode so readers never block.\n\n"
-                  "Should I switch the queue database to SQLite WAL mode?")
+    a = assistant(
+        "Readers block while the queue writes. I recommend WAL mode so readers never block.\n\n"
+        "Should I switch the queue database to SQLite WAL mode?"
+    )
     u = user("go ahead")
     out = run(a, u)
     (d,) = of_kind(out, "decision")
@@ -190,8 +200,10 @@ def test_decision_after_go_ahead_uses_the_proposal():
 
 
 def test_choosing_an_option_is_a_decision():
-    a = assistant("Two ways forward:\n\n**A) Keep the REST API** and add pagination\n"
-                  "**B) Switch to GraphQL** for the dashboard\n\nWhich one?")
+    a = assistant(
+        "Two ways forward:\n\n**A) Keep the REST API** and add pagination\n"
+        "**B) Switch to GraphQL** for the dashboard\n\nWhich one?"
+    )
     out = run(a, user("B"))
     (d,) = of_kind(out, "decision")
     assert "option B" in d["content"] and "Switch to GraphQL" in d["content"]
@@ -214,11 +226,17 @@ def test_lets_use_is_a_decision():
 
 def _error_fix_session() -> tuple[list[Turn], Turn]:
     a1 = assistant("Running the tests.", bash("cd /home/dev/proj && pytest tests/test_api.py 2>&1", "b1"))
-    fail = result("b1", "Exit code 1\n============ FAILURES ============\n"
-                        "E   ModuleNotFoundError: No module named 'httpx'\nFAILED tests/test_api.py::test_get - boom\n"
-                        "1 failed in 0.12s", is_error=True)
-    a2 = assistant("The test client needs httpx, which is missing from the dev dependencies.",
-                   edit("/home/dev/proj/pyproject.toml", "e1", 'dev = ["pytest"]', 'dev = ["pytest", "httpx"]'))
+    fail = result(
+        "b1",
+        "Exit code 1\n============ FAILURES ============\n"
+        "E   ModuleNotFoundError: No module named 'httpx'\nFAILED tests/test_api.py::test_get - boom\n"
+        "1 failed in 0.12s",
+        is_error=True,
+    )
+    a2 = assistant(
+        "The test client needs httpx, which is missing from the dev dependencies.",
+        edit("/home/dev/proj/pyproject.toml", "e1", 'dev = ["pytest"]', 'dev = ["pytest", "httpx"]'),
+    )
     r2 = result("e1", "The file /home/dev/proj/pyproject.toml has been updated successfully.")
     a3 = assistant("", bash("uv sync", "b2"))
     r3 = result("b2", "Resolved 12 packages in 3ms\nInstalled 1 package in 2ms")
@@ -233,8 +251,9 @@ def test_error_then_fix_sequence():
     (fix,) = of_kind(out, "error_fix")
     assert fix["anchor_uuid"] == fail.uuid
     assert fix["type"] == "learning"
-    assert fix["content"].startswith("`pytest tests/test_api.py` failed with \"E   ModuleNotFoundError") or (
-        "ModuleNotFoundError: No module named 'httpx'" in fix["content"])
+    assert fix["content"].startswith('`pytest tests/test_api.py` failed with "E   ModuleNotFoundError') or (
+        "ModuleNotFoundError: No module named 'httpx'" in fix["content"]
+    )
     assert "editing pyproject.toml" in fix["content"] and "`uv sync`" in fix["content"]
     assert "the same command succeeded" in fix["content"]
     assert "missing from the dev dependencies" in fix["content"]
@@ -252,16 +271,24 @@ def test_error_then_fix_sequence():
 
 
 def test_plain_rerun_is_not_an_error_fix():
-    out = run(assistant("", bash("make test", "b1")), result("b1", "Exit code 2\nerror: flaky", is_error=True),
-              assistant("", bash("make test", "b2")), result("b2", "ok"))
+    out = run(
+        assistant("", bash("make test", "b1")),
+        result("b1", "Exit code 2\nerror: flaky", is_error=True),
+        assistant("", bash("make test", "b2")),
+        result("b2", "ok"),
+    )
     assert of_kind(out, "error_fix") == []
 
 
 def test_failure_of_a_different_target_confirms_nothing():
-    out = run(assistant("", bash("npx biome check src/a.ts", "b1")),
-              result("b1", "Exit code 1\n× Unexpected any", is_error=True),
-              assistant("", edit("/home/dev/proj/src/a.ts", "e1")), result("e1", "updated"),
-              assistant("", bash("npx biome check .", "b2")), result("b2", "Checked 3 files in 2ms."))
+    out = run(
+        assistant("", bash("npx biome check src/a.ts", "b1")),
+        result("b1", "Exit code 1\n× Unexpected any", is_error=True),
+        assistant("", edit("/home/dev/proj/src/a.ts", "e1")),
+        result("e1", "updated"),
+        assistant("", bash("npx biome check .", "b2")),
+        result("b2", "Checked 3 files in 2ms."),
+    )
     assert of_kind(out, "error_fix") == []
 
 
@@ -278,8 +305,20 @@ def test_successful_test_command_is_knowledge():
 
 def test_commands_are_deduplicated_and_capped():
     turns: list[Turn] = []
-    for i, cmd in enumerate(["mix test", "mix test test/a_test.exs", "mix compile", "mix format", "mix credo",
-                             "mix deps.get", "mix ecto.migrate", "npm run build", "cargo test", "go test ./..."]):
+    for i, cmd in enumerate(
+        [
+            "mix test",
+            "mix test test/a_test.exs",
+            "mix compile",
+            "mix format",
+            "mix credo",
+            "mix deps.get",
+            "mix ecto.migrate",
+            "npm run build",
+            "cargo test",
+            "go test ./...",
+        ]
+    ):
         turns += [assistant("", bash(cmd, f"b{i}")), result(f"b{i}", "done")]
     out = run(*turns)
     commands = of_kind(out, "command")
@@ -288,8 +327,12 @@ def test_commands_are_deduplicated_and_capped():
 
 
 def test_read_only_commands_are_not_learnings():
-    out = run(assistant("", bash("ls -la", "b1")), result("b1", "total 0"),
-              assistant("", bash("git status", "b2")), result("b2", "clean"))
+    out = run(
+        assistant("", bash("ls -la", "b1")),
+        result("b1", "total 0"),
+        assistant("", bash("git status", "b2")),
+        result("b2", "clean"),
+    )
     assert out == []
 
 
@@ -298,8 +341,9 @@ def test_read_only_commands_are_not_learnings():
 
 
 def test_stated_facts_are_knowledge():
-    out = run(user("Our API runs on port 8080 behind nginx."), assistant("Thanks."),
-              user("I'm using Python 3.12 on macOS."))
+    out = run(
+        user("Our API runs on port 8080 behind nginx."), assistant("Thanks."), user("I'm using Python 3.12 on macOS.")
+    )
     facts = of_kind(out, "fact")
     assert len(facts) == 2
     assert all(f["type"] == "knowledge" for f in facts)
@@ -311,11 +355,19 @@ def test_stated_facts_are_knowledge():
 # what must produce nothing
 
 
-@pytest.mark.parametrize("text", [
-    "ok", "thanks!", "continue", "yes", "/compact", "[Request interrupted by user]",
-    "<system-reminder>Always use tabs. Never use spaces.</system-reminder>",
-    "<task-notification>\n<status>completed</status>\n</task-notification>",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ok",
+        "thanks!",
+        "continue",
+        "yes",
+        "/compact",
+        "[Request interrupted by user]",
+        "<system-reminder>Always use tabs. Never use spaces.</system-reminder>",
+        "<task-notification>\n<status>completed</status>\n</task-notification>",
+    ],
+)
 def test_trivial_messages_produce_nothing(text):
     assert run(assistant("Working on it."), user(text)) == []
 
@@ -331,8 +383,9 @@ def test_generated_user_records_are_not_mined():
 
 def test_acompact_subagent_is_ignored():
     turns = [
-        user("Always use black for formatting. From now on never use tabs.", agent_id="acompact-1f2e",
-             is_sidechain=True),
+        user(
+            "Always use black for formatting. From now on never use tabs.", agent_id="acompact-1f2e", is_sidechain=True
+        ),
         assistant("", bash("pytest", "b1"), agent_id="acompact-1f2e", is_sidechain=True),
         result("b1", "3 passed", agent_id="acompact-1f2e", is_sidechain=True),
     ]
@@ -340,18 +393,26 @@ def test_acompact_subagent_is_ignored():
 
 
 def test_subagent_prompts_are_not_user_speech():
-    out = run(user("I want you to always read every file first.", agent_id="a1b2c3", is_sidechain=True),
-              assistant("Reading.", agent_id="a1b2c3", is_sidechain=True))
+    out = run(
+        user("I want you to always read every file first.", agent_id="a1b2c3", is_sidechain=True),
+        assistant("Reading.", agent_id="a1b2c3", is_sidechain=True),
+    )
     assert out == []
 
 
 def test_thinking_never_leaks():
     secret = "SECRET-THINKING-never-use-pip-zz"
-    a = assistant("I'll add requests with pip install requests.", bash("pip install requests", "b1"),
-                  thinking=f"{secret} The user said always use pip. {secret}")
-    out = run(a, result("b1", "Successfully installed requests-2.32"),
-              user("no, that's wrong: we use uv, not pip"),
-              assistant("You're right.", thinking=secret))
+    a = assistant(
+        "I'll add requests with pip install requests.",
+        bash("pip install requests", "b1"),
+        thinking=f"{secret} The user said always use pip. {secret}",
+    )
+    out = run(
+        a,
+        result("b1", "Successfully installed requests-2.32"),
+        user("no, that's wrong: we use uv, not pip"),
+        assistant("You're right.", thinking=secret),
+    )
     assert out
     blob = json.dumps(out)
     assert secret not in blob
@@ -384,15 +445,18 @@ def test_output_shape_order_and_correction_edges():
     assert [positions[a] for a in anchors] == sorted(positions[a] for a in anchors)
     (c,) = of_kind(out, "correction")
     fix_index = out.index(of_kind(out, "error_fix")[0])
-    assert any(e["target_index"] == fix_index and e["rel_type"] == "relates_to" and 0.3 <= e["weight"] <= 0.9
-               for e in c["edges"])
+    assert any(
+        e["target_index"] == fix_index and e["rel_type"] == "relates_to" and 0.3 <= e["weight"] <= 0.9
+        for e in c["edges"]
+    )
     for i, rec in enumerate(out):
         assert all(e["target_index"] != i and 0 <= e["target_index"] < len(out) for e in rec["edges"])
 
 
 def test_no_duplicates_within_a_batch():
-    out = run(user("Always run ruff before committing."), assistant("Sure."),
-              user("Always run ruff before committing."))
+    out = run(
+        user("Always run ruff before committing."), assistant("Sure."), user("Always run ruff before committing.")
+    )
     assert len(of_kind(out, "preference")) == 1
 
 
@@ -407,11 +471,12 @@ def test_extractor_identity():
 
 
 def test_extract_concepts_basics():
-    concepts = extract_concepts("Run `pytest -q` in tests/test_api.py; the FastAPI app uses SQLAlchemy sessions")
+    text = "Run `pytest -q` in tests/test_api.py; the FastAPI app uses SQLAlchemy sessions"
+    concepts = extract_concepts(text)
     assert 3 <= len(concepts) <= 10
     assert all(c == " ".join(c.lower().split()) for c in concepts)
     assert {"pytest", "fastapi", "sqlalchemy", "python"} <= set(concepts)
-    assert concepts == extract_concepts("Run `pytest -q` in tests/test_api.py; the FastAPI app uses SQLAlchemy sessions")
+    assert concepts == extract_concepts(text)
 
 
 def test_extract_concepts_splits_identifiers_and_pads():
@@ -502,5 +567,6 @@ def test_corpus_never_copies_thinking(corpus):
 def test_corpus_extraction_is_deterministic(corpus):
     again = [(b, HeuristicExtractor().extract(b)) for b, _ in corpus]
     assert [out for _, out in again] == [out for _, out in corpus]
-    assert json.dumps([out for _, out in again], sort_keys=True) == json.dumps([out for _, out in corpus],
-                                                                               sort_keys=True)
+    assert json.dumps([out for _, out in again], sort_keys=True) == json.dumps(
+        [out for _, out in corpus], sort_keys=True
+    )

@@ -1,0 +1,131 @@
+"""Capture benchmark: parser throughput and end-to-end backfill time on a >= 200 MB transcript corpus.
+
+The corpus replicates ``../shared/data/transcripts`` with every uuid rewritten per copy, so copies are
+distinct sessions (nothing is de-duplicated away). Prints each figure and saves them all to
+``benchmarks/results/capture-<time>.json``.
+
+    python benchmarks/bench_capture.py [--target-mb 200] [--workdir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
+UUID_TAIL = re.compile(rb"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{8})[0-9a-f]{4}")
+
+
+def build_corpus(target: Path, target_mb: float) -> tuple[int, int]:
+    """Replicate the shared transcripts under ``target/projects`` until ``target_mb`` is reached."""
+    files = [p for p in sorted(SHARED.rglob("*.jsonl")) if p.name != "sample_hook_logs.jsonl"]
+    payloads = [(p.relative_to(SHARED), p.read_bytes()) for p in files]
+    size = sum(len(b) for _, b in payloads)
+    copies = max(1, int(target_mb * 1e6 // size) + 1)
+    total = 0
+    for i in range(copies):
+        suffix = f"{i:04x}".encode()
+        for rel, data in payloads:
+            out = target / "projects" / f"{rel.parts[0]}-copy{i}" / Path(*rel.parts[1:])
+            out = out.with_name(UUID_TAIL.sub(lambda m, s=suffix: m.group(1) + s, out.name.encode()).decode())
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(UUID_TAIL.sub(lambda m, s=suffix: m.group(1) + s, data))
+            total += len(data)
+    return total, copies * len(payloads)
+
+
+def bench_parse(projects: Path) -> dict:
+    from nous_assets.capture.parser import parse_chunk
+
+    paths = sorted(projects.rglob("*.jsonl"))
+    blobs = [(str(p), p.read_bytes()) for p in paths]
+    size = sum(len(b) for _, b in blobs)
+    turns = 0
+    t = time.perf_counter()
+    for path, data in blobs:
+        turns += len(parse_chunk(data, base_offset=0, path=path, project_id="bench").turns)
+    seconds = time.perf_counter() - t
+    return {"parse_mb": round(size / 1e6, 1), "parse_seconds": round(seconds, 2),
+            "parse_mb_per_s": round(size / 1e6 / seconds, 1), "parse_turns": turns}
+
+
+def bench_backfill(root: Path) -> dict:
+    os.environ.update({
+        "HOME": str(root / "home"),
+        "CLAUDE_CONFIG_DIR": str(root / "home" / ".claude"),
+        "NOUS_DATA_DIR": str(root / "data"),
+        "NOUS_PROJECT_GLOB": str(root / "projects" / "**" / "*.jsonl"),
+    })
+    import dagster as dg
+
+    from nous_assets.defs.backfill import activity_days, run_days
+    from nous_assets.settings import load_settings
+    from nous_assets.store.db import open_db
+
+    settings = load_settings()
+    days = activity_days(settings, date(2020, 1, 1), date(2030, 1, 1))
+    t = time.perf_counter()
+    results = run_days(days, instance=dg.DagsterInstance.ephemeral())
+    seconds = time.perf_counter() - t
+    conn = open_db(settings.db_path)
+    sessions = conn.execute(
+        "SELECT count(DISTINCT session_id) FROM learning_events WHERE event_type = 'LearningExtracted'"
+    ).fetchone()[0]
+    memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    conn.close()
+    t2 = time.perf_counter()
+    again = run_days(days, instance=dg.DagsterInstance.ephemeral())
+    rerun = time.perf_counter() - t2
+    return {
+        "backfill_days": len(days),
+        "backfill_failed_days": sum(not r.success for r in results + again),
+        "backfill_seconds": round(seconds, 1),
+        "backfill_turns": sum(r.turns for r in results),
+        "backfill_learnings": sum(r.learnings for r in results),
+        "backfill_sessions_with_learnings": sessions,
+        "backfill_memories": memories,
+        "backfill_rerun_seconds_noop": round(rerun, 1),
+        "backfill_rerun_new_learnings": sum(r.learnings for r in again),
+        "backfill_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--target-mb", type=float, default=200)
+    parser.add_argument("--workdir")
+    args = parser.parse_args()
+    root = Path(args.workdir or tempfile.mkdtemp(prefix="nous-capture-bench-"))
+    shutil.rmtree(root / "projects", ignore_errors=True)
+    shutil.rmtree(root / "data", ignore_errors=True)
+    corpus_bytes, files = build_corpus(root, args.target_mb)
+    results = {
+        "benchmark": "capture",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "host": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()},
+        "corpus_mb": round(corpus_bytes / 1e6, 1),
+        "corpus_files": files,
+    }
+    print(f"{'corpus_mb':40} {results['corpus_mb']}\n{'corpus_files':40} {files}")
+    for figures in (bench_parse(root / "projects"), bench_backfill(root)):
+        results.update(figures)
+        for key, value in figures.items():
+            print(f"{key:40} {value}")
+    out_dir = Path(__file__).parent / "results"
+    out_dir.mkdir(exist_ok=True)
+    path = out_dir / f"capture-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(results, indent=2))
+    print(f"saved {path}")
+
+
+if __name__ == "__main__":
+    main()
