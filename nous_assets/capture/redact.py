@@ -9,12 +9,15 @@ How it is tuned:
 
 * Provider tokens with a fixed prefix and shape (``sk-ant-``, ``ghp_``, ``AKIA``...) favour recall: they are
   redacted wherever they appear, unless the value is an obvious placeholder (``xxxx``, ``EXAMPLE``...).
-* Generic ``NAME=value`` assignments favour precision, because code and prose are full of ``password``
-  and ``token``: the value must be 8+ characters, not a placeholder or an environment reference
-  (``${VAR}``, ``os.environ[...]``), and, when unquoted, not a bare identifier (``password=password``).
+* Generic ``NAME=value`` assignments (shell, YAML, JSON, code, CLI flags) favour precision, because code and
+  prose are full of ``password`` and ``token``: the value must be 8+ characters and look like a secret (a
+  digit or a symbol, or random-looking base64), not a placeholder or a reference (``your-key-here``,
+  ``${VAR}``, ``os.environ[...]``), not a word or identifier (``send_message``, ``hashedPassword``), and
+  not an expression (``token == Literal``, ``get_token()``).
 * Only the secret is replaced (``password=[REDACTED:password]``, ``postgres://user:[REDACTED:url_password]@host``)
   so a memory still says *what* was configured without saying the secret.
-* ``<private>...</private>`` is the user's opt-out marker: the whole block goes, content and tags.
+* ``<private>...</private>`` is the user's opt-out marker: the whole block goes, content and tags (an
+  unclosed tag hides the rest of the string; a tag in backticks is a mention and is kept).
 * Markers (``[REDACTED:<kind>]``) are never matched again, so :func:`redact` is idempotent.
 
 Use :func:`redact_json` on parsed transcript records (it also blanks values under secret-named keys);
@@ -67,13 +70,12 @@ _PLACEHOLDER = re.compile(
     ^\$ | \$\{ | \$\( | \{\{ | \{% | %\( | %s | <[^<>]*> | ^< | >$
     | x{3} | \*{3} | \.{3} | \u2026
     | your | example | dummy | sample | fake | placeholder | redacted | change[-_ ]?me | replace | todo
-    | [-_]here\b | os\.environ | process\.env | getenv | \benv\b
+    | [-_]here\b | os\.environ | process\.env | getenv | \benv[.\[(]
     | ^(?:none|null|nil|undefined|true|false|string|str|required|optional|secret|password|token)$
     | (.)\1{5,}
     """
 )
 _KEYWORD_IN_VALUE = re.compile(r"(?i)pass(?:word|wd)|secret|token|api[_-]?key|credential|private[_-]?key")
-_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
 # A file path (two slashes or an extension); base64 may start with "/" too, but then rarely looks like this.
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@-]*(?:/[\w.@-]*)+|(?:~|\.{1,2})?/[\w@-]+\.\w{1,5}")
@@ -152,11 +154,10 @@ def _generic_check(value: str, m: re.Match[str]) -> bool:
         return False
     if not quoted and op == ":" and m.string[m.start() : m.end("kw")] in ("pass", "pwd"):
         return False
+    # An ARN or a type name is not an assignment: arn:aws:secretsmanager:...:secret:x, AWS::IAM::AccessKey.
     name_start = _name_start(m)
     if _NAMESPACED.search(m.string, max(0, name_start - 200), name_start):
-        return (
-            False  # an ARN or a type name, not an assignment: arn:aws:secretsmanager:...:secret:x, AWS::IAM::AccessKey
-        )
+        return False
     return _plausible_secret(value, quoted)
 
 
@@ -304,7 +305,7 @@ class _Rule:
     pattern: re.Pattern[str]
     pattern_ci: re.Pattern[str] | None  # on_lower rules: the same pattern with IGNORECASE, for the fallback
     triggers: tuple[str, ...]  # any match contains one of these (lower case for on_lower rules)
-    alts: tuple[tuple[str | None, _Alt], ...]  # (name of the group wrapping the alternative, alternative)
+    alts: tuple[tuple[str | None, _Alt], ...]  # (name of the empty group marking the alternative, alternative)
 
 
 def _rule(
@@ -383,8 +384,14 @@ def _pem_check(_value: str, m: re.Match[str]) -> bool:
 
 
 _RULES: tuple[_Rule, ...] = (
-    # The user's opt-out marker; an unclosed tag hides the rest of the text (privacy first).
-    _rule(("<private>",), _Alt(r"<private>.*?(?:</private>|\Z)", "private", (), None), on_lower=True, dotall=True),
+    # The user's opt-out marker; an unclosed tag hides the rest of the text (privacy first). A tag in
+    # backticks is someone talking about the feature ("wrap it in `<private>`"), not using it.
+    _rule(
+        ("<private>",),
+        _Alt(r"<private>(?!`).*?(?:</private>|\Z)", "private", (), None, not_after="`"),
+        on_lower=True,
+        dotall=True,
+    ),
     _rule(
         ("-----BEGIN",),
         # PEM private keys, multi-line or JSON-escaped; truncated ones (no END line) too.

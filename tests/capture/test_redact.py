@@ -379,6 +379,11 @@ def test_unclosed_private_tag_hides_the_rest() -> None:
     assert redact("public part <private>the rest is private") == "public part [REDACTED:private]"
 
 
+def test_private_tag_in_backticks_is_a_mention() -> None:
+    text = "Wrap anything sensitive in `<private>` and `</private>`; Nous drops it before storing."
+    assert redact(text) == text
+
+
 # ---------------------------------------------------------------------------------------------------------
 # PEM keys
 
