@@ -632,24 +632,24 @@ def _cuts_marker(text: str, start: int, end: int) -> bool:
 
 
 def _run_rules(text: str, counts: dict[str, int], gate: bool | None = None) -> str:
+    """Apply every rule in order; ``gate`` (default: for short texts) skips rules whose triggers are absent."""
     low = text.lower()
     if gate is None:
         gate = len(text) < _GATE_BELOW
     for rule in _RULES:
-        ci = rule.pattern_ci is not None
         if gate:
-            subject = low if ci else text
+            subject = text if rule.pattern_ci is None else low
             for trigger in rule.triggers:
                 if trigger in subject:
                     break
             else:
                 continue
-        if not ci:
+        if rule.pattern_ci is None:
             new = _apply(rule, text, text, rule.pattern, counts)
         elif len(low) == len(text):
             new = _apply(rule, text, low, rule.pattern, counts)
         else:  # lowering changed offsets (e.g. "İ"): match case-insensitively on the text itself
-            new = _apply(rule, text, text, rule.pattern_ci, counts)  # type: ignore[arg-type]
+            new = _apply(rule, text, text, rule.pattern_ci, counts)
         if new is not text:
             text = new
             low = text.lower()
@@ -663,6 +663,7 @@ def _run_rules_cached(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
 
 
 def _redact_into(text: str, counts: dict[str, int]) -> str:
+    """Redact ``text``, adding to ``counts``; nothing shorter than 8 characters can hold a secret."""
     if len(text) < 8:
         return text
     if len(text) >= _CACHE_BELOW:
@@ -721,6 +722,7 @@ def _walk(obj: Any, counts: dict[str, int]) -> Any:
 
 
 def _blankable(value: str) -> bool:
+    """A value under a secret-named key is blanked unless it is empty, a placeholder or already a marker."""
     stripped = value.strip()
     if not stripped or _is_placeholder(stripped):
         return False

