@@ -13,7 +13,7 @@ import math
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -74,9 +74,12 @@ class LearningEvent:
     event_uuid: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """An event as persisted: canonical times, parsed payload and clock, and its ``event_id``."""
+class StoredEvent(NamedTuple):
+    """An event as persisted: canonical times, parsed payload and its ``event_id``.
+
+    A NamedTuple rather than a frozen dataclass: replay builds a million of these, and tuple
+    construction is several times cheaper than a frozen dataclass ``__init__``.
+    """
 
     event_id: int
     event_uuid: str
@@ -283,6 +286,11 @@ def prepare(event: LearningEvent) -> dict[str, Any]:
     }
 
 
+def tuple_to_event(r: tuple) -> StoredEvent:
+    """Fast path for replay: a plain ``SELECT *`` tuple (table column order matches the fields)."""
+    return _make_event((*r[:10], orjson.loads(r[10]), *r[11:]))
+
+
 def row_to_event(row: Any) -> StoredEvent:
     return StoredEvent(
         event_id=row["event_id"],
@@ -301,6 +309,9 @@ def row_to_event(row: Any) -> StoredEvent:
         project_id=row["project_id"],
         source=row["source"],
     )
+
+
+_make_event = StoredEvent._make
 
 
 class EventStore:
@@ -427,14 +438,16 @@ class EventStore:
     ) -> Iterator[list[StoredEvent]]:
         last = from_id
         upper = to_id if to_id is not None else self.last_event_id()
+        cursor = self.conn.cursor()
+        cursor.row_factory = None  # plain tuples: half the cost of sqlite3.Row on a million events
         while last < upper:
-            rows = self.conn.execute(
+            rows = cursor.execute(
                 "SELECT * FROM learning_events WHERE event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?",
                 (last, upper, batch_size),
             ).fetchall()
             if not rows:
                 return
-            batch = [row_to_event(r) for r in rows]
+            batch = [tuple_to_event(r) for r in rows]
             last = batch[-1].event_id
             yield batch
 

@@ -108,8 +108,9 @@ class Projection:
     learning id so edges can be resolved without loading whole rows.
     """
 
-    def __init__(self, policy: Policy | None = None) -> None:
+    def __init__(self, policy: Policy | None = None, *, track_changes: bool = True) -> None:
         self.policy = policy or Policy()
+        self.track_changes = track_changes  # incremental writes need per-batch deltas; full replays do not
         self.memories: dict[str, Memory | None] = {}
         self.known_lids: dict[str, int] = {}
         self.known_ids: set[int] = set()
@@ -193,40 +194,44 @@ class Projection:
         self.touched.add(lid)
 
     def _union_concepts(self, mem: Memory, raw: Iterable[str]) -> None:
-        for concept in raw:
-            norm = normalize_concept(concept)
-            if norm and norm not in mem.concepts:
-                mem.concepts.add(norm)
-                self.new_concepts.setdefault(mem.learning_id, set()).add(norm)
+        if not raw:
+            return
+        new = {normalize_concept(c) for c in raw} - mem.concepts
+        new.discard("")
+        if new:
+            mem.concepts |= new
+            if self.track_changes:
+                self.new_concepts.setdefault(mem.learning_id, set()).update(new)
 
     def _extracted(self, ev: StoredEvent) -> None:
         payload = ev.payload
         lid = ev.learning_id
         mem = self.memories.get(lid)
         if mem is None:
-            mem = Memory(
-                id=ev.event_id,
-                learning_id=lid,
-                content=payload["content"],
-                type=payload.get("type", "learning"),
-                kind=payload.get("kind"),
-                domain=payload.get("domain"),
-                scope=payload.get("scope", "project"),
-                project_id=ev.project_id,
-                source_session=ev.session_id,
-                reinforcement_score=self.policy.initial_reinforcement,
-                created_at=ev.transaction_time,
-                accessed_at=None,
-                valid_from=ev.valid_from,
-                valid_until=ev.valid_until,
-                temporal_confidence=payload.get("temporal_confidence", "medium"),
-                validated_at=None,
-                superseded_by=None,
-                contradiction_count=0,
-                vector_clock_json=ev.vector_clock_json,  # canonical: validated on append
-                extractor_version=payload["extractor_version"],
-                provenance_json=_provenance(payload),
-                last_event_id=ev.event_id,
+            get = payload.get
+            mem = Memory(  # positional, in MEMORY_COLUMNS order (hot path of a full replay)
+                ev.event_id,
+                lid,
+                payload["content"],
+                get("type", "learning"),
+                get("kind"),
+                get("domain"),
+                get("scope", "project"),
+                ev.project_id,
+                ev.session_id,
+                self.policy.initial_reinforcement,
+                ev.transaction_time,
+                None,  # accessed_at
+                ev.valid_from,
+                ev.valid_until,
+                get("temporal_confidence", "medium"),
+                None,  # validated_at
+                None,  # superseded_by
+                0,  # contradiction_count
+                ev.vector_clock_json,  # canonical: validated on append
+                payload["extractor_version"],
+                _provenance(payload),
+                ev.event_id,
             )
             self.memories[lid] = mem
             self.by_id[mem.id] = lid

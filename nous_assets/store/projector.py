@@ -199,23 +199,70 @@ def reset_projection(conn: Connection) -> None:
         set_checkpoint(conn, 0)
 
 
+_SECONDARY_INDEXES = ("memories", "concepts", "edges")
+
+
+def _bulk_write(conn: Connection, state: Projection) -> None:
+    """Write a whole in-memory projection into empty tables, secondary indexes rebuilt once at the end.
+
+    Appending rows in key order and sorting each index once is several times faster than
+    maintaining every index row by row, which is what makes a 1M-event replay fit in a minute.
+    """
+    indexes = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN "
+        f"({','.join('?' * len(_SECONDARY_INDEXES))})",
+        _SECONDARY_INDEXES,
+    ).fetchall()
+    for name, _ in indexes:
+        conn.execute(f'DROP INDEX "{name}"')
+    active = state.active()
+    conn.executemany(
+        f"INSERT INTO memories({', '.join(MEMORY_COLUMNS)}) VALUES ({', '.join('?' * len(MEMORY_COLUMNS))})",
+        (m.row() for m in active),
+    )
+    conn.executemany(
+        "INSERT INTO concepts(memory_id, concept) VALUES (?, ?)",
+        ((m.id, c) for m in active for c in sorted(m.concepts)),
+    )
+    conn.executemany(
+        "INSERT INTO edges(source_id, target_id, rel_type, weight, origin, created_at) VALUES (?, ?, ?, ?, 'event', ?)",
+        ((s, t, r, w, created) for (s, t, r), (w, created) in sorted(state.live_edges().items())),
+    )
+    conn.executemany(
+        "INSERT INTO memories_fts(rowid, content, concepts) VALUES (?, ?, ?)",
+        ((m.id, m.content, fts_concepts(m.concepts)) for m in active),
+    )
+    for _, sql in indexes:
+        conn.execute(sql)
+
+
 def rebuild(
     conn: Connection,
     *,
     policy: Policy | None = None,
-    batch_size: int = DEFAULT_BATCH,
+    batch_size: int = 50_000,
     progress: Callable[[ProjectionStats], None] | None = None,
 ) -> ProjectionStats:
-    """Full replay from event 0, atomically: readers see the old projection until it commits."""
+    """Full replay from event 0 in memory, written in one transaction: readers see the old projection
+    until it commits. Uses the same :class:`Projection` semantics as the incremental path."""
+    stats = ProjectionStats()
+    state = Projection(policy, track_changes=False)
+    conn.execute("PRAGMA temp_store = MEMORY")  # index builds sort in memory, not in temp files
     with atomic(conn):
         reset_projection(conn)
-        stats = project(conn, policy=policy, batch_size=batch_size, progress=progress, maintain_fts=False)
-        conn.execute(
-            "INSERT INTO memories_fts(rowid, content, concepts) "
-            "SELECT m.id, m.content, coalesce((SELECT group_concat(concept, ' | ') FROM "
-            "(SELECT concept FROM concepts c WHERE c.memory_id = m.id ORDER BY concept)), '') FROM memories m"
-        )
-        return stats
+        for batch in EventStore(conn).replay_batches(0, batch_size=batch_size):
+            state.apply_all(batch)
+            stats.events += len(batch)
+            stats.batches += 1
+            stats.last_event_id = batch[-1].event_id
+            if progress:
+                progress(stats)
+        _bulk_write(conn, state)
+        set_checkpoint(conn, stats.last_event_id)
+    stats.upserted = sum(1 for m in state.memories.values() if m is not None)
+    stats.deleted = len(state.deleted_ids)
+    stats.orphans = state.orphans
+    return stats
 
 
 # -- verification ----------------------------------------------------------------------------

@@ -52,7 +52,7 @@ END;
 -- so a full replay reproduces the same ids.
 CREATE TABLE memories (
     id INTEGER PRIMARY KEY,
-    learning_id TEXT NOT NULL UNIQUE,
+    learning_id TEXT NOT NULL,
     content TEXT NOT NULL,
     type TEXT NOT NULL CHECK (type IN ('learning', 'knowledge')),
     kind TEXT,
@@ -75,6 +75,8 @@ CREATE TABLE memories (
     last_event_id INTEGER NOT NULL,
     CHECK (valid_until IS NULL OR valid_from IS NULL OR valid_until >= valid_from)
 );
+-- a named unique index (not an inline UNIQUE) so a full replay can drop it and build it once, sorted
+CREATE UNIQUE INDEX idx_memories_learning ON memories(learning_id);
 CREATE INDEX idx_memories_project ON memories(project_id, scope);
 CREATE INDEX idx_memories_valid ON memories(valid_from, valid_until);
 
