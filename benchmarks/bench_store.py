@@ -24,7 +24,11 @@ from nous_assets.store.db import open_db
 from nous_assets.store.events import EventStore, LearningEvent
 from nous_assets.store.projector import project, rebuild
 
-WORDS = ["sqlite", "python", "react", "hooks", "docker", "compose", "pytest", "fixture", "migration", "schema", "index", "query", "cache", "vector", "embedding", "dagster", "sensor", "partition", "backfill", "parser", "transcript", "hook", "latency", "budget", "redaction", "token", "secret", "config", "settings", "cli", "flag", "branch", "commit", "rebase", "merge", "lint", "ruff", "typing", "protocol"]
+WORDS = (
+    "sqlite python react hooks docker compose pytest fixture migration schema index query cache "
+    "vector embedding dagster sensor partition backfill parser transcript hook latency budget redaction token "
+    "secret config settings cli flag branch commit rebase merge lint ruff typing protocol"
+).split()
 
 
 class EventGenerator:
