@@ -42,6 +42,41 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
+class ScoringWeights:
+    """The spec's seven-dimension weights (sum 1.0 by default); config ``retrieve.weights``."""
+
+    text: float = 0.15
+    concept: float = 0.15
+    vector: float = 0.15
+    graph: float = 0.15
+    reinforce: float = 0.15
+    temporal: float = 0.15
+    recency: float = 0.10
+
+
+@dataclass(frozen=True)
+class RetrieveSettings:
+    """config ``retrieve``: fusion mode, weights, RRF constant, MMR trade-off, result size."""
+
+    mode: str = "weighted"  # weighted | rrf
+    weights: ScoringWeights = field(default_factory=ScoringWeights)
+    rrf_k: int = 60
+    mmr_lambda: float = 0.7
+    top_k: int = 12
+    candidates: int = 200
+
+
+@dataclass(frozen=True)
+class EmbedSettings:
+    """config ``embed``: provider (local MiniLM or OpenAI), model, dimensions, batch size."""
+
+    provider: str = "local"  # local | openai
+    model: str = "all-MiniLM-L6-v2"
+    dimensions: int = 384
+    batch_size: int = 64
+
+
+@dataclass(frozen=True)
 class Settings:
     claude_config_dir: Path
     data_dir: Path
@@ -61,6 +96,8 @@ class Settings:
     claude_bin: str = "claude"
     claude_model: str = "sonnet"
     llm_timeout_seconds: float = 120.0
+    retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
+    embed: EmbedSettings = field(default_factory=EmbedSettings)
 
     @property
     def lake_dir(self) -> Path:
@@ -122,7 +159,7 @@ def _read_config(path: Path) -> dict[str, Any]:
     return data
 
 
-_TOP_LEVEL_KEYS = {"thresholds", "partition_start", "extractor", "opt_out_projects", "extract", "embed", "retrieve"}
+_TOP_LEVEL_KEYS = {"thresholds", "partition_start", "extractor", "opt_out_projects", "embed", "retrieve"}
 
 
 def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
@@ -148,6 +185,30 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
     if thresholds.queue_max_attempts < 1:
         raise ConfigError(f"{path}: key 'thresholds.queue_max_attempts' must be >= 1")
     return thresholds
+
+
+def _parse_section(path: Path, name: str, raw: Any, cls: type, nested: dict[str, type] | None = None) -> Any:
+    """A flat typed section of config.json: known keys only, values of the default's type."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: key {name!r} must be an object, got {type(raw).__name__}")
+    defaults = cls()
+    known = {f.name for f in fields(cls)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise ConfigError(f"{path}: unknown key '{name}.{key}' (known: {', '.join(sorted(known))})")
+        default = getattr(defaults, key)
+        if nested and key in nested:
+            values[key] = _parse_section(path, f"{name}.{key}", value, nested[key])
+        elif isinstance(default, str):
+            if not isinstance(value, str):
+                raise ConfigError(f"{path}: key '{name}.{key}' must be a string, got {value!r}")
+            values[key] = value
+        else:
+            values[key] = _check_number(path, f"{name}.{key}", value, int if isinstance(default, int) else float)
+            if values[key] < 0:
+                raise ConfigError(f"{path}: key '{name}.{key}' must not be negative")
+    return replace(defaults, **values)
 
 
 def load_settings(env: dict[str, str] | None = None) -> Settings:
@@ -176,6 +237,19 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     extractor = env.get("NOUS_EXTRACTOR") or raw.get("extractor", "heuristic")
     if extractor not in {"heuristic", "claude", "openai"}:
         raise ConfigError(f"{config_path}: key 'extractor' must be heuristic, claude or openai, got {extractor!r}")
+    retrieve = _parse_section(config_path, "retrieve", raw.get("retrieve", {}), RetrieveSettings,
+                              {"weights": ScoringWeights})
+    if retrieve.mode not in ("weighted", "rrf"):
+        raise ConfigError(f"{config_path}: key 'retrieve.mode' must be weighted or rrf, got {retrieve.mode!r}")
+    if not 0 <= retrieve.mmr_lambda <= 1:
+        raise ConfigError(f"{config_path}: key 'retrieve.mmr_lambda' must be in [0, 1]")
+    embed = _parse_section(config_path, "embed", raw.get("embed", {}), EmbedSettings)
+    if env.get("NOUS_EMBED_PROVIDER"):
+        embed = replace(embed, provider=env["NOUS_EMBED_PROVIDER"])
+    if embed.provider not in ("local", "openai"):
+        raise ConfigError(f"{config_path}: key 'embed.provider' must be local or openai, got {embed.provider!r}")
+    if embed.dimensions < 1 or embed.batch_size < 1:
+        raise ConfigError(f"{config_path}: keys 'embed.dimensions' and 'embed.batch_size' must be positive")
     opt_out = raw.get("opt_out_projects", [])
     if not isinstance(opt_out, list) or not all(isinstance(p, str) for p in opt_out):
         raise ConfigError(f"{config_path}: key 'opt_out_projects' must be a list of project ids")
@@ -198,4 +272,6 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         openai_model=env.get("NOUS_OPENAI_MODEL") or "gpt-4o-mini",
         claude_bin=env.get("NOUS_CLAUDE_BIN") or "claude",
         claude_model=env.get("NOUS_CLAUDE_MODEL") or "sonnet",
+        retrieve=retrieve,
+        embed=embed,
     )

@@ -77,3 +77,29 @@ def test_malformed_config_names_file_and_key(tmp_path, text, fragment):
 def test_bad_boolean_env_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="NOUS_ENABLE_USERPROMPTSUBMIT"):
         load_settings({"HOME": str(tmp_path), "NOUS_ENABLE_USERPROMPTSUBMIT": "maybe"})
+
+
+def test_retrieve_and_embed_sections(tmp_path):
+    env = _with_config(
+        tmp_path,
+        json.dumps({"retrieve": {"mode": "rrf", "weights": {"vector": 0.3}, "top_k": 8},
+                    "embed": {"provider": "openai", "dimensions": 512}}),
+    )
+    s = load_settings(env)
+    assert s.retrieve.mode == "rrf" and s.retrieve.weights.vector == 0.3 and s.retrieve.weights.text == 0.15
+    assert s.retrieve.top_k == 8 and s.embed.provider == "openai" and s.embed.dimensions == 512
+
+
+@pytest.mark.parametrize(
+    ("section", "fragment"),
+    [
+        ({"retrieve": {"mode": "magic"}}, "'retrieve.mode'"),
+        ({"retrieve": {"weights": {"vibes": 1}}}, "unknown key 'retrieve.weights.vibes'"),
+        ({"retrieve": {"weights": {"text": "high"}}}, "'retrieve.weights.text' must be a number"),
+        ({"embed": {"provider": "cloud"}}, "'embed.provider'"),
+        ({"embed": {"dimensions": 0}}, "embed.dimensions"),
+    ],
+)
+def test_bad_retrieve_or_embed_config(tmp_path, section, fragment):
+    with pytest.raises(ConfigError, match=fragment.replace("(", r"\(").replace(".", r"\.")):
+        load_settings(_with_config(tmp_path, json.dumps(section)))
