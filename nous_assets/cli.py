@@ -346,6 +346,40 @@ def cmd_queue(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.reconcile.outcomes import feedback_event
+    from nous_assets.store.projector import project
+
+    conn = _open(settings)
+    try:
+        try:
+            event = feedback_event(
+                conn, args.memory_id, args.signal, session_id=args.session, thresholds=settings.thresholds
+            )
+        except LookupError as exc:
+            raise NousError(str(exc)) from None
+        project(conn, policy=_policy(settings))
+        score = conn.execute("SELECT reinforcement_score FROM memories WHERE id = ?", (args.memory_id,)).fetchone()
+    finally:
+        conn.close()
+    what = f"{event.event_type} (event #{event.event_id})" if event else "logged (no score change)"
+    print(f"memory #{args.memory_id}: {args.signal} -> {what}; reinforcement now {score[0]:.2f}")
+    return 0
+
+
+def cmd_hooks(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.hooks import default_settings_path, install_hooks, uninstall_hooks
+
+    path = default_settings_path(settings, Path(args.project) if args.project else None)
+    if args.action == "install":
+        report = install_hooks(path, sys.executable, with_prompt_hook=args.with_prompt_hook)
+        print(f"installed Nous hooks in {path}: {report}")
+    else:
+        removed = uninstall_hooks(path)
+        print(f"removed {removed} Nous hook entr{'y' if removed == 1 else 'ies'} from {path}")
+    return 0
+
+
 DEMO_DIR = Path(__file__).resolve().parent / "demo" / "projects"
 
 
@@ -385,8 +419,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     target = ["-w", str(workspace)] if workspace.exists() else ["-m", "nous_assets.definitions"]
     dagster = Path(sys.executable).parent / "dagster"
     command = [str(dagster), "dev", *target, "-h", args.host, "-p", str(args.port)]
-    print(f"starting Dagster (DAGSTER_HOME={home}); UI at http://{args.host}:{args.port}  — Ctrl-C to stop",
-          flush=True)
+    print(f"starting Dagster (DAGSTER_HOME={home}); UI at http://{args.host}:{args.port}  — Ctrl-C to stop", flush=True)
     proc = subprocess.Popen(command, cwd=workspace.parent if workspace.exists() else None)
     try:
         return proc.wait()
@@ -480,12 +513,39 @@ def build_parser() -> argparse.ArgumentParser:
         "LearningExtracted events (idempotent; bad lines quarantined).",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="legacy JSONL files")
-    p = add("run", cmd_run, "The main job: init, backfill recent transcripts (or the shipped demo corpus when "
-            "there are none), then serve the Dagster UI and daemon on 127.0.0.1 with the watch sensor on.")
+    p = add(
+        "run",
+        cmd_run,
+        "The main job: init, backfill recent transcripts (or the shipped demo corpus when "
+        "there are none), then serve the Dagster UI and daemon on 127.0.0.1 with the watch sensor on.",
+    )
     p.add_argument("--since", default="90d", help="history to backfill first (default 90d)")
     p.add_argument("--host", default="127.0.0.1", help="UI bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=3000, help="UI port (default 3000)")
     p.add_argument("--no-serve", action="store_true", help="stop after the backfill")
+    p = add(
+        "feedback",
+        cmd_feedback,
+        "Tell Nous whether an injected memory helped: useful (+0.1), corrected (-0.2) or ignored (no change).",
+    )
+    p.add_argument("memory_id", type=int, help="the #id shown in injected context, `nous memories` or `nous search`")
+    p.add_argument("signal", choices=["useful", "corrected", "ignored"])
+    p.add_argument("--session", help="session the feedback is about (makes the vote idempotent per session)")
+    p = add(
+        "hooks",
+        cmd_hooks,
+        "Install or remove the Nous hooks (SessionStart, Stop, PreCompact) in Claude Code's "
+        "settings.json (backup first, idempotent, other hooks untouched).",
+    )
+    p.add_argument("action", choices=["install", "uninstall"])
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="$CLAUDE_CONFIG_DIR/settings.json (default)")
+    where.add_argument("--project", metavar="DIR", help="DIR/.claude/settings.json")
+    p.add_argument(
+        "--with-prompt-hook",
+        action="store_true",
+        help="also install UserPromptSubmit (only active with NOUS_ENABLE_USERPROMPTSUBMIT=true)",
+    )
     p = add("queue", cmd_queue, "Show the ingest queue (failed and dead-lettered items with their errors).")
     p.add_argument("--retry-dead", action="store_true", help="move dead-lettered items back to pending")
     return parser

@@ -1,0 +1,163 @@
+"""The reinforcement loop: injected memories + what happened in the session -> events.
+
+Spec "Reinforcement Loop": a memory injected into a session that then went well is reinforced
+(+0.1); one injected into a session where the user corrected something it is about is weakened
+(-0.2); a memory the session never touched changes nothing. "Touched" and "about" are judged by
+concept overlap with the session's later turns and corrections. Explicit ``nous feedback`` goes
+through :func:`feedback_event`. Every outcome is evaluated once (``access_log.was_useful`` is set),
+and its event key derives from the access row, so re-running never double-counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from nous_assets.settings import Thresholds
+from nous_assets.store.db import Connection, atomic
+from nous_assets.store.events import EventStore, LearningEvent
+from nous_assets.timeutil import now_iso
+
+SIGNALS = ("useful", "corrected", "ignored")
+_WORD = re.compile(r"[a-z][a-z0-9_.+#-]{1,}")
+
+
+@dataclass
+class OutcomeStats:
+    evaluated: int = 0
+    reinforced: int = 0
+    weakened: int = 0
+    untouched: int = 0
+    spooled: int = 0
+
+
+def ingest_access_spool(conn: Connection, spool: Path) -> int:
+    """Move access records the hook could not write (db busy) from its spool file into access_log."""
+    if not spool.exists():
+        return 0
+    work = spool.with_suffix(".ingesting")
+    spool.replace(work)
+    rows = []
+    for line in work.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            rec = json.loads(line)
+            for mid in rec["memory_ids"]:
+                rows.append(
+                    (
+                        int(mid),
+                        str(rec["session_id"]),
+                        rec.get("project_id"),
+                        rec.get("source", "hook"),
+                        str(rec["accessed_at"]),
+                    )
+                )
+        except (ValueError, KeyError, TypeError):
+            continue  # a torn line from a killed hook: nothing to recover
+    with atomic(conn):
+        conn.executemany(
+            "INSERT INTO access_log(memory_id, session_id, project_id, source, accessed_at) VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
+    work.unlink()
+    return len(rows)
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def evaluate_sessions(
+    conn: Connection, session_texts: dict[str, str], corrections: dict[str, str], thresholds: Thresholds | None = None
+) -> OutcomeStats:
+    """Judge pending accesses for the sessions whose later turns are known.
+
+    ``session_texts``: session id -> the text of its turns (what the session talked about);
+    ``corrections``: session id -> the text of user corrections in it.
+    """
+    t = thresholds or Thresholds()
+    stats = OutcomeStats()
+    if not session_texts:
+        return stats
+    marks = ",".join("?" * len(session_texts))
+    pending = conn.execute(
+        f"SELECT a.id, a.memory_id, a.session_id, m.learning_id, m.project_id FROM access_log a "
+        f"JOIN memories m ON m.id = a.memory_id WHERE a.was_useful IS NULL AND a.session_id IN ({marks})",
+        sorted(session_texts),
+    ).fetchall()
+    events, verdicts = [], []
+    for access_id, memory_id, session, learning_id, project in pending:
+        concepts = {r[0] for r in conn.execute("SELECT concept FROM concepts WHERE memory_id = ?", (memory_id,))}
+        terms = set().union(*(_words(c) for c in concepts)) if concepts else set()
+        touched = len(terms & _words(session_texts[session])) >= 2
+        corrected = touched and len(terms & _words(corrections.get(session, ""))) >= 2
+        stats.evaluated += 1
+        if not touched:
+            stats.untouched += 1
+            verdicts.append((0, access_id))
+            continue
+        kind, delta = ("LearningWeakened", t.weaken_delta) if corrected else ("LearningReinforced", t.reinforce_delta)
+        stats.weakened += corrected
+        stats.reinforced += not corrected
+        verdicts.append((0 if corrected else 1, access_id))
+        key = hashlib.sha256(f"outcome:{access_id}:{memory_id}:{session}".encode()).hexdigest()
+        events.append(
+            LearningEvent(
+                kind,
+                learning_id,
+                {"reinforcement_delta": delta, "reason": "session_outcome", "session": session},
+                session,
+                project,
+                "fs_reconcile",
+                key,
+            )
+        )
+    with atomic(conn):
+        EventStore(conn).append_many(events)
+        conn.executemany("UPDATE access_log SET was_useful = ? WHERE id = ?", verdicts)
+    return stats
+
+
+def feedback_event(
+    conn: Connection,
+    memory_id: int,
+    signal: str,
+    *,
+    session_id: str | None = None,
+    thresholds: Thresholds | None = None,
+) -> LearningEvent | None:
+    """``nous feedback``: useful -> Reinforced, corrected -> Weakened, ignored -> no event (logged only)."""
+    if signal not in SIGNALS:
+        raise ValueError(f"signal must be one of {', '.join(SIGNALS)}, got {signal!r}")
+    t = thresholds or Thresholds()
+    row = conn.execute("SELECT learning_id, project_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    if row is None:
+        raise LookupError(f"no memory #{memory_id} in the current projection")
+    learning_id, project = row
+    session = session_id or "user-feedback"
+    now = now_iso()
+    with atomic(conn):
+        conn.execute(
+            "INSERT INTO access_log(memory_id, session_id, project_id, was_useful, source, accessed_at) "
+            "VALUES (?, ?, ?, ?, 'feedback', ?)",
+            (memory_id, session, project, 1 if signal == "useful" else 0, now),
+        )
+        if signal == "ignored":
+            return None
+        kind, delta = (
+            ("LearningReinforced", t.reinforce_delta) if signal == "useful" else ("LearningWeakened", t.weaken_delta)
+        )
+        # one vote per memory, signal and session; without a session every call counts
+        key = hashlib.sha256(f"feedback:{memory_id}:{signal}:{session_id or now}".encode()).hexdigest()
+        event = LearningEvent(
+            kind,
+            learning_id,
+            {"reinforcement_delta": delta, "reason": f"feedback:{signal}"},
+            session,
+            project,
+            "user_review",
+            key,
+        )
+        return EventStore(conn).append(event).event
