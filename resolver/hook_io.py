@@ -1,0 +1,74 @@
+"""Claude Code hook input and output (standard library only; nothing here raises).
+
+Input is the event JSON on stdin (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name`` and the
+event's own fields). Output for SessionStart and UserPromptSubmit is
+``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}``.
+
+Claude Code does not inject an ``additionalContext`` over 10,000 characters: it saves it to a file and
+gives the model a ~2 KB preview, silently. Every context is therefore capped at :data:`MAX_CONTEXT_CHARS`,
+cut at a line boundary with a visible marker.
+"""
+
+from __future__ import annotations
+
+import json
+
+MAX_CONTEXT_CHARS = 9_500
+MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
+TRUNCATION_MARKER = "\n[nous: context truncated to fit the hook size limit]"
+
+
+def read_payload(stream) -> dict:
+    """The hook's JSON object from ``stream`` (drained to the end); ``{}`` for anything else."""
+    try:
+        if stream is None or stream.isatty():
+            return {}
+        source = getattr(stream, "buffer", stream)
+        raw = source.read()
+        while raw and len(raw) <= MAX_PAYLOAD_BYTES:  # keep draining an oversized payload, but stop parsing it
+            break
+        if len(raw) > MAX_PAYLOAD_BYTES:
+            return {}
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", errors="replace")
+        if not raw or not raw.strip():
+            return {}
+        payload = json.loads(raw)
+    except Exception:  # noqa: BLE001 - garbage in, nothing out
+        return {}
+    return payload if isinstance(payload, dict) else {}
+
+
+def payload_str(payload: dict, key: str, default: str = "") -> str:
+    """A string field of the payload, or ``default`` when missing or not a string."""
+    value = payload.get(key) if isinstance(payload, dict) else None
+    return value if isinstance(value, str) else default
+
+
+def cap_context(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:
+    """``text`` if it fits in ``limit`` characters, else cut at the last line break that fits, plus a marker."""
+    if not isinstance(text, str):
+        return ""
+    if len(text) <= limit:
+        return text
+    room = max(0, limit - len(TRUNCATION_MARKER))
+    head = text[:room]
+    cut = head.rfind("\n")
+    if cut >= room // 2:  # a line boundary that keeps most of the text; else cut mid-line
+        head = head[:cut]
+    return (head.rstrip() + TRUNCATION_MARKER)[:limit]
+
+
+def _output(event: str, context: str) -> str:
+    body = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": cap_context(context)}}
+    return json.dumps(body, ensure_ascii=False)
+
+
+def session_start_output(context: str) -> str:
+    """SessionStart hook JSON that adds ``context`` (capped) to the model's context."""
+    return _output("SessionStart", context)
+
+
+def user_prompt_submit_output(context: str) -> str:
+    """UserPromptSubmit hook JSON that adds ``context`` (capped) next to the user's prompt."""
+    return _output("UserPromptSubmit", context)
