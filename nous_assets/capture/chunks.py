@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from nous_assets.capture.parser import Turn
 from nous_assets.store.db import Connection, atomic
 
-MAX_CHARS = 2000
+MAX_CHARS = 1000  # ~ the 256-token window of MiniLM; longer text would be truncated by the model anyway
 _KEEP_KINDS = ("message",)
 
 

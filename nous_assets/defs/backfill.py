@@ -18,6 +18,7 @@ import dagster as dg
 from nous_assets.capture.scan import _candidate_files, file_span
 from nous_assets.defs.assets.capture import SOURCE_TAG, learning_events, transcripts
 from nous_assets.defs.assets.memory import memories
+from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
 from nous_assets.defs.resources import NousResource
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
@@ -92,7 +93,7 @@ def run_days(
     results = []
     for day in days:
         result = dg.materialize(
-            [transcripts, learning_events, memories],
+            [transcripts, learning_events, memories, embeddings, edges, injection_cache],
             partition_key=day,
             resources={"nous": resource or NousResource()},
             instance=instance,

@@ -4,7 +4,6 @@ Both ask :func:`~nous_assets.capture.scan.plan_new_data` which days gained compl
 the file cursors; the schedule also re-requests days whose queue items are waiting for a retry.
 """
 
-
 import time
 
 import dagster as dg
@@ -12,13 +11,14 @@ import dagster as dg
 from nous_assets.capture.scan import plan_new_data
 from nous_assets.defs.assets.capture import SOURCE_TAG, learning_events, transcripts
 from nous_assets.defs.assets.memory import memories
+from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
 from nous_assets.defs.partitions import daily
 from nous_assets.defs.resources import NousResource
 
 ingest_job = dg.define_asset_job(
     "ingest_job",
-    selection=dg.AssetSelection.assets(transcripts, learning_events, memories),
-    description="Capture, extract and project one day of transcripts.",
+    selection=dg.AssetSelection.assets(transcripts, learning_events, memories, embeddings, edges, injection_cache),
+    description="Capture, extract, project, embed, link and cache one day of transcripts.",
 )
 
 WATCH_INTERVAL_SECONDS = 5

@@ -1,6 +1,5 @@
 """Capture layer: transcripts -> the day's lake partition -> learning events in cortex.db."""
 
-
 import dagster as dg
 
 from nous_assets.capture.lake import write_partition

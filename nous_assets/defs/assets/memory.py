@@ -1,6 +1,5 @@
 """Memory layer: the bi-temporal projection of the event log."""
 
-
 import dagster as dg
 
 from nous_assets.defs.assets.capture import learning_events

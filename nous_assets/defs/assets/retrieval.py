@@ -1,0 +1,169 @@
+"""Retrieval layer: embeddings (memories + episodic chunks), graph edges, and the injection cache."""
+
+import time
+
+import dagster as dg
+
+from nous_assets.capture.chunks import upsert_chunks
+from nous_assets.capture.lake import read_links, read_turns
+from nous_assets.defs.assets.memory import memories
+from nous_assets.defs.partitions import daily
+from nous_assets.defs.resources import NousResource
+from nous_assets.embed.chunks import embed_pending_chunks
+from nous_assets.embed.registry import get_embedder
+from nous_assets.embed.store import embed_pending
+from nous_assets.extract.runner import batch_session_id
+from nous_assets.reconcile.edges import derive_edges
+
+GROUP = "retrieval"
+EMBED_TIME_BUDGET_S = 300  # a run embeds for at most this long; the rest continues in the next run
+
+
+@dg.asset(
+    partitions_def=daily,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    group_name=GROUP,
+    deps=[memories],
+    kinds={"sqlite", "pytorch"},
+    description="Vectors (sqlite-vec, cosine) for every memory and for the day's episodic transcript chunks, "
+    "from the configured embedding model; stale vectors (model/dimension change, edited text) are re-embedded "
+    "in resumable batches while retrieval falls back to FTS for the rest.",
+)
+def embeddings(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
+    settings = nous.settings()
+    embedder = get_embedder(settings)
+    batch = settings.embed.batch_size
+    new_chunks = changed_chunks = 0
+    started = time.monotonic()
+    with nous.connection() as conn:
+        for day in context.partition_keys:
+            new, changed = upsert_chunks(conn, read_turns(settings.lake_dir, day))
+            new_chunks, changed_chunks = new_chunks + new, changed_chunks + changed
+        embedded = reused = 0
+        while True:
+            stats = embed_pending(conn, embedder, batch_size=batch, max_batches=8)
+            embedded, reused = embedded + stats.embedded, reused + stats.reused_from_cache
+            if stats.remaining == 0 or time.monotonic() - started > EMBED_TIME_BUDGET_S:
+                break
+        chunk_done = 0
+        while time.monotonic() - started <= EMBED_TIME_BUDGET_S:
+            done, chunk_left = embed_pending_chunks(conn, embedder, batch_size=batch, max_batches=8)
+            chunk_done += done
+            if chunk_left == 0:
+                break
+        total_chunks = conn.execute("SELECT count(*) FROM transcript_chunks").fetchone()[0]
+        vectors = conn.execute("SELECT count(*) FROM vector_meta").fetchone()[0]
+    if stats.remaining:
+        context.log.warning(f"{stats.remaining} memories still to embed; they use FTS-only scoring until then")
+    return dg.MaterializeResult(
+        metadata={
+            "model": dg.MetadataValue.text(f"{embedder.model} ({embedder.dimensions}d)"),
+            "memories_embedded": dg.MetadataValue.int(embedded),
+            "memories_reused_from_cache": dg.MetadataValue.int(reused),
+            "memories_remaining": dg.MetadataValue.int(stats.remaining),
+            "memory_vectors": dg.MetadataValue.int(vectors),
+            "chunks_new": dg.MetadataValue.int(new_chunks),
+            "chunks_changed": dg.MetadataValue.int(changed_chunks),
+            "chunks_embedded": dg.MetadataValue.int(chunk_done),
+            "chunks_total": dg.MetadataValue.int(total_chunks),
+        }
+    )
+
+
+def task_offsets(lake_dir, days) -> dict[str, tuple[str, str, int]]:
+    """Subagent batch session -> (parent batch session, parent transcript, byte offset of its Task call)."""
+    out: dict[str, tuple[str, str, int]] = {}
+    for day in days:
+        links = read_links(lake_dir, day)
+        if links.is_empty():
+            continue
+        offsets = {}
+        for t in read_turns(lake_dir, day):
+            for uuid, offset in zip(t.uuids, t.line_offsets, strict=False):
+                offsets[uuid] = (batch_session_id(t), t.source_path, offset)
+        for link in links.iter_rows(named=True):
+            parent = offsets.get(link["parent_uuid"])
+            if parent is None:
+                continue
+            out[f"{link['parent_session_id']}#agent-{link['agent_id']}"] = parent
+    return out
+
+
+@dg.asset(
+    partitions_def=daily,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    group_name=GROUP,
+    deps=[embeddings],
+    kinds={"sqlite"},
+    description="Graph edges derived from the projection: relates_to (concept/vector similarity) and causes "
+    "(consecutive learnings of a session; subagent briefing/debriefing). Event edges come from the log.",
+)
+def edges(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
+    settings = nous.settings()
+    with nous.connection() as conn:
+        stats = derive_edges(conn, task_offsets=task_offsets(settings.lake_dir, context.partition_keys))
+        counts = dict(conn.execute("SELECT rel_type || ':' || origin, count(*) FROM edges GROUP BY 1").fetchall())
+    return dg.MaterializeResult(
+        metadata={
+            "memories_linked": dg.MetadataValue.int(stats.memories),
+            "relates_to_written": dg.MetadataValue.int(stats.relates_to),
+            "causes_written": dg.MetadataValue.int(stats.causes),
+            "edges_by_type": dg.MetadataValue.json(counts),
+        }
+    )
+
+
+def _session_evidence(lake_dir, days) -> tuple[dict[str, str], list[str]]:
+    """Per session, the text of its conversation (to judge which injected memories it touched)."""
+    texts: dict[str, list[str]] = {}
+    for day in days:
+        for t in read_turns(lake_dir, day):
+            if t.kind == "message" and t.text:
+                texts.setdefault(t.session_id, []).append(t.text)
+    return {s: "\n".join(parts) for s, parts in texts.items()}, sorted(texts)
+
+
+@dg.asset(
+    partitions_def=daily,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    group_name=GROUP,
+    deps=[edges],
+    kinds={"sqlite"},
+    description="Precomputed SessionStart packets per project (one per likely fingerprint: default and recent "
+    "branches) and a global packet, sanitised and under the character budget; first folds session outcomes "
+    "of the day's sessions back into reinforcement.",
+)
+def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
+    from nous_assets.reconcile.outcomes import evaluate_sessions, ingest_access_spool
+    from nous_assets.retrieve.cache import build_cache
+    from nous_assets.store.projector import project
+
+    settings = nous.settings()
+    texts, sessions = _session_evidence(settings.lake_dir, context.partition_keys)
+    with nous.connection() as conn:
+        spooled = ingest_access_spool(conn, settings.data_dir / "access-spool.jsonl")
+        marks = ",".join("?" * len(sessions))
+        corrections: dict[str, str] = {}
+        if sessions:
+            for session, content in conn.execute(
+                f"SELECT source_session, content FROM memories WHERE kind = 'correction' AND source_session IN ({marks})",
+                sessions,
+            ):
+                corrections[session] = corrections.get(session, "") + "\n" + content
+        outcomes = evaluate_sessions(conn, texts, corrections, settings.thresholds)
+        project(conn)
+        stats = build_cache(conn, settings, embedder=get_embedder(settings))
+        rows = conn.execute("SELECT count(*), coalesce(max(char_count), 0) FROM injection_cache").fetchone()
+    return dg.MaterializeResult(
+        metadata={
+            "projects_rebuilt": dg.MetadataValue.int(stats.projects_rebuilt),
+            "projects_unchanged": dg.MetadataValue.int(stats.projects_unchanged),
+            "packets_written": dg.MetadataValue.int(stats.packets),
+            "packets_total": dg.MetadataValue.int(rows[0]),
+            "largest_packet_chars": dg.MetadataValue.int(rows[1]),
+            "budget_chars": dg.MetadataValue.int(settings.thresholds.injection_budget_chars),
+            "accesses_from_spool": dg.MetadataValue.int(spooled),
+            "outcomes_reinforced": dg.MetadataValue.int(outcomes.reinforced),
+            "outcomes_weakened": dg.MetadataValue.int(outcomes.weakened),
+        }
+    )

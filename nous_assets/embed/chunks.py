@@ -1,0 +1,95 @@
+"""Vectors for episodic transcript chunks (``chunk_vectors``), kept like the memory vectors.
+
+Same contract as :mod:`nous_assets.embed.store` — derived data, one model at a time, recreated on a
+dimension change, resumable batches — but keyed by ``transcript_chunks.id`` and embedding the raw
+message text (chunks have no type or concepts to enrich with).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import numpy as np
+
+from nous_assets.embed.base import EmbeddingProvider
+from nous_assets.embed.enrich import content_hash
+from nous_assets.store.db import Connection, atomic
+from nous_assets.timeutil import now_iso
+
+_DIM_RE = re.compile(r"float\s*\[\s*(\d+)\s*\]", re.IGNORECASE)
+
+
+def ensure_chunk_table(conn: Connection, dimensions: int) -> bool:
+    """Recreate ``chunk_vectors`` when its dimension differs from the provider's; True if recreated."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunk_vectors'").fetchone()
+    current = int(m.group(1)) if row and (m := _DIM_RE.search(row[0])) else None
+    if current == dimensions:
+        return False
+    with atomic(conn):
+        conn.execute("DROP TABLE IF EXISTS chunk_vectors")
+        conn.execute(
+            f"CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id INTEGER PRIMARY KEY, "
+            f"embedding FLOAT[{int(dimensions)}] distance_metric=cosine)"
+        )
+        conn.execute("DELETE FROM chunk_vector_meta")
+    return True
+
+
+def embed_pending_chunks(
+    conn: Connection, provider: EmbeddingProvider, *, batch_size: int = 64, max_batches: int | None = None
+) -> tuple[int, int]:
+    """Embed chunks without a vector of the provider's model; returns (embedded, remaining)."""
+    model, dims = provider.model, int(provider.dimensions)
+    ensure_chunk_table(conn, dims)
+    todo = conn.execute(
+        "SELECT c.id, c.text FROM transcript_chunks c LEFT JOIN chunk_vector_meta v ON v.chunk_id = c.id "
+        "WHERE v.chunk_id IS NULL OR v.model != ? OR v.dimensions != ? ORDER BY c.id",
+        (model, dims),
+    ).fetchall()
+    limit = len(todo) if max_batches is None else min(len(todo), batch_size * max_batches)
+    done = 0
+    for start in range(0, limit, batch_size):
+        batch = todo[start : min(start + batch_size, limit)]
+        vectors = np.asarray(provider.embed([text for _, text in batch]), dtype=np.float32)
+        now = now_iso()
+        with atomic(conn):
+            for (chunk_id, text), vector in zip(batch, vectors, strict=True):
+                conn.execute("DELETE FROM chunk_vectors WHERE chunk_id = ?", (chunk_id,))
+                conn.execute(
+                    "INSERT INTO chunk_vectors(chunk_id, embedding) VALUES (?, ?)", (chunk_id, vector.tobytes())
+                )
+                conn.execute(
+                    "INSERT INTO chunk_vector_meta(chunk_id, model, dimensions, content_hash, embedded_at) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(chunk_id) DO UPDATE SET model = excluded.model, "
+                    "dimensions = excluded.dimensions, content_hash = excluded.content_hash, "
+                    "embedded_at = excluded.embedded_at",
+                    (chunk_id, model, dims, content_hash(text, model, dims), now),
+                )
+        done += len(batch)
+    return done, len(todo) - done
+
+
+def search_chunks(
+    conn: Connection, query_vec: np.ndarray, k: int, *, chunk_ids: Iterable[int] | None = None
+) -> list[tuple[int, float]]:
+    """KNN over chunk vectors: (chunk_id, cosine similarity), best first; optionally within ``chunk_ids``."""
+    vec = np.asarray(query_vec, dtype=np.float32)
+    k = max(1, min(int(k), 4096))
+    try:
+        if chunk_ids is None:
+            rows = conn.execute(
+                "SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+                (vec.tobytes(), k),
+            ).fetchall()
+        else:
+            import json
+
+            rows = conn.execute(
+                "SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ? "
+                "AND chunk_id IN (SELECT value FROM json_each(?)) ORDER BY distance",
+                (vec.tobytes(), k, json.dumps(sorted(set(chunk_ids)))),
+            ).fetchall()
+    except Exception:  # dimension mismatch during a migration, or no table yet: no vector evidence
+        return []
+    return [(int(cid), 1.0 - float(dist)) for cid, dist in rows]

@@ -1,0 +1,212 @@
+"""Precomputed injection packets: the SessionStart hook only has to pick one.
+
+For each project, the likely fingerprints are the branches its recent sessions ran on (plus a
+branch-agnostic default), each with the project's stack and most-touched files as terms. Every
+fingerprint gets a packet from :func:`~nous_assets.retrieve.search.retrieve` (the same scorer as
+``nous search``), rendered by :func:`~nous_assets.retrieve.packet.format_packet` under the budget.
+Packets are written under the project folder name *and* under the encoded cwd of its sessions, so
+the hook finds them from ``cwd`` alone even when transcripts were moved or globbed elsewhere. A
+``global`` packet (``project_id = '*'``) carries scope-global memories for unknown projects.
+A project is rebuilt only when its memories (or global ones) changed since its packets were built.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from nous_assets.retrieve.packet import format_packet
+from nous_assets.retrieve.query import Query
+from nous_assets.retrieve.search import retrieve
+from nous_assets.settings import Settings
+from nous_assets.store.db import Connection, atomic
+from nous_assets.timeutil import now_iso
+from resolver.fingerprint import fingerprint_key, split_words
+from resolver.project import project_id_from_cwd
+
+GLOBAL = "*"
+MAX_BRANCHES = 3
+PROFILE_DAYS = 30
+_EXT_STACK = {
+    ".py": "python",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".rs": "rust",
+    ".go": "go",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".rb": "ruby",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".swift": "swift",
+    ".c": "c",
+    ".h": "c",
+    ".cpp": "cpp",
+    ".sql": "sql",
+    ".sh": "shell",
+}
+
+
+@dataclass
+class Profile:
+    aliases: set[str] = field(default_factory=set)
+    branches: Counter = field(default_factory=Counter)
+    files: Counter = field(default_factory=Counter)
+    stack: set[str] = field(default_factory=set)
+
+
+@dataclass
+class CacheStats:
+    projects_rebuilt: int = 0
+    projects_unchanged: int = 0
+    packets: int = 0
+    largest_packet_chars: int = 0
+
+
+def _paths(tool_uses_json: str) -> list[str]:
+    out = []
+    for _id, _name, raw in json.loads(tool_uses_json or "[]"):
+        try:
+            args = json.loads(raw)
+        except (TypeError, ValueError):
+            continue
+        path = args.get("file_path") or args.get("path") if isinstance(args, dict) else None
+        if isinstance(path, str) and "/" in path:
+            out.append(path)
+    return out
+
+
+def project_profiles(lake_dir: Path, days: int = PROFILE_DAYS) -> dict[str, Profile]:
+    """Branches, touched files, stack and cwd aliases per project, from the most recent lake days."""
+    parts = sorted((lake_dir / "transcripts").glob("date=*/turns.parquet"))[-days:]
+    profiles: dict[str, Profile] = defaultdict(Profile)
+    for path in parts:
+        frame = pl.read_parquet(path, columns=["project_id", "cwd", "git_branch", "tool_uses_json"])
+        for project, cwd, branch, tools in frame.iter_rows():
+            prof = profiles[project]
+            if cwd:
+                prof.aliases.add(project_id_from_cwd(cwd))
+            if branch:
+                prof.branches[branch] += 1
+            for file in _paths(tools):
+                prof.files[file] += 1
+                stack = _EXT_STACK.get(Path(file).suffix.lower())
+                if stack:
+                    prof.stack.add(stack)
+    return dict(profiles)
+
+
+def fingerprints_for(profile: Profile | None) -> list[dict[str, Any]]:
+    """The default fingerprint plus one per frequent branch, in the resolver's JSON shape."""
+    if profile is None:
+        return [{"branch": None, "stack": [], "terms": []}]
+    stack = sorted(profile.stack)
+    terms: list[str] = []
+    for file, _ in profile.files.most_common(15):
+        p = Path(file)
+        for word in split_words(p.stem) + split_words(p.parent.name):
+            if word not in terms:
+                terms.append(word)
+    base = {"branch": None, "stack": stack, "terms": terms[:30]}
+    out = [base]
+    for branch, _ in profile.branches.most_common(MAX_BRANCHES):
+        words = [w for w in split_words(branch) if w not in terms]
+        out.append({"branch": branch, "stack": stack, "terms": (words + terms)[:30]})
+    return out
+
+
+def _packet_for(conn: Connection, settings: Settings, project_id: str, fp: dict, embedder: Any) -> tuple[str, list]:
+    text = " ".join([*(fp.get("terms") or []), *(fp.get("stack") or []), *split_words(fp.get("branch") or "")])
+    query = Query.from_text(text, project_id=project_id)
+    results = retrieve(conn, query, settings, embedder=embedder, k=settings.retrieve.top_k)
+    title = "Nous memory" if project_id == GLOBAL else f"Nous memory for this project ({project_id})"
+    packet = format_packet(
+        results, {r.memory_id: r for r in results}, budget_chars=settings.thresholds.injection_budget_chars, title=title
+    )
+    return packet.text, list(packet.memory_ids)
+
+
+def _version(conn: Connection, project_id: str) -> int:
+    """Newest event reflected in the project's (and global) memories: the packet's freshness stamp."""
+    row = conn.execute(
+        "SELECT coalesce(max(last_event_id), 0) FROM memories WHERE project_id = ? OR scope = 'global'", (project_id,)
+    ).fetchone()
+    return int(row[0])
+
+
+def build_cache(
+    conn: Connection, settings: Settings, *, embedder: Any = None, lake_dir: Path | None = None, force: bool = False
+) -> CacheStats:
+    """(Re)build packets for every project whose memories changed, plus the global packet."""
+    stats = CacheStats()
+    profiles = project_profiles(lake_dir or settings.lake_dir)
+    projects = [r[0] for r in conn.execute("SELECT DISTINCT project_id FROM memories ORDER BY 1")]
+    built = dict(
+        conn.execute(
+            "SELECT project_id, min(built_from_event_id) FROM injection_cache WHERE cache_key NOT LIKE 'alias:%' "
+            "GROUP BY project_id"
+        ).fetchall()
+    )
+    now = now_iso()
+    for project in [*projects, GLOBAL]:
+        version = _version(conn, project)
+        if not force and built.get(project) == version:
+            stats.projects_unchanged += 1
+            continue
+        profile = profiles.get(project) if project != GLOBAL else None
+        rows = []
+        for fp in fingerprints_for(profile):
+            text, ids = _packet_for(conn, settings, project, fp, embedder)
+            if not text:
+                continue
+            key = f"{project}:{fingerprint_key({'project_id': project, **fp})}"
+            rows.append(
+                (
+                    key,
+                    project,
+                    "global" if project == GLOBAL else "project",
+                    json.dumps(fp),
+                    text,
+                    json.dumps(ids),
+                    len(text),
+                    version,
+                    now,
+                )
+            )
+            aliases = sorted((profile.aliases if profile else set()) - {project})
+            rows += [
+                (
+                    f"alias:{alias}:{key}",
+                    alias,
+                    "project",
+                    json.dumps(fp),
+                    text,
+                    json.dumps(ids),
+                    len(text),
+                    version,
+                    now,
+                )
+                for alias in aliases
+            ]
+        with atomic(conn):
+            conn.execute(
+                "DELETE FROM injection_cache WHERE cache_key LIKE ? OR cache_key LIKE ?",
+                (f"{project}:%", f"alias:%:{project}:%"),
+            )
+            conn.executemany(
+                "INSERT OR REPLACE INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, "
+                "memory_ids_json, char_count, built_from_event_id, created_at, expires_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                rows,
+            )
+        stats.projects_rebuilt += 1
+        stats.packets += len(rows)
+        stats.largest_packet_chars = max([stats.largest_packet_chars, *(r[6] for r in rows)])
+    return stats
