@@ -1,43 +1,297 @@
 """Claude Code hook entry point: ``python -m resolver <hook>``. Standard library only.
 
-Hooks never hurt the session: every command swallows its own failures and exits 0.
+Commands (each reads the hook's JSON from stdin and always exits 0):
+
+``session-start``
+    Fingerprint the payload's ``cwd``, pick the best prebuilt packet from ``injection_cache``, print
+    SessionStart JSON with it as ``additionalContext`` and record the access. Hard limit 500 ms counted
+    from process creation, interpreter start-up included (a SIGALRM watchdog set to what is left).
+``user-prompt-submit``
+    Off unless ``NOUS_ENABLE_USERPROMPTSUBMIT`` is true-ish. Then the same lookup under a 150 ms budget,
+    printed as UserPromptSubmit JSON, and only when the packet carries memories not yet injected into
+    this session.
+``stop``
+    Touch the wake marker so the ingest sensor scans at once (< 20 ms).
+``pre-compact``
+    Append ``{ts, session_id, trigger, transcript_path}`` to ``<data dir>/precompact.jsonl`` and touch the
+    wake marker (< 50 ms).
+``--version``
+    Print the resolver version.
+
+Fail open: on any error or timeout nothing is printed (Claude Code proceeds without context) and the
+reason goes to ``<data dir>/logs/resolver.log``, a small append-only log rotated at 256 KiB.
+
+``NOUS_RESOLVER_TEST_DELAY`` (seconds) is for tests only: it sleeps inside the guarded section of
+session-start / user-prompt-submit to exercise the watchdog.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 
 from resolver import paths
+
+RESOLVER_VERSION = "1"
+SESSION_START_LIMIT_S = 0.5  # hard limit from process creation (spec "Hook Latency Policy")
+USER_PROMPT_LIMIT_S = 0.15
+EXIT_MARGIN_S = 0.01  # left for writing the output and exiting
+TYPICAL_STARTUP_S = 0.04  # assumed interpreter start-up where the process age cannot be read
+MARKER_BUDGET_S = 0.05  # stop and pre-compact: drop the signal rather than hold up the session
+SESSION_START_GIT_TIMEOUT_S = 0.15
+USER_PROMPT_GIT_TIMEOUT_S = 0.05
+LOG_MAX_BYTES = 256 * 1024
+TEST_DELAY_ENV = "NOUS_RESOLVER_TEST_DELAY"
+PROMPT_HOOK_ENV = "NOUS_ENABLE_USERPROMPTSUBMIT"
+SESSION_SOURCES = ("startup", "resume", "clear", "compact")
+
+
+_emitted = False  # whether this run already wrote its hook output (for the log line of a late failure)
+
+
+class _Timeout(BaseException):
+    """Raised by the watchdog; a BaseException so no ``except Exception`` on the way swallows it."""
+
+
+class _Watchdog:
+    """Raise :class:`_Timeout` in the main thread after ``seconds`` (SIGALRM; a no-op where unavailable)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.armed = False
+
+    def __enter__(self) -> _Watchdog:
+        import signal
+
+        if hasattr(signal, "setitimer"):
+            signal.signal(signal.SIGALRM, _on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            self.armed = True
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.armed:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self.armed = False
+
+
+def _on_alarm(signum, frame) -> None:
+    raise _Timeout
+
+
+def _process_age() -> float:
+    """Seconds since this process was created (Linux ``/proc``, 10 ms ticks rounded down, so an overestimate)."""
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            stat = handle.read()
+        start_ticks = int(stat[stat.rindex(b")") + 2 :].split()[19])  # field 22, starttime
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / os.sysconf("SC_CLK_TCK")
+    except Exception:  # noqa: BLE001 - not Linux, or no /proc
+        return TYPICAL_STARTUP_S
+    return min(max(age, 0.0), 1.0)
+
+
+def _budget(limit: float) -> float:
+    """What is left of ``limit`` for the guarded work, interpreter start-up already spent."""
+    return max(0.02, limit - _process_age() - EXIT_MARGIN_S)
+
+
+def _log(command: str, message: str) -> None:
+    """Append one line to the resolver log (best effort, never raises)."""
+    try:
+        log_dir = paths.data_dir() / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log_file = log_dir / "resolver.log"
+        try:
+            if log_file.stat().st_size > LOG_MAX_BYTES:
+                os.replace(log_file, log_dir / "resolver.log.1")
+        except OSError:
+            pass
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        line = f"{stamp} {command} pid={os.getpid()} {' '.join(str(message).split())[:500]}\n"
+        fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", errors="replace"))
+        finally:
+            os.close(fd)
+    except Exception:  # noqa: BLE001 - logging must never hurt the hook
+        pass
+
+
+def _emit(text: str) -> None:
+    """Write ``text`` to stdout whole: the watchdog is held off until the write is flushed."""
+    import signal
+
+    block = hasattr(signal, "pthread_sigmask")
+    if block:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    global _emitted
+    try:
+        out = sys.stdout.buffer
+        out.write(text.encode("utf-8"))
+        out.write(b"\n")
+        out.flush()
+        _emitted = True
+    finally:
+        if block:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})  # a pending alarm fires here
+
+
+def _test_delay() -> None:
+    delay = os.environ.get(TEST_DELAY_ENV)
+    if delay:
+        time.sleep(float(delay))
+
+
+def _drain_stdin() -> None:
+    try:
+        if sys.stdin is not None and not sys.stdin.isatty():
+            sys.stdin.buffer.read()  # drain the hook payload so Claude Code never blocks on a full pipe
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _inject(command: str, event_output, source: str, git_timeout: float, *, only_new: bool = False) -> None:
+    """The guarded body of session-start / user-prompt-submit (raises; the caller fails open)."""
+    from resolver import cache, fingerprint, hook_io
+
+    payload = hook_io.read_payload(sys.stdin)
+    if not payload:
+        _log(command, "empty or unparsable hook payload; nothing injected")
+        return
+    _test_delay()
+    session_id = hook_io.payload_str(payload, "session_id")
+    if command == "session-start":
+        source = hook_io.payload_str(payload, "source", "startup")
+        source = source if source in SESSION_SOURCES else "startup"
+    cwd = hook_io.payload_str(payload, "cwd")
+    if not cwd or not os.path.isdir(cwd):
+        cwd = os.getcwd()
+    fp = fingerprint.build_fingerprint(cwd, timeout=git_timeout)
+    db = paths.db_path()
+    packet = cache.best_packet(db, fp, source, session_id=session_id)
+    if packet is None:
+        return
+    if only_new and session_id and cache.already_injected(db, session_id, packet.memory_ids):
+        return
+    _emit(event_output(packet.text))
+    if session_id:
+        where = cache.log_access(db, packet.memory_ids, session_id, fp["project_id"], f"{command}:{source}")
+        if where == "spool":
+            _log(command, f"database busy; {len(packet.memory_ids)} access records spooled")
+
+
+def _guarded(command: str, budget: float, body) -> int:
+    try:
+        with _Watchdog(budget):
+            body()
+    except _Timeout:
+        _log(command, f"timed out after {budget * 1000:.0f} ms; {_outcome()}")
+    except Exception as exc:  # noqa: BLE001 - fail open, log why
+        _log(command, f"{type(exc).__name__}: {exc}; {_outcome()}")
+    return 0
+
+
+def _outcome() -> str:
+    return "context was already sent, access not recorded" if _emitted else "failed open, nothing injected"
+
+
+def session_start() -> int:
+    """SessionStart hook: inject the best cached packet for the session's project (fail open, <= 500 ms)."""
+    from resolver import hook_io
+
+    return _guarded(
+        "session-start",
+        _budget(SESSION_START_LIMIT_S),
+        lambda: _inject("session-start", hook_io.session_start_output, "startup", SESSION_START_GIT_TIMEOUT_S),
+    )
+
+
+def user_prompt_submit() -> int:
+    """UserPromptSubmit hook: feature-flagged (``NOUS_ENABLE_USERPROMPTSUBMIT``); silent when off."""
+    if os.environ.get(PROMPT_HOOK_ENV, "").strip().lower() not in {"1", "true", "yes", "on"}:
+        _drain_stdin()
+        return 0
+    from resolver import hook_io
+
+    return _guarded(
+        "user-prompt-submit",
+        _budget(USER_PROMPT_LIMIT_S),
+        lambda: _inject(
+            "user-prompt-submit", hook_io.user_prompt_submit_output, "prompt", USER_PROMPT_GIT_TIMEOUT_S, only_new=True
+        ),
+    )
+
+
+def _touch_wake_marker() -> None:
+    marker = paths.wake_marker()
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
 
 
 def stop() -> int:
     """Stop hook: drop a wake marker so the ingest sensor scans at once (fire-and-forget, < 20 ms)."""
-    try:
-        marker = paths.wake_marker()
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-    except Exception:  # noqa: BLE001 - a missed wake is recovered by the periodic scan
-        pass
-    return 0
+
+    def body() -> None:
+        _drain_stdin()
+        _touch_wake_marker()  # a missed wake is recovered by the periodic scan
+
+    return _guarded("stop", MARKER_BUDGET_S, body)
 
 
-COMMANDS = {"stop": stop}
+def pre_compact() -> int:
+    """PreCompact hook: snapshot the compaction's metadata and wake the pipeline (< 50 ms)."""
+
+    def body() -> None:
+        import json
+
+        from resolver import hook_io
+
+        payload = hook_io.read_payload(sys.stdin)
+        record = {
+            "ts": hook_io.now_iso(),
+            "session_id": hook_io.payload_str(payload, "session_id") or None,
+            "trigger": hook_io.payload_str(payload, "trigger") or None,
+            "transcript_path": hook_io.payload_str(payload, "transcript_path") or None,
+        }
+        snapshot = paths.data_dir() / "precompact.jsonl"
+        snapshot.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(snapshot, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+        _touch_wake_marker()
+
+    return _guarded("pre-compact", MARKER_BUDGET_S, body)
+
+
+COMMANDS = {
+    "session-start": session_start,
+    "user-prompt-submit": user_prompt_submit,
+    "stop": stop,
+    "pre-compact": pre_compact,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
     try:
-        if sys.stdin is not None and not sys.stdin.isatty():
-            sys.stdin.read()  # drain the hook payload so Claude Code never blocks on a full pipe
-    except Exception:  # noqa: BLE001
+        args = sys.argv[1:] if argv is None else list(argv)
+        name = args[0] if args else ""
+        if name in {"--version", "-V", "version"}:
+            sys.stdout.write(f"nous-resolver {RESOLVER_VERSION}\n")
+            return 0
+        command = COMMANDS.get(name)
+        if command is None:
+            _drain_stdin()
+            return 0
+        command()
+    except BaseException:  # noqa: BLE001 - fail open, whatever happened (a late watchdog alarm included)
         pass
-    command = COMMANDS.get(args[0] if args else "")
-    if command is None:
-        return 0
-    try:
-        return command()
-    except Exception:  # noqa: BLE001 - fail open
-        return 0
+    return 0
 
 
 if __name__ == "__main__":

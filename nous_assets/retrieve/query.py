@@ -50,7 +50,7 @@ class Query:
     project_id: str | None = None
     as_at: str | None = None
     now: str = field(default_factory=now_iso)
-    query_vector: Any = None  # np.ndarray | None; Any keeps numpy out of this module's import path
+    query_vector: Any = field(default=None, compare=False)  # np.ndarray | None (arrays do not compare as bools)
     active_ids: tuple[int, ...] = ()
     last_activity: str | None = None
     include_expired: bool = False
@@ -93,15 +93,10 @@ def concepts_from_text(text: str) -> frozenset[str]:
     return frozenset(c for c in phrases | singles if c)
 
 
-def fts_match_expression(text: str | None) -> str | None:
-    """A safe FTS5 MATCH expression: unique non-stop tokens, each double-quoted, joined with OR.
-
-    Quoting makes every token a literal string (operators, ``*``, ``:``, parentheses lose their
-    meaning) and OR gives recall; bm25 then ranks documents matching more/rarer terms higher.
-    Returns None when nothing searchable is left (empty text, only stop words or punctuation).
-    """
+def fts_tokens(text: str | None) -> list[str]:
+    """Unique lowercase search tokens of ``text`` in order: no stop words, no pure punctuation, at most 32."""
     if not text:
-        return None
+        return []
     seen: dict[str, None] = {}
     for token in _tokens(str(text)):
         if token in FTS_STOP_WORDS or not any(ch.isalnum() for ch in token):
@@ -109,6 +104,20 @@ def fts_match_expression(text: str | None) -> str | None:
         seen.setdefault(token, None)
         if len(seen) >= MAX_FTS_TOKENS:
             break
-    if not seen:
-        return None
-    return " OR ".join('"' + token.replace('"', '""') + '"' for token in seen)
+    return list(seen)
+
+
+def match_expression(tokens: Iterable[str]) -> str | None:
+    """Quoted tokens joined with OR (None for no tokens): always valid FTS5 syntax."""
+    quoted = ['"' + token.replace('"', '""') + '"' for token in tokens]
+    return " OR ".join(quoted) if quoted else None
+
+
+def fts_match_expression(text: str | None) -> str | None:
+    """A safe FTS5 MATCH expression: unique non-stop tokens, each double-quoted, joined with OR.
+
+    Quoting makes every token a literal string (operators, ``*``, ``:``, parentheses lose their
+    meaning) and OR gives recall; bm25 then ranks documents matching more/rarer terms higher.
+    Returns None when nothing searchable is left (empty text, only stop words or punctuation).
+    """
+    return match_expression(fts_tokens(text))

@@ -146,7 +146,8 @@ def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg
         corrections: dict[str, str] = {}
         if sessions:
             for session, content in conn.execute(
-                f"SELECT source_session, content FROM memories WHERE kind = 'correction' AND source_session IN ({marks})",
+                "SELECT source_session, content FROM memories "
+                f"WHERE kind = 'correction' AND source_session IN ({marks})",
                 sessions,
             ):
                 corrections[session] = corrections.get(session, "") + "\n" + content
