@@ -346,6 +346,131 @@ def cmd_queue(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.retrieve.episodic import chunk_id, is_episode
+    from nous_assets.retrieve.query import Query
+    from nous_assets.retrieve.search import retrieve
+
+    embedder = None
+    if not args.fts_only:
+        from nous_assets.embed.registry import get_embedder
+
+        try:
+            embedder = get_embedder(settings)
+        except NousError as exc:
+            print(f"nous: vectors unavailable ({exc}); searching text, concepts and graph only", file=sys.stderr)
+    conn = _open(settings)
+    try:
+        try:
+            query = Query.from_text(
+                args.query, project_id=args.project, as_at=args.as_at, include_expired=args.include_expired
+            )
+        except ValueError as exc:
+            raise NousError(str(exc)) from None
+        results = retrieve(
+            conn,
+            query,
+            settings,
+            embedder=embedder,
+            k=args.k,
+            explain=args.explain,
+            include_episodes=not args.no_episodes,
+        )
+        sources = {}
+        for r in results:
+            if is_episode(r.memory_id):
+                row = conn.execute(
+                    "SELECT source_path, line_offsets_json FROM transcript_chunks WHERE id = ?",
+                    (chunk_id(r.memory_id),),
+                ).fetchone()
+                sources[r.memory_id] = f"{row[0]}@{json.loads(row[1])[0]}" if row else "?"
+    finally:
+        conn.close()
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        **{
+                            k: getattr(r, k)
+                            for k in (
+                                "memory_id",
+                                "content",
+                                "score",
+                                "type",
+                                "kind",
+                                "project_id",
+                                "valid_from",
+                                "valid_until",
+                            )
+                        },
+                        "episodic": is_episode(r.memory_id),
+                        "breakdown": r.breakdown,
+                        "source": sources.get(r.memory_id),
+                    }
+                    for r in results
+                ],
+                indent=2,
+            )
+        )
+        return 0
+    if not results:
+        print("no matching memories")
+    for r in results:
+        when = (r.valid_from or r.created_at or "")[:10]
+        if is_episode(r.memory_id):
+            print(f"[episode · {r.kind} · {when}] score={r.score:.3f} project={r.project_id}  {sources[r.memory_id]}")
+        else:
+            print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {when}] score={r.score:.3f} project={r.project_id}")
+        print(f"    {' '.join(r.content.split())[:400]}")
+        if args.explain:
+            dims = ("text", "concept", "vector", "graph", "reinforce", "temporal", "recency")
+            parts = [f"{d}={r.breakdown.get('s_' + d, 0):.2f}→{r.breakdown.get('w_' + d, 0):.3f}" for d in dims]
+            print(f"    explain: {' '.join(parts)}")
+    return 0
+
+
+def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
+    import tempfile
+    import time as _time
+
+    stamp = _time.strftime("%Y%m%d-%H%M%S")
+    results_dir = Path(args.out_dir)
+    if args.bench == "retrieval":
+        from nous_assets.bench.retrieval import run
+
+        if not Path(args.locomo).is_file():
+            raise NousError(f"no such LoCoMo file: {args.locomo}")
+        work = Path(args.workdir or tempfile.mkdtemp(prefix="nous-locomo-"))
+        run(
+            Path(args.locomo),
+            args.k,
+            work,
+            results_dir / f"retrieval-{stamp}.json",
+            log=lambda m: print(m, file=sys.stderr),
+        )
+        return 0
+    if args.bench == "hooks":
+        from nous_assets.bench.hooks import run as run_hooks
+
+        run_hooks(
+            results_dir / "benchmark.json",
+            starts=args.starts,
+            sizes=args.sizes,
+            workdir=Path(args.workdir) if args.workdir else None,
+        )
+        return 0
+    from nous_assets.bench.search import run as run_search
+
+    run_search(
+        results_dir / f"search-{stamp}.json",
+        sizes=args.sizes,
+        queries=args.queries,
+        workdir=Path(args.workdir) if args.workdir else None,
+    )
+    return 0
+
+
 def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.reconcile.outcomes import feedback_event
     from nous_assets.store.projector import project
@@ -523,6 +648,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="UI bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=3000, help="UI port (default 3000)")
     p.add_argument("--no-serve", action="store_true", help="stop after the backfill")
+    p = add(
+        "bench",
+        cmd_bench,
+        "Benchmarks (they print and save their figures under benchmarks/results/): "
+        "hooks (SessionStart latency), retrieval (LoCoMo recall@k), search (latency at 10k/100k memories).",
+    )
+    p.add_argument("bench", choices=["hooks", "retrieval", "search"])
+    p.add_argument("--locomo", metavar="FILE", help="retrieval: a LoCoMo JSON file (e.g. ../shared/data/locomo-dev/…)")
+    p.add_argument("--k", type=int, default=10, help="retrieval: recall@k (default 10)")
+    p.add_argument("--starts", type=int, default=200, help="hooks: session starts per profile (default 200)")
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        help="hooks: memories per corpus (default 1000 10000); search: (default 10000 100000)",
+    )
+    p.add_argument("--queries", type=int, default=100, help="search: queries per size (default 100)")
+    p.add_argument("--workdir", help="scratch directory (default: a new temp dir)")
+    p.add_argument("--out-dir", default="benchmarks/results", help="where figures are saved")
+    p = add(
+        "search",
+        cmd_search,
+        "Search memories (and transcript chunks as episodic evidence) with the same "
+        "seven-dimension scorer the injection uses.",
+    )
+    p.add_argument("query", help="free text")
+    p.add_argument("--project", metavar="PROJECT_ID", help="only this project's memories (plus global ones)")
+    p.add_argument("--as-at", metavar="T", help="what was valid at T (valid time)")
+    p.add_argument("--include-expired", action="store_true", help="keep superseded/expired memories")
+    p.add_argument("--explain", action="store_true", help="show each dimension's value and weighted share")
+    p.add_argument("-k", type=int, default=10, help="results to show (default 10)")
+    p.add_argument("--no-episodes", action="store_true", help="memories only, no transcript chunks")
+    p.add_argument("--fts-only", action="store_true", help="skip loading the embedding model (faster start)")
+    p.add_argument("--json", action="store_true", help="print JSON")
     p = add(
         "feedback",
         cmd_feedback,

@@ -105,3 +105,32 @@ def test_cursors_promoted_after_completion(corpus_pipeline):
     for path, offset in cursors.items():
         assert offset == Path(path).stat().st_size  # whole file consumed (every corpus file ends in a newline)
     assert len(cursors) >= 25
+
+
+def test_session_start_hook_injects_memories_of_the_project_at_hand(corpus_pipeline):
+    import os
+    import re
+    import subprocess
+    import sys
+
+    pipe = corpus_pipeline
+    payload = json.dumps({"session_id": "new-session", "cwd": "/home/marco/projects/spotter", "source": "startup",
+                          "hook_event_name": "SessionStart", "transcript_path": "/dev/null"})
+    env = {**os.environ, "NOUS_DATA_DIR": pipe.env["NOUS_DATA_DIR"], "HOME": pipe.env["HOME"]}
+    env.pop("NOUS_DB_PATH", None)
+    out = subprocess.run([sys.executable, "-m", "resolver", "session-start"], input=payload, env=env,
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0
+    context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert 0 < len(context) <= pipe.settings.thresholds.injection_budget_chars
+    ids = [int(i) for i in re.findall(r"#(\d+)", context)]
+    assert ids
+    conn = pipe.conn()
+    rows = conn.execute(
+        f"SELECT project_id, scope FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
+    logged = conn.execute("SELECT count(*) FROM access_log WHERE session_id = 'new-session'").fetchone()[0]
+    conn.close()
+    # the cwd's project (found through its cwd alias); other projects only with their global-scope memories
+    assert any(p == "spotter" for p, _ in rows)
+    assert all(p == "spotter" or scope == "global" for p, scope in rows)
+    assert logged == len(set(ids))

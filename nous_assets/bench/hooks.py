@@ -1,0 +1,167 @@
+"""`nous bench hooks`: SessionStart latency of the real resolver process, per corpus size and cache state.
+
+For each corpus (default 1,000 and 10,000 memories over 100 projects) the injection cache is built by
+the pipeline's cache builder, then ``python -I -m resolver session-start`` is run ``starts`` times
+with hook JSON on stdin (a random project's cwd each time), timing the whole process:
+
+* warm — the database pages are in the OS cache (as on a machine in daily use);
+* cold — before every start the database files are evicted from the page cache
+  (``posix_fadvise(DONTNEED)``), so the resolver reads them from disk.
+
+A start "fails open" when it prints no context. Figures, the config snapshot and the hardware
+profile go to ``benchmark.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+
+def _hardware() -> dict:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        mem = Path("/proc/meminfo").read_text().splitlines()[0].split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return {
+        "cpu": model,
+        "cpus": os.cpu_count(),
+        "memory": mem,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def _evict(db: Path) -> None:
+    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def _profile(db: Path, data_dir: Path, starts: int, cold: bool, projects: int, seed: int) -> dict:
+    from nous_assets.bench.corpus import project_cwd
+
+    rng = random.Random(seed)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOUS_")}
+    env.update({"NOUS_DB_PATH": str(db), "NOUS_DATA_DIR": str(data_dir)})
+    times, fail_open, chars = [], 0, []
+    for i in range(starts):
+        payload = json.dumps(
+            {
+                "session_id": f"bench-{seed}-{i}",
+                "cwd": project_cwd(rng.randrange(projects)),
+                "source": "startup",
+                "hook_event_name": "SessionStart",
+                "transcript_path": "",
+            }
+        )
+        if cold:
+            _evict(db)
+        t = time.perf_counter()
+        out = subprocess.run(
+            [sys.executable, "-I", "-m", "resolver", "session-start"],
+            input=payload,
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=str(data_dir),
+        )
+        times.append((time.perf_counter() - t) * 1000)
+        try:
+            context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+        except (ValueError, KeyError, TypeError):
+            context = ""
+        if out.returncode != 0 or not context:
+            fail_open += 1
+        chars.append(len(context))
+    return {
+        "starts": starts,
+        "p50_ms": round(statistics.median(times), 1),
+        "p95_ms": round(_percentile(times, 0.95), 1),
+        "p99_ms": round(_percentile(times, 0.99), 1),
+        "mean_ms": round(statistics.fmean(times), 1),
+        "max_ms": round(max(times), 1),
+        "fail_open_rate": round(fail_open / starts, 4),
+        "mean_context_chars": round(statistics.fmean(chars), 1),
+    }
+
+
+def run(
+    out: Path, *, starts: int = 200, sizes: list[int] | None = None, workdir: Path | None = None, projects: int = 100
+) -> dict:
+    from nous_assets.bench.corpus import build_corpus
+    from nous_assets.retrieve.cache import build_cache
+    from nous_assets.settings import load_settings
+
+    workdir = workdir or Path(tempfile.mkdtemp(prefix="nous-bench-hooks-"))
+    settings = load_settings()
+    report: dict = {
+        "benchmark": "hooks",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "hardware": _hardware(),
+        "config": json.loads(json.dumps(asdict(settings), default=str)),
+        "target_p95_ms": 60,
+        "slo_p95_ms": 250,
+        "profiles": {},
+    }
+    baseline = []
+    for _ in range(30):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-I", "-c", "pass"], check=True)
+        baseline.append((time.perf_counter() - t) * 1000)
+    report["interpreter_start_p50_ms"] = round(statistics.median(baseline), 1)
+    for size in sizes or [1000, 10000]:
+        data_dir = workdir / f"corpus-{size}"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        db = data_dir / "cortex.db"
+        t = time.perf_counter()
+        conn = build_corpus(db, size, projects=projects)
+        stats = build_cache(conn, settings, embedder=None, lake_dir=data_dir / "lake", force=True)
+        conn.close()
+        print(
+            f"corpus {size}: {stats.packets} packets for {stats.projects_rebuilt} projects "
+            f"in {time.perf_counter() - t:.1f}s",
+            file=sys.stderr,
+        )
+        for cold in (False, True):
+            name = f"{size}_memories_{'cold' if cold else 'warm'}"
+            figures = _profile(db, data_dir, starts, cold, projects, seed=size)
+            report["profiles"][name] = figures
+            print(
+                f"{name:28} p50={figures['p50_ms']}ms p95={figures['p95_ms']}ms p99={figures['p99_ms']}ms "
+                f"fail-open={figures['fail_open_rate']:.1%}"
+            )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print(f"saved {out}")
+    return report

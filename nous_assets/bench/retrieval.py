@@ -1,0 +1,139 @@
+"""`nous bench retrieval`: recall@k of LoCoMo evidence through the full pipeline and the injection scorer.
+
+Each conversation is written as Claude Code transcripts in a scratch data dir, backfilled through the
+real Dagster assets (capture -> extract -> project -> embed -> edges -> cache), then every question
+is asked through :func:`~nous_assets.retrieve.search.retrieve` (memories + episodic chunks). A retrieved
+memory counts for the dialogue ids of the transcript lines in its provenance; a chunk for its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+
+def _dia_ids(conn, results, uuid_to_dia: dict[str, str]) -> tuple[list[str], int]:
+    from nous_assets.retrieve.episodic import chunk_id, is_episode
+
+    found: list[str] = []
+    chars = 0
+    for r in results:
+        chars += len(r.content)
+        if is_episode(r.memory_id):
+            row = conn.execute(
+                "SELECT uuids_json FROM transcript_chunks WHERE id = ?", (chunk_id(r.memory_id),)
+            ).fetchone()
+            uuids = json.loads(row[0]) if row else []
+        else:
+            row = conn.execute("SELECT provenance_json FROM memories WHERE id = ?", (r.memory_id,)).fetchone()
+            uuids = (json.loads(row[0]) or {}).get("uuids", []) if row and row[0] else []
+        for u in uuids:
+            dia = uuid_to_dia.get(u)
+            if dia and dia not in found:
+                found.append(dia)
+    return found, chars
+
+
+def run(locomo: Path, k: int, workdir: Path, out: Path | None = None, log=print) -> dict[str, Any]:
+    from nous_assets.bench.locomo import convert_sample, load_samples
+
+    samples = load_samples(locomo)
+    projects = workdir / "projects"
+    converted = [convert_sample(s, projects) for s in samples]
+    os.environ.update(
+        {
+            "NOUS_DATA_DIR": str(workdir / "data"),
+            "NOUS_PROJECT_GLOB": str(projects / "**" / "*.jsonl"),
+            "NOUS_PARTITION_START": "2000-01-01",
+            "CLAUDE_CONFIG_DIR": str(workdir / "claude"),
+        }
+    )
+    os.environ.pop("NOUS_DB_PATH", None)
+    import dagster as dg
+
+    from nous_assets.defs.backfill import activity_days, run_days
+    from nous_assets.embed.registry import get_embedder
+    from nous_assets.retrieve.query import Query
+    from nous_assets.retrieve.search import retrieve
+    from nous_assets.settings import load_settings
+    from nous_assets.store.db import open_db
+
+    settings = load_settings()
+    days = activity_days(settings, date(2000, 1, 1), date(2100, 1, 1))
+    started = time.perf_counter()
+    days_run = run_days(days, instance=dg.DagsterInstance.ephemeral())
+    pipeline_s = time.perf_counter() - started
+    failed = [d.day for d in days_run if not d.success]
+    if failed:
+        raise RuntimeError(f"pipeline failed for {failed[:5]}")
+    log(
+        f"pipeline: {len(days)} day(s), {sum(c.turns for c in converted)} turns, "
+        f"{sum(d.learnings for d in days_run)} learnings in {pipeline_s:.1f}s"
+    )
+
+    embedder = get_embedder(settings)
+    conn = open_db(settings.db_path)
+    per_cat: dict[int, list[float]] = defaultdict(list)
+    chars: list[int] = []
+    latencies: list[float] = []
+    for conv in converted:
+        for q in conv.questions:
+            if not q["evidence"]:
+                continue
+            t = time.perf_counter()
+            results = retrieve(
+                conn,
+                Query.from_text(q["question"], project_id=conv.project_id),
+                settings,
+                embedder=embedder,
+                k=k,
+                include_episodes=True,
+            )
+            latencies.append(time.perf_counter() - t)
+            got, n_chars = _dia_ids(conn, results, conv.uuid_to_dia)
+            evidence = set(q["evidence"])
+            per_cat[q["category"]].append(len(evidence & set(got)) / len(evidence))
+            chars.append(n_chars)
+    memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    chunks = conn.execute("SELECT count(*) FROM transcript_chunks").fetchone()[0]
+    conn.close()
+    main = [v for c in (1, 2, 3, 4) for v in per_cat.get(c, [])]
+    figures = {
+        "benchmark": "retrieval-locomo",
+        "file": str(locomo),
+        "k": k,
+        "conversations": len(converted),
+        "questions": sum(len(v) for v in per_cat.values()),
+        "memories": memories,
+        "chunks": chunks,
+        "pipeline_seconds": round(pipeline_s, 1),
+        "recall_by_category": {str(c): round(statistics.fmean(v), 4) for c, v in sorted(per_cat.items())},
+        "questions_by_category": {str(c): len(v) for c, v in sorted(per_cat.items())},
+        "recall_overall_cat1_4": round(statistics.fmean(main), 4) if main else 0.0,
+        "recall_cat5": round(statistics.fmean(per_cat[5]), 4) if per_cat.get(5) else None,
+        "mean_chars_per_query": round(statistics.fmean(chars), 1) if chars else 0.0,
+        "query_latency_ms_p50": round(1000 * statistics.median(latencies), 1) if latencies else None,
+        "retrieve_settings": {
+            "mode": settings.retrieve.mode,
+            "mmr_lambda": settings.retrieve.mmr_lambda,
+            "embed_model": settings.embed.model,
+        },
+    }
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(figures, indent=2))
+    for cat, value in figures["recall_by_category"].items():
+        log(f"recall@{k} category {cat} ({figures['questions_by_category'][cat]} questions): {value:.3f}")
+    log(f"mean characters returned per query: {figures['mean_chars_per_query']}")
+    if out:
+        log(f"saved {out}")
+    sys.stdout.flush()
+    print(f"recall@{k} overall (cat 1-4): {figures['recall_overall_cat1_4']:.3f}")
+    return figures

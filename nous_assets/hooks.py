@@ -1,0 +1,238 @@
+"""Install and remove Nous's Claude Code hooks in a ``settings.json`` (user or project scope).
+
+Our entries are command hooks running ``<python> -I -m resolver <hook>``; they are recognised by the
+``-m resolver `` marker in the command, so re-installing updates them in place (a new interpreter path,
+new timeouts) and uninstalling removes exactly them. Everything else in the file, other hooks in the same
+event or matcher group included, is preserved. Timeouts are in seconds, as Claude Code expects.
+
+``-I`` (isolated mode) keeps the project's own directory off ``sys.path``: Claude Code runs hooks in the
+project's directory, and a ``resolver/`` folder there must not shadow ours.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nous_assets.errors import ConfigError
+
+MARKER = "-m resolver "
+SESSION_START_MATCHER = "startup|resume|clear|compact"
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    event: str
+    command: str  # the resolver sub-command
+    timeout: int  # seconds
+    matcher: str | None = None
+
+
+HOOKS = (
+    HookSpec("SessionStart", "session-start", 5, SESSION_START_MATCHER),
+    HookSpec("Stop", "stop", 2),
+    HookSpec("PreCompact", "pre-compact", 2),
+)
+PROMPT_HOOK = HookSpec("UserPromptSubmit", "user-prompt-submit", 2)
+
+
+@dataclass
+class InstallReport:
+    settings_path: Path
+    backup_path: Path | None = None
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+def default_settings_path(settings: Any = None, project_dir: str | Path | None = None) -> Path:
+    """``<project_dir>/.claude/settings.json`` for project scope, else ``$CLAUDE_CONFIG_DIR/settings.json``
+    (``settings.claude_config_dir``; ``~/.claude`` when neither is given)."""
+    if project_dir is not None:
+        return Path(project_dir).expanduser().resolve() / ".claude" / "settings.json"
+    config_dir = getattr(settings, "claude_config_dir", None)
+    if config_dir is None:
+        config_dir = os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude"
+    return Path(config_dir).expanduser() / "settings.json"
+
+
+def resolver_command(python: str, hook: str) -> str:
+    """The shell command Claude Code runs for ``hook`` (absolute interpreter path, quoted if needed).
+
+    A bare name (``python3``) is looked up on PATH; symlinks are kept, so a venv's interpreter stays the venv's.
+    """
+    if os.sep not in python:
+        python = shutil.which(python) or python
+    return f"{shlex.quote(os.path.abspath(python))} -I {MARKER}{hook}"
+
+
+def resolver_version(python: str) -> str | None:
+    """``nous-resolver N`` when ``python`` can run the hook as installed, else None (worth a warning)."""
+    command = shlex.split(resolver_command(python, "--version"))
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = proc.stdout.strip()
+    return out if proc.returncode == 0 and out.startswith("nous-resolver") else None
+
+
+def is_ours(entry: Any) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("command"), str) and MARKER in entry["command"]
+
+
+def install_hooks(settings_path: Path, python: str, *, with_prompt_hook: bool = False) -> InstallReport:
+    """Merge our hooks into ``settings_path``; idempotent. Backs the file up before any change.
+
+    Without ``with_prompt_hook`` a UserPromptSubmit entry of ours left by an earlier install is removed.
+    Raises :class:`ConfigError` (naming the file) when the file is not a JSON object or ``hooks`` is malformed.
+    """
+    settings_path = Path(settings_path)
+    data = _load(settings_path)
+    hooks = data.setdefault("hooks", {})
+    report = InstallReport(settings_path)
+    wanted = [*HOOKS, PROMPT_HOOK] if with_prompt_hook else list(HOOKS)
+    for spec in wanted:
+        outcome = _ensure(hooks, spec, resolver_command(python, spec.command))
+        getattr(report, outcome).append(spec.event)
+    if not with_prompt_hook and _remove_ours(hooks, PROMPT_HOOK.event):
+        report.removed.append(PROMPT_HOOK.event)
+    if report.changed or not settings_path.exists():
+        report.backup_path = _write(settings_path, data)
+    return report
+
+
+def uninstall_hooks(settings_path: Path) -> int:
+    """Remove our entries (and the groups, events and ``hooks`` key they leave empty); the count removed."""
+    settings_path = Path(settings_path)
+    if not settings_path.exists():
+        return 0
+    data = _load(settings_path)
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return 0
+    removed = sum(_remove_ours(hooks, event) for event in list(hooks))
+    if removed:
+        if not hooks:
+            del data["hooks"]
+        _write(settings_path, data)
+    return removed
+
+
+def _load(path: Path) -> dict:
+    if not path.exists():
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read Claude Code settings: {exc}") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc}); fix it first, nothing was changed") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object at the top level; nothing was changed")
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError(f"{path}: key 'hooks' must be an object; nothing was changed")
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            raise ConfigError(f"{path}: key 'hooks.{event}' must be a list; nothing was changed")
+    return data
+
+
+def _ensure(hooks: dict, spec: HookSpec, command: str) -> str:
+    """Make ``spec`` present exactly once in ``hooks[spec.event]``; 'added', 'updated' or 'unchanged'."""
+    groups = hooks.setdefault(spec.event, [])
+    desired = {"type": "command", "command": command, "timeout": spec.timeout}
+    found = [
+        (group, entry)
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for entry in group["hooks"]
+        if is_ours(entry)
+    ]
+    home = next((group for group, _ in found if group.get("matcher") == spec.matcher), None)
+    if home is not None:
+        keep = next(entry for group, entry in found if group is home)
+        if len(found) == 1 and all(keep.get(k) == v for k, v in desired.items()):
+            return "unchanged"
+        keep.update(desired)
+        for group, entry in found:
+            if entry is not keep:
+                group["hooks"].remove(entry)
+        _drop_empty_groups(groups, {id(g) for g, _ in found})
+        return "updated"
+    for group, entry in found:
+        group["hooks"].remove(entry)
+    _drop_empty_groups(groups, {id(g) for g, _ in found})
+    new_group: dict[str, Any] = {"matcher": spec.matcher} if spec.matcher is not None else {}
+    new_group["hooks"] = [desired]
+    groups.append(new_group)
+    return "updated" if found else "added"
+
+
+def _remove_ours(hooks: dict, event: str) -> int:
+    """Remove our entries from ``hooks[event]``, then the groups and the event they leave empty."""
+    groups = hooks.get(event)
+    if not isinstance(groups, list):
+        return 0
+    removed, touched = 0, set()
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            mine = [entry for entry in group["hooks"] if is_ours(entry)]
+            for entry in mine:
+                group["hooks"].remove(entry)
+            if mine:
+                removed += len(mine)
+                touched.add(id(group))
+    _drop_empty_groups(groups, touched)
+    if removed and not groups:
+        del hooks[event]
+    return removed
+
+
+def _drop_empty_groups(groups: list, touched: set[int]) -> None:
+    groups[:] = [g for g in groups if not (id(g) in touched and not g.get("hooks"))]
+
+
+def _write(path: Path, data: dict) -> Path | None:
+    """Back up the current file (if any), then replace it atomically; returns the backup's path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    if path.exists():
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        backup = path.with_name(f"{path.name}.bak-{stamp}")
+        counter = 1
+        while backup.exists():
+            backup = path.with_name(f"{path.name}.bak-{stamp}-{counter}")
+            counter += 1
+        shutil.copy2(path, backup)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        if backup is not None:
+            shutil.copymode(backup, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return backup

@@ -1,0 +1,351 @@
+"""The spec's seven-dimension relevance score, one pure function per dimension.
+
+Each dimension returns a value in [0, 1]:
+
+* ``s_text``     FTS5 bm25 relevance divided by the best in the candidate set (bm25 is negative-better;
+  002 §6's ``1 / (1 - rank)`` maps *better* matches to *smaller* numbers, so we flip the sign
+  first and normalise by the set's best, which is scale-free across corpora).
+* ``s_concept``  Jaccard overlap of query and memory concepts.
+* ``s_vector``   cosine clamped to [0, 1]; 0.0 without embeddings (FTS-only fallback).
+* ``s_graph``    proximity to already-selected memories (see :mod:`.graph`).
+* ``s_reinforce`` reinforcement_score clamped to [0, 1] plus the re-learning modifier (±0.15).
+* ``s_temporal`` the spec's bi-temporal function (expired 0.2, fresh 1.0, low confidence 0.5, else 0.8).
+* ``s_recency``  ``0.5 ** (age_days / half_life)`` from accessed_at, else created_at.
+
+:func:`score` fuses them: ``weighted`` = configured weighted sum; ``rrf`` = weighted Reciprocal Rank
+Fusion of the per-dimension rankings (a dimension ranks only candidates with a non-zero value; ties
+share a rank). ``breakdown`` carries every raw value (``s_<dim>``) and its weighted contribution
+(``w_<dim>``; in rrf mode the dimension's RRF share), plus ``contradiction`` (the multiplier applied).
+
+"Current truth": memories expired at the reference time (``valid_until <= as_at or now``, which
+includes superseded ones, whose validity the projector closes) are dropped unless
+``query.include_expired``; for an explicit ``as_at`` so are memories not yet valid then.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from nous_assets.reconcile import clocks
+from nous_assets.retrieve.fusion import competition_ranks, cosine, jaccard, rrf_from_ranks
+from nous_assets.retrieve.query import Query
+from nous_assets.settings import Settings
+from nous_assets.timeutil import parse_time
+
+DIMENSIONS = ("text", "concept", "vector", "graph", "reinforce", "temporal", "recency")
+RECURRENCE_MODIFIER = 0.15
+HIGH_RECURRENCE_SESSIONS = 3  # spec decision matrix: "High (3+ sessions)"
+EFFECTIVE_INJECTION = 0.5  # share of rated injections that helped, at or above which recurrence is a boost
+EXPIRED_SCORE, FRESH_SCORE, UNCERTAIN_SCORE, VALID_SCORE = 0.2, 1.0, 0.5, 0.8
+
+
+@dataclass(frozen=True)
+class Recurrence:
+    """Re-learning signals: sessions that extracted the learning, and how its injections went.
+
+    ``helpful``/``unhelpful`` count access_log rows with was_useful = 1 / 0 (NULL = not rated).
+    """
+
+    sessions: int = 1
+    injections: int = 0
+    helpful: int = 0
+    unhelpful: int = 0
+
+    @property
+    def effectiveness(self) -> float | None:
+        """helpful / rated injections; None when no injection was rated (nothing to judge yet)."""
+        rated = self.helpful + self.unhelpful
+        return self.helpful / rated if rated else None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A memory row plus the retrieval signals gathered for it (see :mod:`.candidates`)."""
+
+    id: int
+    content: str = ""
+    learning_id: str = ""
+    type: str = "learning"
+    kind: str | None = None
+    domain: str | None = None
+    scope: str = "project"
+    project_id: str = ""
+    source_session: str = ""
+    reinforcement_score: float = 0.5
+    created_at: str = "1970-01-01T00:00:00.000000Z"
+    accessed_at: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    temporal_confidence: str = "medium"
+    validated_at: str | None = None
+    superseded_by: str | None = None
+    contradiction_count: int = 0
+    vector_clock_json: str | None = None
+    concepts: frozenset[str] = frozenset()
+    bm25: float | None = None  # raw FTS5 bm25(): negative, more negative = better; None = no text match
+    vector_cosine: float | None = None
+    graph: float = 0.0
+    recurrence: Recurrence = field(default_factory=Recurrence)
+    sources: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class ScoredMemory:
+    memory_id: int
+    score: float
+    breakdown: dict[str, float]
+
+
+def _clamp01(value: float) -> float:
+    if not math.isfinite(value):
+        return 0.0
+    return 0.0 if value < 0.0 else 1.0 if value > 1.0 else value
+
+
+# -- the seven dimensions -------------------------------------------------------------------------
+
+
+def s_text(bm25: float | None, best_relevance: float) -> float:
+    """``-bm25 / best`` where best is the largest ``-bm25`` among the candidates (1.0 = best match)."""
+    if bm25 is None or best_relevance <= 0.0:
+        return 0.0
+    return _clamp01(-bm25 / best_relevance)
+
+
+def best_text_relevance(bm25_values: Iterable[float | None]) -> float:
+    return max((-b for b in bm25_values if b is not None), default=0.0)
+
+
+def s_concept(query_concepts: Iterable[str], memory_concepts: Iterable[str]) -> float:
+    return jaccard(query_concepts, memory_concepts)
+
+
+def s_vector(cosine_similarity: float | None) -> float:
+    return 0.0 if cosine_similarity is None else _clamp01(float(cosine_similarity))
+
+
+def s_graph(proximity: float | None) -> float:
+    return 0.0 if proximity is None else _clamp01(float(proximity))
+
+
+def recurrence_modifier(recurrence: Recurrence) -> float:
+    """+0.15 for a learning re-extracted in 3+ sessions whose injections helped; -0.15 if they did not.
+
+    Low recurrence or no rated injection yet is neutral: a learning re-learned but never injected is
+    an injection failure to review, not evidence that its text is bad.
+    """
+    if recurrence.sessions < HIGH_RECURRENCE_SESSIONS:
+        return 0.0
+    effectiveness = recurrence.effectiveness
+    if effectiveness is None:
+        return 0.0
+    return RECURRENCE_MODIFIER if effectiveness >= EFFECTIVE_INJECTION else -RECURRENCE_MODIFIER
+
+
+def s_reinforce(reinforcement_score: float, recurrence: Recurrence | None = None) -> float:
+    """The raw score can leave [0, 1] (+0.1/-0.2 per event), so clamp, add the modifier, clamp again."""
+    base = _clamp01(float(reinforcement_score))
+    return _clamp01(base + (recurrence_modifier(recurrence) if recurrence else 0.0))
+
+
+def s_temporal(
+    valid_from: str | None,
+    valid_until: str | None,
+    temporal_confidence: str | None,
+    *,
+    now: str,
+    last_activity: str | None = None,
+) -> float:
+    """The spec's ``s_temporal`` on canonical UTC text (which orders like the instants it names).
+
+    ``valid_until <= now`` counts as expired (the spec writes ``<``): validity is the half-open
+    window [valid_from, valid_until), as in the spec's as-at query ``valid_until > T``.
+    """
+    if valid_until is not None and valid_until <= now:
+        return EXPIRED_SCORE
+    if valid_from is not None and last_activity is not None and valid_from > last_activity:
+        return FRESH_SCORE
+    if temporal_confidence == "low":
+        return UNCERTAIN_SCORE
+    return VALID_SCORE
+
+
+def s_recency(
+    accessed_at: str | None, created_at: str | None, *, now: str | datetime, half_life_days: float = 30.0
+) -> float:
+    """Exponential decay: 1.0 now, 0.5 after one half-life; future stamps count as now."""
+    stamp = accessed_at or created_at
+    if not stamp or half_life_days <= 0:
+        return 0.0
+    try:
+        age = (parse_time(now) - parse_time(stamp)).total_seconds() / 86400.0
+    except ValueError:
+        return 0.0
+    return 0.5 ** (max(age, 0.0) / half_life_days)
+
+
+# -- current truth and contradictions -----------------------------------------------------------
+
+
+def is_current(c: Candidate, query: Query) -> bool:
+    """Valid at the reference time: not expired/superseded, and (for ``as_at``) already valid."""
+    ref = query.reference_time
+    if c.valid_until is not None and c.valid_until <= ref:
+        return False  # expired; superseded memories have their validity closed at supersession
+    return not (query.as_at is not None and c.valid_from is not None and c.valid_from > query.as_at)
+
+
+def contradicted_ids(
+    candidates: Iterable[Candidate],
+    contradictions: Mapping[tuple[int, int], tuple[str, float]],
+    min_confidence: float = 0.7,
+) -> set[int]:
+    """Ids in a cached NLI 'contradiction' (confidence >= min) with a candidate of concurrent clock.
+
+    ``contradictions`` maps canonical ``(min_id, max_id)`` to ``(label, confidence)`` (nli_results).
+    Causally ordered pairs (one clock subsumes the other) are sequential updates, not conflicts.
+    """
+    by_id = {c.id: c for c in candidates}
+    flagged: set[int] = set()
+    parsed: dict[int, dict[str, int] | None] = {}
+
+    def clock(memory_id: int) -> dict[str, int] | None:
+        if memory_id not in parsed:
+            try:
+                parsed[memory_id] = clocks.parse(by_id[memory_id].vector_clock_json)
+            except (clocks.ClockError, json.JSONDecodeError):
+                parsed[memory_id] = None
+        return parsed[memory_id]
+
+    for (a, b), (label, confidence) in contradictions.items():
+        if label != "contradiction" or confidence < min_confidence or a not in by_id or b not in by_id:
+            continue
+        ca, cb = clock(a), clock(b)
+        if ca is None or cb is None or clocks.compare(ca, cb) is not clocks.Order.CONCURRENT:
+            continue
+        flagged.update((a, b))
+    return flagged
+
+
+# -- fusion -------------------------------------------------------------------------------------
+
+
+def dimension_values(
+    c: Candidate,
+    query: Query,
+    settings: Settings,
+    *,
+    best_text: float,
+    vector_score: float | None,
+    now: datetime | None = None,
+) -> dict[str, float]:
+    """Raw values of all seven dimensions for one candidate."""
+    return {
+        "text": s_text(c.bm25, best_text),
+        "concept": s_concept(query.concepts, c.concepts),
+        "vector": s_vector(vector_score),
+        "graph": s_graph(c.graph),
+        "reinforce": s_reinforce(c.reinforcement_score, c.recurrence),
+        "temporal": s_temporal(
+            c.valid_from,
+            c.valid_until,
+            c.temporal_confidence,
+            now=query.reference_time,
+            last_activity=query.last_activity,
+        ),
+        "recency": s_recency(
+            c.accessed_at,
+            c.created_at,
+            now=now or query.now,
+            half_life_days=settings.thresholds.recency_half_life_days,
+        ),
+    }
+
+
+def _vector_score(
+    c: Candidate,
+    query: Query,
+    vector_scores: Mapping[int, float] | None,
+    vectors: Mapping[int, np.ndarray] | None,
+) -> float | None:
+    if vector_scores is not None and c.id in vector_scores:
+        return vector_scores[c.id]
+    if c.vector_cosine is not None:
+        return c.vector_cosine
+    if vectors is not None and query.query_vector is not None and c.id in vectors:
+        return cosine(np.asarray(query.query_vector, dtype=np.float32), vectors[c.id])
+    return None
+
+
+def score(
+    candidates: Iterable[Candidate],
+    query: Query,
+    settings: Settings,
+    *,
+    vector_scores: Mapping[int, float] | None = None,
+    vectors: Mapping[int, np.ndarray] | None = None,
+    contradictions: Mapping[tuple[int, int], tuple[str, float]] | None = None,
+) -> list[ScoredMemory]:
+    """Score and sort candidates, best first (ties: newer memory first).
+
+    Vector similarity comes from ``vector_scores`` (memory_id -> cosine), else the candidate's own
+    ``vector_cosine``, else ``vectors`` and ``query.query_vector``; without any, s_vector = 0.
+    """
+    kept = [c for c in candidates if query.include_expired or is_current(c, query)]
+    if not kept:
+        return []
+    retrieve = settings.retrieve
+    weights = {d: float(getattr(retrieve.weights, d)) for d in DIMENSIONS}
+    best_text = best_text_relevance(c.bm25 for c in kept)
+    now = parse_time(query.now)
+    raw = {
+        c.id: dimension_values(
+            c,
+            query,
+            settings,
+            best_text=best_text,
+            vector_score=_vector_score(c, query, vector_scores, vectors),
+            now=now,
+        )
+        for c in kept
+    }
+    breakdowns: dict[int, dict[str, float]] = {}
+    totals: dict[int, float] = {}
+    if retrieve.mode == "rrf":
+        ranks = {d: competition_ranks({i: v[d] for i, v in raw.items() if v[d] > 0.0}) for d in DIMENSIONS}
+        for memory_id, values in raw.items():
+            shares = {
+                d: weights[d] / (retrieve.rrf_k + ranks[d][memory_id]) for d in DIMENSIONS if memory_id in ranks[d]
+            }
+            breakdowns[memory_id] = {f"s_{d}": values[d] for d in DIMENSIONS} | {
+                f"w_{d}": shares.get(d, 0.0) for d in DIMENSIONS
+            }
+        fused = rrf_from_ranks([ranks[d] for d in DIMENSIONS], retrieve.rrf_k, [weights[d] for d in DIMENSIONS])
+        totals = {memory_id: fused.get(memory_id, 0.0) for memory_id in raw}
+    else:
+        for memory_id, values in raw.items():
+            contributions = {d: weights[d] * values[d] for d in DIMENSIONS}
+            breakdowns[memory_id] = {f"s_{d}": values[d] for d in DIMENSIONS} | {
+                f"w_{d}": contributions[d] for d in DIMENSIONS
+            }
+            totals[memory_id] = sum(contributions.values())
+    penalised = (
+        contradicted_ids(kept, contradictions, settings.thresholds.nli_contradiction_confidence)
+        if contradictions
+        else set()
+    )
+    multiplier = settings.thresholds.contradiction_multiplier
+    results = []
+    for memory_id, total in totals.items():
+        factor = multiplier if memory_id in penalised else 1.0
+        breakdowns[memory_id]["contradiction"] = factor
+        results.append(ScoredMemory(memory_id, total * factor, breakdowns[memory_id]))
+    results.sort(key=lambda r: (-r.score, -r.memory_id))
+    return results
+

@@ -1,0 +1,164 @@
+"""``retrieve()``: the one retrieval entry point (injection cache, ``nous search``, LoCoMo benchmark).
+
+gather candidates -> (optional) vector similarity -> seven-dimension score with the contradiction
+fast path -> MMR diversity -> top k. Vectors are strictly optional: without an embedder, without
+the vector store module, or on any error from the embedder or sqlite-vec, retrieval degrades to
+s_vector = 0 (FTS + concepts + graph + priors), as 002 §6's fallback chain prescribes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from nous_assets.retrieve.candidates import gather, load_contradictions
+from nous_assets.retrieve.fusion import mmr, similarity_from
+from nous_assets.retrieve.query import Query
+from nous_assets.retrieve.scoring import Candidate, score
+from nous_assets.settings import Settings
+from nous_assets.store.db import Connection
+
+log = logging.getLogger(__name__)
+MMR_POOL_FACTOR = 4  # MMR chooses among the best 4*k (at least 40): diversity, not a lottery ticket for the tail
+
+
+@dataclass(frozen=True)
+class Result:
+    """One retrieved memory; ``breakdown`` (with ``explain``) has every dimension's raw and weighted value."""
+
+    memory_id: int
+    content: str
+    score: float
+    breakdown: dict[str, float] = field(default_factory=dict)
+    learning_id: str = ""
+    type: str = "learning"
+    kind: str | None = None
+    domain: str | None = None
+    scope: str = "project"
+    project_id: str = ""
+    source_session: str = ""
+    reinforcement_score: float = 0.5
+    created_at: str = ""
+    accessed_at: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    temporal_confidence: str = "medium"
+    validated_at: str | None = None
+    superseded_by: str | None = None
+    contradiction_count: int = 0
+    concepts: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+
+def _vector_store() -> ModuleType | None:
+    try:
+        from nous_assets.embed import store  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return store
+
+
+def _query_vector(query: Query, embedder: Any) -> np.ndarray | None:
+    if query.query_vector is not None:
+        return np.asarray(query.query_vector, dtype=np.float32)
+    if embedder is None or not query.text.strip():
+        return None
+    try:
+        return np.asarray(embedder.embed([query.text])[0], dtype=np.float32)
+    except Exception as exc:  # a missing model or a network error must not break retrieval
+        log.info("embedding the query failed (%s); falling back to text-only retrieval", exc)
+        return None
+
+
+def _vector_hits(conn: Connection, store: ModuleType, vector: np.ndarray, k: int) -> list[tuple[int, float]] | None:
+    try:
+        return [(int(i), float(s)) for i, s in store.search(conn, vector, k)]
+    except Exception as exc:  # sqlite-vec missing/mismatched dimensions: FTS-only
+        log.info("vector search failed (%s); falling back to text-only retrieval", exc)
+        return None
+
+
+def _vectors_for(conn: Connection, store: ModuleType, ids: list[int]) -> dict[int, np.ndarray] | None:
+    try:
+        return dict(store.vectors_for(conn, ids))
+    except Exception as exc:
+        log.info("loading vectors failed (%s); diversity falls back to concept overlap", exc)
+        return None
+
+
+def _result(c: Candidate, value: float, breakdown: dict[str, float]) -> Result:
+    return Result(
+        memory_id=c.id,
+        content=c.content,
+        score=value,
+        breakdown=breakdown,
+        learning_id=c.learning_id,
+        type=c.type,
+        kind=c.kind,
+        domain=c.domain,
+        scope=c.scope,
+        project_id=c.project_id,
+        source_session=c.source_session,
+        reinforcement_score=c.reinforcement_score,
+        created_at=c.created_at,
+        accessed_at=c.accessed_at,
+        valid_from=c.valid_from,
+        valid_until=c.valid_until,
+        temporal_confidence=c.temporal_confidence,
+        validated_at=c.validated_at,
+        superseded_by=c.superseded_by,
+        contradiction_count=c.contradiction_count,
+        concepts=tuple(sorted(c.concepts)),
+        sources=tuple(sorted(c.sources)),
+    )
+
+
+def retrieve(
+    conn: Connection,
+    query: Query,
+    settings: Settings,
+    *,
+    embedder: Any = None,
+    k: int | None = None,
+    explain: bool = False,
+    include_episodes: bool = False,
+) -> list[Result]:
+    """The top ``k`` (default ``settings.retrieve.top_k``) memories for ``query``, diverse, best first.
+
+    ``embedder`` is an :class:`~nous_assets.embed.base.EmbeddingProvider` (or ``query.query_vector``
+    is used as is). With ``explain`` each result's breakdown also holds ``rank`` (before MMR).
+    """
+    top_k = settings.retrieve.top_k if k is None else int(k)
+    if top_k <= 0:
+        return []
+    vector = _query_vector(query, embedder)
+    store = _vector_store() if vector is not None else None
+    hits = _vector_hits(conn, store, vector, settings.retrieve.candidates) if store is not None else None
+    if vector is not None:
+        query = replace(query, query_vector=vector)
+
+    candidates = gather(conn, query, settings, vector_hits=hits)
+    if include_episodes:
+        from nous_assets.retrieve.episodic import chunk_candidates
+
+        candidates += chunk_candidates(conn, query, settings, query_vector=vector)
+    if not candidates:
+        return []
+    ids = [c.id for c in candidates]
+    vectors = _vectors_for(conn, store, ids) if store is not None and vector is not None else None
+    scored = score(candidates, query, settings, vectors=vectors, contradictions=load_contradictions(conn, ids))
+    by_id = {c.id: c for c in candidates}
+    pool = scored[: max(MMR_POOL_FACTOR * top_k, 40)]
+    similarity = similarity_from(vectors, {s.memory_id: by_id[s.memory_id].concepts for s in pool})
+    order = mmr([(s.memory_id, s.score) for s in pool], similarity, settings.retrieve.mmr_lambda, top_k)
+    ranked = {s.memory_id: (rank, s) for rank, s in enumerate(pool, start=1)}
+    results = []
+    for memory_id in order:
+        rank, s = ranked[memory_id]
+        breakdown = {**s.breakdown, "rank": float(rank)} if explain else {}
+        results.append(_result(by_id[memory_id], s.score, breakdown))
+    return results

@@ -1,0 +1,366 @@
+"""Seven-dimension scoring, fusion (RRF, MMR), current-truth rules, and retrieve() end to end."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+
+from nous_assets.retrieve import candidates as candidates_module
+from nous_assets.retrieve.candidates import gather, prune_common_tokens
+from nous_assets.retrieve.fusion import competition_ranks, mmr, rrf, similarity_from
+from nous_assets.retrieve.query import Query, concepts_from_text, fts_match_expression
+from nous_assets.retrieve.scoring import (
+    Candidate,
+    Recurrence,
+    recurrence_modifier,
+    s_recency,
+    s_reinforce,
+    s_temporal,
+    s_text,
+    score,
+)
+from nous_assets.retrieve.search import retrieve
+from nous_assets.settings import RetrieveSettings, ScoringWeights, Settings
+from nous_assets.store.events import LearningEvent
+from nous_assets.store.projector import project
+
+NOW = "2026-03-01T00:00:00.000000Z"
+DAY_AGO = "2026-02-28T00:00:00.000000Z"
+MONTH_AGO = "2026-01-30T00:00:00.000000Z"
+YEAR_AGO = "2025-03-01T00:00:00.000000Z"
+
+
+def make_settings(mode: str = "weighted", **retrieve) -> Settings:
+    base = Settings(Path("/nonexistent"), Path("/nonexistent"), Path("/nonexistent/db"), Path("/nonexistent/a"), "*")
+    return base.with_overrides(retrieve=dataclasses.replace(RetrieveSettings(), mode=mode, **retrieve))
+
+
+def cand(memory_id: int, **kw) -> Candidate:
+    fields = {
+        "content": "use uv for python packaging",
+        "created_at": MONTH_AGO,
+        "concepts": frozenset({"python", "uv"}),
+        "bm25": -2.0,
+        "reinforcement_score": 0.5,
+    }
+    fields.update(kw)
+    return Candidate(memory_id, **fields)
+
+
+QUERY = Query(text="python packaging", concepts={"python", "uv"}, now=NOW)
+
+# (dimension, winner overrides, loser overrides, score kwargs)
+DIMENSION_CASES = [
+    ("text", {"bm25": -4.0}, {"bm25": -1.0}, {}),
+    ("concept", {"concepts": frozenset({"python", "uv"})}, {"concepts": frozenset({"python", "rust"})}, {}),
+    ("vector", {}, {}, {"vector_scores": {1: 0.9, 2: 0.2}}),
+    ("graph", {"graph": 0.5}, {"graph": 0.0}, {}),
+    ("reinforce", {"reinforcement_score": 0.9}, {"reinforcement_score": 0.3}, {}),
+    ("temporal", {"temporal_confidence": "high"}, {"temporal_confidence": "low"}, {}),
+    ("recency", {"accessed_at": DAY_AGO}, {"accessed_at": YEAR_AGO}, {}),
+]
+
+
+@pytest.mark.parametrize("mode", ["weighted", "rrf"])
+@pytest.mark.parametrize(("dimension", "win", "lose", "extra"), DIMENSION_CASES, ids=[c[0] for c in DIMENSION_CASES])
+def test_each_dimension_alone_decides_the_order(mode, dimension, win, lose, extra):
+    settings = make_settings(mode)
+    # identical twins tie; the tie-break (newer id first) favours id 2 ...
+    tied = score([cand(1), cand(2)], QUERY, settings)
+    assert tied[0].score == pytest.approx(tied[1].score) and tied[0].memory_id == 2
+    # ... so id 1 winning proves the dimension moved it
+    ranked = score([cand(1, **win), cand(2, **lose)], QUERY, settings, **extra)
+    assert [r.memory_id for r in ranked] == [1, 2]
+    assert ranked[0].breakdown[f"s_{dimension}"] > ranked[1].breakdown[f"s_{dimension}"]
+    for key in ("s_text", "w_text", "s_recency", "w_recency", "contradiction"):
+        assert key in ranked[0].breakdown
+
+
+def test_reinforce_recurrence_modifier_reorders_equal_scores():
+    boosted = cand(1, recurrence=Recurrence(sessions=4, injections=3, helpful=3, unhelpful=0))
+    penalised = cand(2, recurrence=Recurrence(sessions=4, injections=3, helpful=0, unhelpful=3))
+    ranked = score([penalised, boosted, cand(3)], QUERY, make_settings())
+    assert [r.memory_id for r in ranked] == [1, 3, 2]
+    assert ranked[0].breakdown["s_reinforce"] == pytest.approx(0.65)
+    assert ranked[2].breakdown["s_reinforce"] == pytest.approx(0.35)
+
+
+def test_weighted_score_is_the_configured_weighted_sum():
+    weights = ScoringWeights(text=1.0, concept=0, vector=0, graph=0, reinforce=0, temporal=0, recency=0)
+    settings = make_settings(weights=weights)
+    ranked = score([cand(1, bm25=-3.0), cand(2, bm25=-1.5)], QUERY, settings)
+    assert [r.score for r in ranked] == pytest.approx([1.0, 0.5])
+    default = score([cand(1)], QUERY, make_settings())[0]
+    assert default.score == pytest.approx(sum(v for k, v in default.breakdown.items() if k.startswith("w_")))
+
+
+def test_dimension_functions():
+    assert s_text(-3.0, 3.0) == 1.0 and s_text(-1.5, 3.0) == 0.5 and s_text(None, 3.0) == 0.0
+    assert s_temporal(None, MONTH_AGO, "high", now=NOW) == 0.2  # expired beats everything
+    assert s_temporal(DAY_AGO, None, "low", now=NOW, last_activity=MONTH_AGO) == 1.0  # fresh
+    assert s_temporal(YEAR_AGO, None, "low", now=NOW, last_activity=MONTH_AGO) == 0.5
+    assert s_temporal(YEAR_AGO, None, "medium", now=NOW, last_activity=MONTH_AGO) == 0.8
+    assert s_temporal(None, None, "medium", now=NOW) == 0.8
+    assert s_recency(None, NOW, now=NOW) == 1.0
+    assert s_recency(None, "2026-01-30T00:00:00Z", now=NOW, half_life_days=30) == pytest.approx(0.5)
+    assert s_recency(MONTH_AGO, YEAR_AGO, now=NOW) == pytest.approx(0.5)  # accessed_at wins
+    assert s_recency(None, "2027-01-01T00:00:00Z", now=NOW) == 1.0
+    assert s_reinforce(1.4) == 1.0 and s_reinforce(-0.3) == 0.0
+    assert s_reinforce(-0.3, Recurrence(3, 2, 2, 0)) == pytest.approx(0.15)
+    assert recurrence_modifier(Recurrence(2, 5, 5, 0)) == 0.0  # low recurrence
+    assert recurrence_modifier(Recurrence(5, 0, 0, 0)) == 0.0  # never injected: not the text's fault
+    assert recurrence_modifier(Recurrence(3, 4, 1, 3)) == -0.15
+
+
+def test_vector_dimension_from_vectors_and_query_vector():
+    q = dataclasses.replace(QUERY, query_vector=np.array([1.0, 0.0], dtype=np.float32))
+    vectors = {1: np.array([1.0, 0.1], dtype=np.float32), 2: np.array([0.0, 1.0], dtype=np.float32)}
+    ranked = score([cand(1), cand(2)], q, make_settings(), vectors=vectors)
+    assert ranked[0].memory_id == 1 and ranked[1].breakdown["s_vector"] == 0.0
+    # no vectors at all: s_vector is 0 for everyone, nothing breaks
+    assert all(r.breakdown["s_vector"] == 0.0 for r in score([cand(1), cand(2)], QUERY, make_settings()))
+
+
+def test_current_truth_excludes_superseded_and_expired():
+    live = cand(1)
+    expired = cand(2, valid_until=MONTH_AGO)
+    superseded = cand(3, superseded_by="L1", valid_until=DAY_AGO)
+    future_end = cand(4, valid_until="2026-06-01T00:00:00.000000Z")
+    all_c = [live, expired, superseded, future_end]
+    assert {r.memory_id for r in score(all_c, QUERY, make_settings())} == {1, 4}
+    history = dataclasses.replace(QUERY, include_expired=True)
+    kept = {r.memory_id: r for r in score(all_c, history, make_settings())}
+    assert kept.keys() == {1, 2, 3, 4}
+    assert kept[2].breakdown["s_temporal"] == kept[3].breakdown["s_temporal"] == 0.2
+    # as_at in the past: what was true then (the expired one was; one not yet valid was not)
+    as_at = Query(text="x", concepts={"python"}, now=NOW, as_at="2026-01-15T00:00:00Z")
+    later = cand(5, valid_from="2026-02-01T00:00:00.000000Z")
+    assert {r.memory_id for r in score([*all_c, later], as_at, make_settings())} == {1, 2, 3, 4}
+
+
+def test_contradiction_fast_path_needs_concurrent_clocks_and_confidence():
+    a = cand(1, vector_clock_json='{"s1":1}')
+    b = cand(2, vector_clock_json='{"s2":1}')
+    c = cand(3, vector_clock_json='{"s1":2}')  # causally after a: a sequential update
+    settings = make_settings()
+    base = {r.memory_id: r.score for r in score([a, b, c], QUERY, settings)}
+    nli = {(1, 2): ("contradiction", 0.8), (1, 3): ("contradiction", 0.9), (2, 3): ("contradiction", 0.5)}
+    got = {r.memory_id: r for r in score([a, b, c], QUERY, settings, contradictions=nli)}
+    assert got[1].score == pytest.approx(base[1] * 0.7) and got[2].score == pytest.approx(base[2] * 0.7)
+    assert got[3].score == pytest.approx(base[3]) and got[3].breakdown["contradiction"] == 1.0
+    neutral = {(1, 2): ("neutral", 0.99)}
+    assert {r.memory_id: r.score for r in score([a, b], QUERY, settings, contradictions=neutral)} == pytest.approx(
+        {1: base[1], 2: base[2]}
+    )
+
+
+def test_rrf():
+    fused = rrf([[1, 2, 3], [3, 1]], k=60)
+    assert fused[1] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused[3] == pytest.approx(1 / 63 + 1 / 61)
+    assert fused[2] == pytest.approx(1 / 62)
+    assert sorted(fused, key=lambda i: -fused[i]) == [1, 3, 2]
+    assert rrf([[1], [2]], weights=[2.0, 1.0])[1] == pytest.approx(2 / 61)
+    assert rrf([]) == {}
+    assert competition_ranks({1: 0.8, 2: 0.8, 3: 0.5, 4: 0.9}) == {4: 1, 1: 2, 2: 2, 3: 4}
+
+
+def test_mmr():
+    sims = {frozenset({1, 2}): 1.0}
+
+    def similarity(a, b):
+        return sims.get(frozenset({a, b}), 0.0)
+
+    candidates = [(1, 1.0), (2, 0.95), (3, 0.5)]
+    assert mmr(candidates, similarity, lambda_=1.0, top_k=3) == [1, 2, 3]  # pure relevance
+    assert mmr(candidates, similarity, lambda_=0.5, top_k=3) == [1, 3, 2]  # the duplicate waits
+    assert mmr(candidates, similarity, lambda_=0.5, top_k=2) == [1, 3]
+    assert mmr([], similarity) == [] and mmr(candidates, similarity, top_k=0) == []
+    # scale-free: RRF-sized relevance behaves like weighted-sum-sized relevance
+    tiny = [(i, r / 30) for i, r in candidates]
+    assert mmr(tiny, similarity, lambda_=0.5, top_k=3) == [1, 3, 2]
+
+
+def test_similarity_prefers_vectors_then_concepts():
+    sim = similarity_from({1: np.array([1.0, 0.0]), 2: np.array([1.0, 0.0])}, {1: {"a"}, 2: {"b"}, 3: {"a", "b"}})
+    assert sim(1, 2) == pytest.approx(1.0)
+    assert sim(1, 3) == pytest.approx(0.5)  # no vector for 3: Jaccard
+    assert similarity_from(None, {1: set(), 2: set()})(1, 2) == 0.0
+
+
+def test_fts_expression_and_query_concepts():
+    assert fts_match_expression('how do "we" (fix) * the NEAR pytest AND fixture?') == (
+        '"fix" OR "near" OR "pytest" OR "fixture"'
+    )
+    assert fts_match_expression("the and of") is None
+    assert fts_match_expression("") is None and fts_match_expression("*** ((( ") is None
+    assert fts_match_expression("café 日本語") == '"café" OR "日本語"'
+    assert {"uv", "python"} <= concepts_from_text("How do we package Python with uv?")
+    assert concepts_from_text("   ") == frozenset()
+
+
+@hyp_settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=300))
+def test_fts_expression_never_breaks_fts5(conn, text):
+    expression = fts_match_expression(text)
+    if expression is not None:
+        conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (expression,)).fetchall()
+
+
+# -- end to end over a real cortex.db -------------------------------------------------------------
+
+
+def _extracted(lid, content, project, *, concepts, kind="fact", scope="project", session="s1", at=MONTH_AGO, **kw):
+    payload = {
+        "content": content,
+        "extractor_version": "test-1",
+        "concepts": concepts,
+        "edges": kw.pop("edges", []),
+        "kind": kind,
+        "type": "learning",
+        "scope": scope,
+    }
+    return LearningEvent(
+        "LearningExtracted", lid, payload, session, project, "historical_backfill", f"x:{lid}:{session}",
+        transaction_time=at, valid_from=at, **kw,
+    )  # fmt: skip
+
+
+ALPHA = [
+    ("A1", "Use uv instead of pip to manage Python packaging and virtualenvs in this repo",
+     ["uv", "python", "packaging"], "preference"),
+    ("A0", "Use pip-tools to pin Python packaging dependencies", ["pip-tools", "python", "packaging"], "decision"),
+    ("A2", "Run pytest with -x and --ff to stop at the first failure", ["pytest"], "command"),
+    ("A3", "Rebase feature branches onto main before opening a pull request", ["git", "rebase"], "preference"),
+    ("A4", "docker compose up -d starts postgres and redis for local development", ["docker", "postgres"], "command"),
+    ("A5", "The API returns 429 when the rate limiter is exceeded", ["api", "rate limiting"], "fact"),
+    ("A6", "Alembic migrations live in db/migrations and run on deploy", ["alembic", "migrations"], "fact"),
+    ("A7", "Use structlog for logging, never print", ["structlog", "logging"], "preference"),
+    ("A8", "The frontend is built with Vite and React 18", ["vite", "react"], "fact"),
+    ("A9", "Fixed flaky test by freezing time with freezegun", ["freezegun", "pytest"], "error_fix"),
+    ("A10", "Environment variables are loaded from .env via pydantic-settings", ["pydantic", "config"],
+     "configuration"),
+    ("A11", "CI runs on GitHub Actions with a matrix of Python 3.11 and 3.12", ["ci", "github actions"], "fact"),
+    ("A12", "Prefer dataclasses over dicts for internal records", ["dataclasses"], "preference"),
+    ("A13", "The billing service owns the invoices table", ["billing", "invoices"], "fact"),
+]  # fmt: skip
+BETA = [
+    ("B1", "Use poetry for Python packaging in the beta service", ["poetry", "python", "packaging"], "decision"),
+    ("B2", "Python packaging for beta is published to the internal index", ["python", "packaging"], "fact"),
+    ("B3", "Run the Go linter golangci-lint before pushing", ["golangci-lint", "go"], "command"),
+    ("B4", "Kafka topics are created by terraform", ["kafka", "terraform"], "fact"),
+    ("B5", "The mobile app uses Expo", ["expo", "react native"], "fact"),
+    ("B6", "Use zap for logging in Go services", ["zap", "logging"], "preference"),
+    ("B7", "Staging database is refreshed nightly", ["staging", "database"], "fact"),
+    ("B8", "gRPC stubs are generated with buf", ["grpc", "buf"], "command"),
+    ("B9", "Feature flags come from LaunchDarkly", ["feature flags"], "fact"),
+    ("B10", "Never run migrations manually on production", ["migrations", "production"], "correction"),
+    ("B11", "Helm charts live in deploy/charts", ["helm", "kubernetes"], "fact"),
+    ("B12", "Load tests use k6", ["k6", "load testing"], "command"),
+    ("B13", "Python virtualenv packaging with pip wheels is cached in CI", ["python", "packaging", "pip"], "fact"),
+]  # fmt: skip
+GLOBAL = [
+    ("G1", "Prefer ruff over flake8 for Python linting and formatting", ["ruff", "python", "linting"], "preference"),
+    ("G2", "The user prefers concise commit messages in imperative mood", ["git", "commit messages"], "preference"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def cortex(conn, store):
+    events = [_extracted(lid, text, "alpha", concepts=c, kind=k) for lid, text, c, k in ALPHA]
+    events += [_extracted(lid, text, "beta", concepts=c, kind=k, session="s9") for lid, text, c, k in BETA]
+    events += [_extracted(lid, text, "beta", concepts=c, kind=k, scope="global") for lid, text, c, k in GLOBAL]
+    # A1 re-learned in more sessions; A0 superseded by it
+    for session in ("s2", "s3"):
+        events.append(_extracted("A1", ALPHA[0][1], "alpha", concepts=["uv"], kind="preference", session=session))
+    events.append(
+        LearningEvent("LearningSuperseded", "A0", {"superseded_by": "A1"}, "s3", "alpha", "user_review", "sup:A0",
+                      transaction_time=DAY_AGO)
+    )  # fmt: skip
+    store.append_many(events)
+    project(conn)
+    return conn
+
+
+def test_retrieve_ranks_the_right_memory_first_with_project_isolation(cortex):
+    lid = {r[0]: r[1] for r in cortex.execute("SELECT learning_id, id FROM memories")}
+    by_id = {v: k for k, v in lid.items()}
+    query = Query.from_text("how should I manage python packaging and dependencies?", project_id="alpha", now=NOW)
+    results = retrieve(cortex, query, make_settings(), k=8, explain=True)
+    assert results and by_id[results[0].memory_id] == "A1"
+    top = results[0]
+    assert top.content.startswith("Use uv") and top.kind == "preference" and "uv" in top.concepts
+    for key in ("s_text", "s_concept", "s_vector", "s_graph", "s_reinforce", "s_temporal", "s_recency", "rank"):
+        assert key in top.breakdown
+    assert top.breakdown["s_text"] == 1.0 and top.breakdown["s_vector"] == 0.0
+    got = {by_id[r.memory_id] for r in results}
+    assert not got & {lid for lid, *_ in BETA}, "beta's project memories leaked into alpha"
+    assert "A0" not in got, "a superseded memory was returned as current truth"
+    assert all(r.project_id == "alpha" or r.scope == "global" for r in results)
+    assert len({r.memory_id for r in results}) == len(results) <= 8
+
+    rrf_results = retrieve(cortex, query, make_settings("rrf"), k=8, explain=True)
+    assert by_id[rrf_results[0].memory_id] == "A1"
+    history = retrieve(cortex, dataclasses.replace(query, include_expired=True), make_settings(), k=20)
+    assert "A0" in {by_id[r.memory_id] for r in history}
+    assert retrieve(cortex, query, make_settings(), k=3)[0].breakdown == {}  # explain off
+
+
+def test_retrieve_without_keyword_overlap_still_returns_project_memories(cortex):
+    query = Query.from_text("zzzz qqqq", project_id="beta", now=NOW)
+    results = retrieve(cortex, query, make_settings(), k=5)
+    assert len(results) == 5
+    assert all(r.project_id == "beta" for r in results)
+    unknown = retrieve(cortex, Query.from_text("", project_id="nope", now=NOW), make_settings())
+    assert {r.scope for r in unknown} == {"global"}
+
+
+def test_retrieve_graph_neighbours_and_vector_fallback(cortex):
+    lid = {r[0]: r[1] for r in cortex.execute("SELECT learning_id, id FROM memories")}
+    cortex.execute(
+        "INSERT INTO edges(source_id, target_id, rel_type, weight, origin, created_at) "
+        "VALUES (?, ?, 'relates_to', 0.9, 'derived', ?)",
+        (lid["A2"], lid["A9"], NOW),
+    )
+    query = Query.from_text("", project_id="alpha", now=NOW, active_ids=(lid["A2"],))
+    candidates = {c.id: c for c in gather(cortex, query, make_settings())}
+    assert candidates[lid["A9"]].graph == pytest.approx(0.9) and "graph" in candidates[lid["A9"]].sources
+
+    class BrokenEmbedder:
+        name, model, dimensions = "local", "broken", 3
+
+        def embed(self, texts):
+            raise RuntimeError("model not installed")
+
+    q = Query.from_text("python packaging uv", project_id="alpha", now=NOW)
+    plain = retrieve(cortex, q, make_settings(), k=4)
+    degraded = retrieve(cortex, q, make_settings(), k=4, embedder=BrokenEmbedder())
+    assert [r.memory_id for r in degraded] == [r.memory_id for r in plain]
+
+
+def test_retrieve_survives_hostile_query_text(cortex):
+    for text in ['"', "(((", "* OR AND NOT", 'NEAR("a" "b")', "col:val", "\x00\u200b", "ﬁ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ✓"]:
+        retrieve(cortex, Query.from_text(text, project_id="alpha", now=NOW), make_settings())
+
+
+def test_common_tokens_are_pruned_but_the_rarest_is_kept():
+    assert prune_common_tokens({"run": 9000, "pytest": 40, "docker": 300}, 5000) == ["pytest", "docker"]
+    assert prune_common_tokens({"the": 9000, "python": 7000}, 5000) == ["python"]
+    assert prune_common_tokens({}, 5000) == []
+
+
+def test_fts_failure_falls_back_to_like_search(cortex, monkeypatch):
+    def broken(*args, **kwargs):
+        raise candidates_module.DatabaseError("fts5: corrupt index")
+
+    monkeypatch.setattr(candidates_module, "_fts", broken)
+    query = Query.from_text("uv virtualenvs", project_id="alpha", now=NOW)
+    found = {c.content: c for c in gather(cortex, query, make_settings()) if "fts" in c.sources}
+    assert list(found) == [ALPHA[0][1]]
+    assert found[ALPHA[0][1]].bm25 == -2.0  # both tokens contained
