@@ -14,6 +14,7 @@ profile go to ``benchmark.json``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -28,19 +29,11 @@ from pathlib import Path
 
 
 def _hardware() -> dict:
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
+    model = mem = ""
+    with contextlib.suppress(OSError, IndexError):
+        model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("model name")), "")
         mem = Path("/proc/meminfo").read_text().splitlines()[0].split(":", 1)[1].strip()
-    except OSError:
-        pass
     return {
         "cpu": model,
         "cpus": os.cpu_count(),
