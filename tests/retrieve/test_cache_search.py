@@ -1,0 +1,69 @@
+"""Injection cache builder and episodic search over a real database."""
+
+from __future__ import annotations
+
+import json
+
+from nous_assets.capture.chunks import upsert_chunks
+from nous_assets.capture.parser import Turn
+from nous_assets.retrieve.cache import GLOBAL, build_cache
+from nous_assets.retrieve.query import Query
+from nous_assets.retrieve.search import retrieve
+from nous_assets.settings import load_settings
+from nous_assets.store.events import LearningEvent
+from nous_assets.store.projector import project
+
+
+def _learn(store, lid, content, concepts, project_id, scope="project"):
+    store.append(LearningEvent("LearningExtracted", lid, {
+        "content": content, "extractor_version": "t", "concepts": concepts, "edges": [], "scope": scope,
+        "kind": "preference"}, "s1", project_id, "historical_backfill", f"k-{lid}"))
+
+
+def _turn(uuid, text, session="s9", project_id="-home-dev-app"):
+    return Turn(uuid=uuid, uuids=(uuid,), parent_uuid=None, session_id=session, project_id=project_id, role="user",
+                kind="message", timestamp="2026-03-01T10:00:00.000000Z", text=text, thinking="", tool_uses=(),
+                tool_results=(), message_id=None, request_id=None, model=None, is_sidechain=False, agent_id=None,
+                is_meta=False, is_compact_summary=False, cwd="/home/dev/app", git_branch="main", version=None,
+                source_path="/x.jsonl", byte_start=0, byte_end=10, line_offsets=(0,))
+
+
+def test_cache_packets_per_project_and_global_rebuilt_only_on_change(store, conn, tmp_path):
+    settings = load_settings({"HOME": str(tmp_path)})
+    _learn(store, "a", "Always run pytest with -x in the api project", ["pytest", "api", "testing"], "api")
+    _learn(store, "b", "Use pnpm, never npm, for the web app", ["pnpm", "npm", "web"], "web")
+    _learn(store, "g", "The user prefers short commit messages", ["git", "commit messages", "style"], "web",
+           scope="global")
+    project(conn)
+    stats = build_cache(conn, settings, lake_dir=tmp_path / "lake")
+    rows = {r["project_id"]: r for r in conn.execute("SELECT * FROM injection_cache")}
+    assert set(rows) == {"api", "web", GLOBAL}
+    assert "pytest" in rows["api"]["packet_text"] and "pnpm" not in rows["api"]["packet_text"]
+    assert "commit messages" in rows[GLOBAL]["packet_text"] and "pytest" not in rows[GLOBAL]["packet_text"]
+    assert all(r["char_count"] <= settings.thresholds.injection_budget_chars for r in rows.values())
+    assert stats.projects_rebuilt == 3
+    again = build_cache(conn, settings, lake_dir=tmp_path / "lake")
+    assert again.projects_rebuilt == 0 and again.projects_unchanged == 3
+    _learn(store, "a2", "The api project pins httpx to 0.27", ["httpx", "api", "pinning"], "api")
+    project(conn)
+    third = build_cache(conn, settings, lake_dir=tmp_path / "lake")
+    assert third.projects_rebuilt == 1  # only api changed (global and web untouched)
+    ids = json.loads(conn.execute("SELECT memory_ids_json FROM injection_cache WHERE project_id = 'api'").fetchone()[0])
+    assert 4 in ids
+
+
+def test_search_includes_episodic_chunks_marked_as_such(store, conn, tmp_path):
+    settings = load_settings({"HOME": str(tmp_path)})
+    _learn(store, "a", "Deploy with fly.io using the Dockerfile", ["fly.io", "deploy", "docker"], "-home-dev-app")
+    project(conn)
+    new, changed = upsert_chunks(conn, [_turn("u1", "the staging database password rotation happens on fridays"),
+                                        _turn("u2", "unrelated chatter about lunch")])
+    assert (new, changed) == (2, 0)
+    assert upsert_chunks(conn, [_turn("u1", "the staging database password rotation happens on fridays")]) == (0, 0)
+    results = retrieve(conn, Query.from_text("when does the staging password rotation happen",
+                                             project_id="-home-dev-app"), settings, include_episodes=True)
+    assert results and results[0].type == "episode" and results[0].memory_id < 0
+    assert "fridays" in results[0].content
+    plain = retrieve(conn, Query.from_text("when does the staging password rotation happen",
+                                           project_id="-home-dev-app"), settings)
+    assert all(r.type != "episode" for r in plain)
