@@ -662,16 +662,29 @@ def _run_rules_cached(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     return _run_rules(text, counts), tuple(counts.items())
 
 
-def _redact_into(text: str, counts: dict[str, int]) -> str:
-    """Redact ``text``, adding to ``counts``; nothing shorter than 8 characters can hold a secret."""
-    if len(text) < 8:
-        return text
+def _redact_once(text: str, counts: dict[str, int]) -> str:
     if len(text) >= _CACHE_BELOW:
         return _run_rules(text, counts)
     out, found = _run_rules_cached(text)
     for kind, n in found:
         counts[kind] = counts.get(kind, 0) + n
     return out
+
+
+def _redact_into(text: str, counts: dict[str, int]) -> str:
+    """Redact ``text`` to a fixed point, adding to ``counts``; nothing under 8 characters can hold a secret.
+
+    One pass can expose a new match (a redacted assignment glued to a token leaves the token followed by a
+    marker, which a ``--token VALUE`` rule then sees), so passes repeat until nothing changes.
+    """
+    if len(text) < 8:
+        return text
+    for _ in range(4):
+        out = _redact_once(text, counts)
+        if out == text:
+            break
+        text = out
+    return text
 
 
 def redact_text(text: str) -> RedactionResult:
