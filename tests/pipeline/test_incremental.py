@@ -197,3 +197,18 @@ def test_killed_backfill_completes_on_rerun_without_loss_or_duplicates(tmp_path,
     raw.close()
     assert not_done == 0
     assert events == keys == corpus_pipeline.count("SELECT count(*) FROM learning_events")
+
+
+def test_malformed_lines_are_quarantined_with_offsets_and_the_rest_processed(project, pipeline_factory):
+    original = project.read_bytes().splitlines(keepends=True)
+    garbage = [b'{"type": "user", "message": \n', b"\xff\xfe not utf-8 at all\n", b"[1, 2, 3]\n"]
+    corrupted = original[:3] + garbage[:1] + original[3:6] + garbage[1:] + original[6:]
+    project.write_bytes(b"".join(corrupted))
+    pipe = pipeline_factory(str(project.parent.parent / "**" / "*.jsonl"))
+    pipe.run([DAY])
+    q = pl.read_parquet(pipe.settings.lake_dir / "quarantine" / f"date={DAY}" / "quarantine.parquet")
+    assert q.height == 3
+    data = project.read_bytes()
+    for offset, reason in q.select("byte_offset", "reason").iter_rows():
+        assert reason and data[offset:].split(b"\n", 1)[0] + b"\n" in garbage
+    assert len(_lake_texts(pipe)) > 0  # every good line still became a turn
