@@ -498,7 +498,10 @@ def cmd_hooks(settings: Settings, args: argparse.Namespace) -> int:
     path = default_settings_path(settings, Path(args.project) if args.project else None)
     if args.action == "install":
         report = install_hooks(path, sys.executable, with_prompt_hook=args.with_prompt_hook)
-        print(f"installed Nous hooks in {path}: {report}")
+        changes = [f"{what} {', '.join(events)}" for what, events in
+                   (("added", report.added), ("updated", report.updated), ("removed", report.removed)) if events]
+        print(f"Nous hooks in {path}: {'; '.join(changes) or 'already installed'}"
+              + (f" (backup: {report.backup_path})" if report.backup_path else ""))
     else:
         removed = uninstall_hooks(path)
         print(f"removed {removed} Nous hook entr{'y' if removed == 1 else 'ies'} from {path}")
