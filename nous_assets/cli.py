@@ -232,7 +232,12 @@ def _backfill_days(settings: Settings, args: argparse.Namespace) -> list[str]:
         raise NousError(f"bad date: {exc}") from None
     if end < start:
         raise NousError(f"--to {end} is before the start {start}")
-    return activity_days(settings, start, end)
+    first = date.fromisoformat(settings.partition_start)
+    if start < first:
+        print(f"note: days before partition_start {first} are not ingested (set NOUS_PARTITION_START or "
+              "config 'partition_start' to go further back)", file=sys.stderr)
+        start = first
+    return activity_days(settings, start, end) if start <= end else []
 
 
 def _run_days(settings: Settings, days: list[str], source: str, label: str) -> int:
