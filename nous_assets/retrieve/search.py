@@ -74,17 +74,21 @@ def _query_vector(query: Query, embedder: Any) -> np.ndarray | None:
         return None
 
 
-def _vector_hits(conn: Connection, store: ModuleType, vector: np.ndarray, k: int) -> list[tuple[int, float]] | None:
-    try:
-        return [(int(i), float(s)) for i, s in store.search(conn, vector, k)]
+def _vector_hits(
+    conn: Connection, store: ModuleType, vector: np.ndarray, k: int, model: str | None
+) -> list[tuple[int, float]] | None:
+    try:  # only vectors of the query's model: during a migration old ones are not comparable
+        return [(int(i), float(s)) for i, s in store.search(conn, vector, k, model=model)]
     except Exception as exc:  # sqlite-vec missing/mismatched dimensions: FTS-only
         log.info("vector search failed (%s); falling back to text-only retrieval", exc)
         return None
 
 
-def _vectors_for(conn: Connection, store: ModuleType, ids: list[int]) -> dict[int, np.ndarray] | None:
+def _vectors_for(
+    conn: Connection, store: ModuleType, ids: list[int], model: str | None
+) -> dict[int, np.ndarray] | None:
     try:
-        return dict(store.vectors_for(conn, ids))
+        return dict(store.vectors_for(conn, ids, model=model))
     except Exception as exc:
         log.info("loading vectors failed (%s); diversity falls back to concept overlap", exc)
         return None
@@ -137,7 +141,8 @@ def retrieve(
         return []
     vector = _query_vector(query, embedder)
     store = _vector_store() if vector is not None else None
-    hits = _vector_hits(conn, store, vector, settings.retrieve.candidates) if store is not None else None
+    model = getattr(embedder, "model", None)
+    hits = _vector_hits(conn, store, vector, settings.retrieve.candidates, model) if store is not None else None
     if vector is not None:
         query = replace(query, query_vector=vector)
 
@@ -149,7 +154,7 @@ def retrieve(
     if not candidates:
         return []
     ids = [c.id for c in candidates]
-    vectors = _vectors_for(conn, store, ids) if store is not None and vector is not None else None
+    vectors = _vectors_for(conn, store, ids, model) if store is not None and vector is not None else None
     scored = score(candidates, query, settings, vectors=vectors, contradictions=load_contradictions(conn, ids))
     by_id = {c.id: c for c in candidates}
     pool = scored[: max(MMR_POOL_FACTOR * top_k, 40)]
