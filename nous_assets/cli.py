@@ -542,7 +542,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         print(f"no Claude Code transcripts under {settings.project_glob}; using the demo corpus ({glob})")
         os.environ["NOUS_PROJECT_GLOB"] = glob
         settings = replace(settings, project_glob=glob)
-        args.since = "3650d"
+        args.since = settings.partition_start
     args.from_date = args.to_date = None
     status = _run_days(settings, _backfill_days(settings, args), "historical_backfill", "backfill")
     if args.no_serve:
