@@ -167,9 +167,9 @@ def _inject(command: str, event_output, source: str, git_timeout: float, *, only
     if command == "session-start":
         source = hook_io.payload_str(payload, "source", "startup")
         source = source if source in SESSION_SOURCES else "startup"
-    cwd = hook_io.payload_str(payload, "cwd")
-    if not cwd or not os.path.isdir(cwd):
-        cwd = os.getcwd()
+    # the payload's cwd names the project even when it is not a directory here (moved, remote, deleted);
+    # only a missing cwd falls back to ours
+    cwd = hook_io.payload_str(payload, "cwd") or os.getcwd()
     fp = fingerprint.build_fingerprint(cwd, timeout=git_timeout)
     db = paths.db_path()
     packet = cache.best_packet(db, fp, source, session_id=session_id)

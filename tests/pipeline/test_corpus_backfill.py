@@ -131,6 +131,6 @@ def test_session_start_hook_injects_memories_of_the_project_at_hand(corpus_pipel
     logged = conn.execute("SELECT count(*) FROM access_log WHERE session_id = 'new-session'").fetchone()[0]
     conn.close()
     # the cwd's project (found through its cwd alias); other projects only with their global-scope memories
-    assert any(p == "spotter" for p, _ in rows)
+    assert any(p == "spotter" and scope == "project" for p, scope in rows)
     assert all(p == "spotter" or scope == "global" for p, scope in rows)
     assert logged == len(set(ids))
