@@ -137,7 +137,7 @@ def _redact_turn(turn: Turn, counts: dict[str, int]) -> Turn:
     )
 
 
-def _candidate_files(settings: Settings) -> tuple[list[TranscriptFile], list[SkippedFile], int]:
+def candidate_files(settings: Settings) -> tuple[list[TranscriptFile], list[SkippedFile], int]:
     found = discover(settings.project_glob)
     opted_out = [f for f in found.files if f.project_id in settings.opt_out_projects]
     files = [f for f in found.files if f.project_id not in settings.opt_out_projects]
@@ -146,7 +146,7 @@ def _candidate_files(settings: Settings) -> tuple[list[TranscriptFile], list[Ski
 
 def scan_partition(settings: Settings, conn: Connection, date: str) -> PartitionScan:
     """Parse every transcript that can touch ``date`` and return that day's redacted turns."""
-    files, skipped, opted_out = _candidate_files(settings)
+    files, skipped, opted_out = candidate_files(settings)
     scan = PartitionScan(date=date, skipped=skipped, opted_out=opted_out)
     spans = []
     for f in files:
@@ -198,7 +198,7 @@ class NewData:
 
 
 def plan_new_data(settings: Settings, conn: Connection) -> NewData:
-    files, _, _ = _candidate_files(settings)
+    files, _, _ = candidate_files(settings)
     dates: dict[str, list[str]] = defaultdict(list)
     reasons: dict[str, str] = {}
     states = []

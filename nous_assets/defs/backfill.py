@@ -15,7 +15,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from nous_assets.capture.scan import _candidate_files, file_span
+from nous_assets.capture.scan import candidate_files, file_span
 from nous_assets.defs.assets.capture import SOURCE_TAG, learning_events, transcripts
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
@@ -43,7 +43,7 @@ def parse_since(text: str, today: date | None = None) -> date:
 def activity_days(settings: Settings, start: date, end: date) -> list[str]:
     """Days in [start, end] on which some transcript can have activity (from file spans, no parsing)."""
     days: set[str] = set()
-    files, _, _ = _candidate_files(settings)
+    files, _, _ = candidate_files(settings)
     for f in files:
         first, last = file_span(f.path)
         lo = date.fromisoformat(first) if first else date.fromisoformat(last)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from nous_assets.settings import Thresholds
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.events import EventStore, LearningEvent
+from nous_assets.store.events import EventStore, LearningEvent, StoredEvent
 from nous_assets.timeutil import now_iso
 
 SIGNALS = ("useful", "corrected", "ignored")
@@ -127,7 +127,7 @@ def feedback_event(
     *,
     session_id: str | None = None,
     thresholds: Thresholds | None = None,
-) -> LearningEvent | None:
+) -> StoredEvent | None:
     """``nous feedback``: useful -> Reinforced, corrected -> Weakened, ignored -> no event (logged only)."""
     if signal not in SIGNALS:
         raise ValueError(f"signal must be one of {', '.join(SIGNALS)}, got {signal!r}")
