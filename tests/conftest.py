@@ -55,3 +55,32 @@ def nous_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     return env
+
+
+@pytest.fixture
+def local_http_server():
+    """Start a loopback HTTP server for a network boundary we fake (an LLM or embeddings API).
+
+    Call it with a ``BaseHTTPRequestHandler`` class and a ``state`` object (reachable from the handler
+    as ``self.server.state``); it returns the port. Servers stop when the test ends.
+    """
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    started = []
+
+    def start(handler, state) -> int:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server.daemon_threads = True
+        server.block_on_close = False
+        server.state = state  # type: ignore[attr-defined]
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        thread.start()
+        started.append((server, thread))
+        return server.server_address[1]
+
+    yield start
+    for server, thread in started:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

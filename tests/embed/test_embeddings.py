@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -401,22 +400,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def embeddings_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeEmbeddingsServer]:
+def embeddings_server(monkeypatch: pytest.MonkeyPatch, local_http_server) -> FakeEmbeddingsServer:
     for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         monkeypatch.delenv(key, raising=False)
         monkeypatch.delenv(key.lower(), raising=False)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    state = FakeEmbeddingsServer(url=f"http://127.0.0.1:{server.server_address[1]}/v1")
-    server.state = state  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    state = FakeEmbeddingsServer(url="")
+    state.url = f"http://127.0.0.1:{local_http_server(_Handler, state)}/v1"
+    return state
 
 
 def openai_settings(tmp_path: Path, url: str, dimensions: int = 64, **kw: Any) -> Settings:

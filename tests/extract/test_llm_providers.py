@@ -8,9 +8,7 @@ import os
 import stat
 import sys
 import textwrap
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -498,20 +496,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def fake_openai() -> Iterator[FakeOpenAI]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    server.block_on_close = False
-    state = FakeOpenAI(url=f"http://127.0.0.1:{server.server_address[1]}/v1")
-    server.state = state  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+def fake_openai(local_http_server) -> FakeOpenAI:
+    state = FakeOpenAI(url="")
+    state.url = f"http://127.0.0.1:{local_http_server(_Handler, state)}/v1"
+    return state
 
 
 @pytest.fixture
