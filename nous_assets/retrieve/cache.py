@@ -24,7 +24,7 @@ from nous_assets.retrieve.packet import format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.settings import Settings
-from nous_assets.store.db import Connection, atomic
+from nous_assets.store.db import Connection, atomic, checkpoint
 from nous_assets.timeutil import now_iso
 from resolver.fingerprint import fingerprint_key, split_words
 from resolver.project import project_id_from_cwd
@@ -209,4 +209,5 @@ def build_cache(
         stats.projects_rebuilt += 1
         stats.packets += len(rows)
         stats.largest_packet_chars = max([stats.largest_packet_chars, *(r[6] for r in rows)])
+    checkpoint(conn)  # the hook reads these rows next: leave it a short WAL
     return stats
