@@ -108,9 +108,6 @@ class Settings:
         """Touched by the Stop hook; makes the next sensor tick scan at once."""
         return self.data_dir / "wake"
 
-    def with_overrides(self, **changes: Any) -> Settings:
-        return replace(self, **changes)
-
 
 def _env_bool(env: dict[str, str], name: str, default: bool) -> bool:
     raw = env.get(name)

@@ -247,8 +247,3 @@ def read_turns(lake_dir: Path, date: str) -> list[Turn]:
     if not path.exists():
         return []
     return frame_turns(pl.read_parquet(path))
-
-
-def read_frame(lake_dir: Path, date: str) -> pl.DataFrame:
-    path = turns_path(lake_dir, date)
-    return pl.read_parquet(path) if path.exists() else pl.DataFrame(schema=TURN_SCHEMA)

@@ -153,9 +153,10 @@ def scan_partition(settings: Settings, conn: Connection, date: str) -> Partition
         first, last = file_span(f.path)
         if (first is not None and first > date) or last < date:
             continue
-        spans.append((first or last, str(f.path), f))
+        spans.append((first or last, str(f.path), f, first))
     seen: set[str] = set()
-    for _, _, f in sorted(spans):  # earliest sessions first: their copy of a replayed uuid wins
+    # earliest sessions first: their copy of a replayed uuid wins
+    for _, _, f, first in sorted(spans, key=lambda s: s[:2]):
         state = stat_file(f.path)
         if state is None:
             continue
@@ -163,7 +164,7 @@ def scan_partition(settings: Settings, conn: Connection, date: str) -> Partition
         cursor = get_cursor(conn, str(f.path))
         truncated = bool(cursor and cursor.inode == state.inode and cursor.offset > state.size)
         cursor_offset = cursor.offset if cursor and cursor.inode == state.inode and not truncated else 0
-        dated = _dated(result.turns, first_date(f.path))
+        dated = _dated(result.turns, first)
         region = frozenset(d for d, t in dated if d and t.byte_start >= cursor_offset)
         on_date = [t for d, t in dated if d == date]
         for t in on_date:
@@ -177,7 +178,7 @@ def scan_partition(settings: Settings, conn: Connection, date: str) -> Partition
         if on_date:
             scan.agent_links.extend(result.agent_links)
         for q in result.quarantined:
-            day = next((d for d, t in reversed(dated) if t.byte_start <= q.byte_offset), None) or first_date(f.path)
+            day = next((d for d, t in reversed(dated) if t.byte_start <= q.byte_offset), None) or first
             if day == date:
                 scan.quarantined.append(replace(q, excerpt=redact_text(q.excerpt).text))
         scan.files.append(

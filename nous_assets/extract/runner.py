@@ -34,9 +34,7 @@ from nous_assets.store.events import EventStore, LearningEvent
 from nous_assets.store.projector import project
 
 _WORD = re.compile(r"[a-z][a-z0-9_.-]{2,}")
-_STOP = frozenset(
-    "the and for that this with you not but are was have from your use don't dont should".split()
-)
+_STOP = frozenset("the and for that this with you not but are was have from your use don't dont should".split())
 
 
 def batch_session_id(turn: Turn) -> str:
@@ -125,8 +123,8 @@ def _order_for_edges(records: list[dict[str, Any]]) -> list[int]:
     return order
 
 
-def _session_clock(conn: Connection, batch_session: str, anchor_offset: int) -> dict[str, int]:
-    """Own counter plus the clocks of memories injected into this session (it read them: causally after)."""
+def _injected_clocks(conn: Connection, batch_session: str) -> tuple[dict[str, int], list[str]]:
+    """Merged clocks of the memories injected into this session (it read them, so it is causally after)."""
     clock: dict[str, int] = {}
     rows = conn.execute(
         "SELECT m.vector_clock_json FROM access_log a JOIN memories m ON m.id = a.memory_id "
@@ -138,8 +136,13 @@ def _session_clock(conn: Connection, batch_session: str, anchor_offset: int) -> 
         other = clocks.parse(text)
         peers.extend(other)
         clock = clocks.merge(clock, other)
-    clock = clocks.merge(clock, {batch_session: anchor_offset + 1})
-    return clocks.bound(clock, batch_session, peers)
+    return clock, peers
+
+
+def _learning_clock(injected: tuple[dict[str, int], list[str]], batch_session: str, anchor_offset: int) -> dict:
+    """The peers' clocks plus this session's own counter (the anchor's position in its transcript)."""
+    clock, peers = injected
+    return clocks.bound(clocks.merge(clock, {batch_session: anchor_offset + 1}), batch_session, peers)
 
 
 def _related_memory(conn: Connection, project_id: str, text: str, exclude: set[str]) -> str | None:
@@ -186,6 +189,7 @@ def build_events(
     events: list[LearningEvent] = []
     processed: list[tuple[int, str]] = []
     start = batch.started_at
+    injected = _injected_clocks(conn, session)
     for i in _order_for_edges(records):
         rec, (index, key, lid) = records[i], plan[i]
         previous = queue.processed_version(conn, project_id, session, index)
@@ -223,7 +227,7 @@ def build_events(
                 key,
                 valid_from=rec.get("valid_from") or start,
                 valid_until=rec.get("valid_until"),
-                vector_clock=_session_clock(conn, session, min(offsets)),
+                vector_clock=_learning_clock(injected, session, min(offsets)),
             )
         )
         processed.append((index, key))

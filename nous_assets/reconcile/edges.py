@@ -26,7 +26,6 @@ from nous_assets.timeutil import now_iso
 
 CHECKPOINT = "edges"
 MIN_JACCARD = 0.25
-MIN_COSINE = 0.75
 NEIGHBOURS = 5
 _UPSERT = (
     "INSERT INTO edges(source_id, target_id, rel_type, weight, origin, created_at) VALUES (?, ?, ?, ?, 'derived', ?) "

@@ -438,18 +438,22 @@ class EventStore:
     ) -> Iterator[list[StoredEvent]]:
         last = from_id
         upper = to_id if to_id is not None else self.last_event_id()
-        cursor = self.conn.cursor()
-        cursor.row_factory = None  # plain tuples: half the cost of sqlite3.Row on a million events
         while last < upper:
-            rows = cursor.execute(
-                "SELECT * FROM learning_events WHERE event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?",
-                (last, upper, batch_size),
-            ).fetchall()
-            if not rows:
+            batch = self.page(last, upper, batch_size)
+            if not batch:
                 return
-            batch = [tuple_to_event(r) for r in rows]
             last = batch[-1].event_id
             yield batch
+
+    def page(self, after: int, upper: int, limit: int) -> list[StoredEvent]:
+        """Up to ``limit`` events with ``after < event_id <= upper``, in order."""
+        cursor = self.conn.cursor()
+        cursor.row_factory = None  # plain tuples: half the cost of sqlite3.Row on a million events
+        rows = cursor.execute(
+            "SELECT * FROM learning_events WHERE event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?",
+            (after, upper, limit),
+        ).fetchall()
+        return [tuple_to_event(r) for r in rows]
 
     def last_event_id(self) -> int:
         return int(self.conn.execute("SELECT coalesce(max(event_id), 0) FROM learning_events").fetchone()[0])

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nous_assets.store.db import Connection, atomic, open_db
-from nous_assets.store.events import EventStore, StoredEvent, row_to_event
+from nous_assets.store.events import EventStore, StoredEvent
 from nous_assets.store.projection import MEMORY_COLUMNS, Memory, Policy, Projection
 from nous_assets.timeutil import now_iso
 
@@ -167,14 +167,10 @@ def project(
         with atomic(conn):
             last = get_checkpoint(conn)
             upper = to_id if to_id is not None else 2**62
-            rows = conn.execute(
-                "SELECT * FROM learning_events WHERE event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?",
-                (last, upper, batch_size),
-            ).fetchall()
-            if not rows:
+            events = EventStore(conn).page(last, upper, batch_size)
+            if not events:
                 stats.last_event_id = last
                 return stats
-            events = [row_to_event(r) for r in rows]
             state = _load_state(conn, events, policy)
             state.apply_all(events)
             upserted, deleted = _flush(conn, state, maintain_fts)

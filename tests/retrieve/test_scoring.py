@@ -38,7 +38,7 @@ YEAR_AGO = "2025-03-01T00:00:00.000000Z"
 
 def make_settings(mode: str = "weighted", **retrieve) -> Settings:
     base = Settings(Path("/nonexistent"), Path("/nonexistent"), Path("/nonexistent/db"), Path("/nonexistent/a"), "*")
-    return base.with_overrides(retrieve=dataclasses.replace(RetrieveSettings(), mode=mode, **retrieve))
+    return dataclasses.replace(base, retrieve=dataclasses.replace(RetrieveSettings(), mode=mode, **retrieve))
 
 
 def cand(memory_id: int, **kw) -> Candidate:
