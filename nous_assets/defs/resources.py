@@ -9,6 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from nous_assets.defs.runs import WORKER_TAG, worker_id
 from nous_assets.settings import Settings, load_settings
 from nous_assets.store.db import Connection, open_db
 
@@ -35,6 +36,12 @@ class NousResource(dg.ConfigurableResource):
         if self.extractor:
             changes["extractor"] = self.extractor
         return replace(settings, **changes) if changes else settings
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """Record the process executing the run (tag ``nous/worker``), so a run whose process died can be
+        told from a running one and stops blocking its days (see :mod:`nous_assets.defs.runs`)."""
+        if context.instance is not None and context.run is not None:
+            context.instance.add_run_tags(context.run.run_id, {WORKER_TAG: worker_id()})
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[Connection]:
