@@ -715,6 +715,7 @@ def _serve(home: Path, host: str, port: int) -> int:
     signal.signal(signal.SIGTERM, terminate)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started from a shell that ignores it
     procs: dict[str, subprocess.Popen] = {}
+    sys.stdout.flush()  # our lines before theirs in a shared log
     try:
         for name, command in commands.items():
             procs[name] = subprocess.Popen(command, cwd=home)
