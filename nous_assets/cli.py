@@ -845,8 +845,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "backfill",
         cmd_backfill,
-        "Ingest historical transcripts day by day (capture, extract, project), "
-        "in-process with a progress bar; idempotent, safe to re-run.",
+        "Ingest historical transcripts through the whole pipeline in one run per stretch of activity, recorded "
+        "in the Dagster instance (the UI shows it), with progress and a summary; idempotent, safe to re-run. "
+        "Days before the watched window are reported, not taken, until you backfill them: that extends the "
+        "window the watch sensor keeps up to date.",
     )
     add_range(p)
     p = add(
@@ -868,13 +870,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "run",
         cmd_run,
-        "The main job: init, backfill recent transcripts (or the shipped demo corpus when "
-        "there are none), then serve the Dagster UI and daemon on 127.0.0.1 with the watch sensor on.",
+        "The main job: init, ingest recent transcripts like `nous backfill` (on a restart: only days with new "
+        "lines), or the shipped demo corpus when there are none, then serve the Dagster UI and daemon on "
+        "127.0.0.1: the watch sensor keeps up with new lines, one run at a time.",
     )
     p.add_argument("--since", default="90d", help="history to backfill first (default 90d)")
     p.add_argument("--host", default="127.0.0.1", help="UI bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=3000, help="UI port (default 3000)")
-    p.add_argument("--no-serve", action="store_true", help="stop after the backfill")
+    p.add_argument("--no-serve", action="store_true", help="stop after the initial ingest (do not serve)")
     p = add(
         "bench",
         cmd_bench,

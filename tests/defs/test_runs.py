@@ -62,6 +62,7 @@ def test_the_instance_config_is_the_repos(nous_env, monkeypatch, tmp_path: Path)
             {"key": "dagster/partition", "value": {"applyLimitPerUniqueValue": True}, "limit": 1}
         ]
         assert config.pool_config.default_pool_limit == 1
+        assert instance.run_monitoring_enabled and instance.run_monitoring_start_timeout_seconds == 180
     assert embeddings.op.pool == EMBED_POOL  # one embedding step at a time across runs
 
 
