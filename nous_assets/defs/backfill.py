@@ -200,8 +200,10 @@ def run_range(
 def _failure_message(event: dg.DagsterEvent | None) -> str:
     if event is None:
         return "run failed"
-    if event.is_step_failure and event.step_failure_data.error is not None:
-        return event.step_failure_data.error.message.strip().splitlines()[-1]
+    error = event.step_failure_data.error if event.is_step_failure else None
+    if error is not None:
+        message = error.message.strip().splitlines()[-1]
+        return message.split(": ", 1)[-1] if error.cls_name == "Failure" else message  # our own, already clear
     return (event.message or "run failed").strip().splitlines()[0]
 
 

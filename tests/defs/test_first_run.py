@@ -185,3 +185,31 @@ def test_embedding_budget_holds_and_the_reconcile_schedule_catches_up(week: Hist
     mat = instance.fetch_materializations(dg.AssetKey("embeddings"), limit=1).records[0].asset_materialization
     assert mat.metadata["memories_remaining"].value == 0 and mat.metadata["chunks_remaining"].value == 0
     assert isinstance(reconcile(instance), dg.SkipReason)
+
+
+def test_a_day_that_cannot_be_written_fails_alone_and_is_taken_again(week: History, machine, capsys):
+    blocked = week.days[3]
+    lake = Path(machine["NOUS_DATA_DIR"]) / "lake" / "transcripts"
+    lake.mkdir(parents=True)
+    (lake / f"date={blocked}").write_text("not a directory")  # that day's partition cannot be written
+    assert main(["run", "--no-serve"]) == 1
+    err = capsys.readouterr().err
+    assert "7 day(s) with activity" in err and "1 failed day(s)" in err
+    assert f"{blocked} not ingested: " in err and "the next run retries it" in err
+    instance = dg.DagsterInstance.get()
+    assert [r.partition_key for r in watch(instance).run_requests] == [blocked]  # the others are done
+
+    (lake / f"date={blocked}").unlink()
+    assert main(["backfill", "--from", blocked, "--to", blocked]) == 0
+    assert watch(instance).run_requests == []
+
+
+def test_a_failed_run_is_summarised_and_exits_non_zero(week: History, machine, capsys):
+    lake = Path(machine["NOUS_DATA_DIR"]) / "lake"
+    lake.mkdir(parents=True)
+    (lake / "transcripts").write_text("not a directory")  # no day can be written
+    assert main(["backfill", "--since", "7d"]) == 1
+    err = capsys.readouterr().err
+    assert "FAILED in step transcripts: no day could be ingested" in err
+    assert "nothing is lost" in err and f"nous backfill --from {week.days[0]} --to {week.days[-1]}" in err
+    assert dg.DagsterInstance.get().get_runs()[0].status == dg.DagsterRunStatus.FAILURE
