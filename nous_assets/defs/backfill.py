@@ -24,7 +24,7 @@ from nous_assets.defs.assets.capture import SOURCE_TAG, learning_events, transcr
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
 from nous_assets.defs.resources import NousResource
-from nous_assets.defs.runs import range_tags
+from nous_assets.defs.runs import WORKER_TAG, range_tags, worker_id
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
 
@@ -180,7 +180,7 @@ def run_range(
         run_config=QUIET_CONSOLE,
         instance=instance,
         partition_key=first if first == last else None,
-        tags={SOURCE_TAG: source, **({} if first == last else range_tags(first, last))},
+        tags={SOURCE_TAG: source, WORKER_TAG: worker_id(), **({} if first == last else range_tags(first, last))},
         run_id=run_id,
         raise_on_error=False,
         resources={"nous": resource} if resource is not None else None,

@@ -7,8 +7,9 @@ days through its partition tag or its partition-range tags (the ranged run of ``
 
 A run whose process was killed (``kill -9``, a closed laptop lid that never woke the run, a crash)
 stays STARTED in the instance forever: it would block its days and keep its concurrency-pool slot.
-So every run records the process executing it (:data:`WORKER_TAG`, set when the run's resources
-start) and :func:`reap_dead_runs` marks runs whose process is gone as failed and frees their slots.
+So every run records the process executing it (:data:`WORKER_TAG`: set at creation by the CLI's
+in-process runs, when the run's resources start otherwise) and :func:`reap_dead_runs` marks runs
+whose process is gone as failed and frees their slots.
 """
 
 from __future__ import annotations
@@ -33,7 +34,12 @@ IN_FLIGHT = [
     dg.DagsterRunStatus.STARTED,
     dg.DagsterRunStatus.CANCELING,
 ]
-_HAS_PROCESS = {dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING}
+_HAS_PROCESS = {  # statuses in which a run tagged with its worker depends on that process being alive
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+}
 
 
 def range_tags(first: str, last: str) -> dict[str, str]:
