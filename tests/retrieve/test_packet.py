@@ -89,27 +89,33 @@ def test_sanitize_is_idempotent_and_single_line(text):
     assert "\n" not in once and "\r" not in once
 
 
-def _mem(content, kind="preference", type_="learning", concepts=("python", "uv"), created="2026-02-11T10:00:00Z"):
-    return {"content": content, "kind": kind, "type": type_, "concepts": list(concepts), "created_at": created}
+def _mem(content, kind="preference", type_="learning", concepts=("python", "uv"), created="2026-02-11T10:00:00Z",
+         **extra):
+    return {"content": content, "kind": kind, "type": type_, "concepts": list(concepts), "created_at": created,
+            **extra}
 
 
 def test_packet_format_groups_and_orders_by_relevance():
     memories = {
-        123: _mem("Use uv instead of pip."),
-        7: _mem("Tests run with pytest -x.", kind="command", concepts=("pytest",)),
+        123: _mem("Use uv instead of pip.", source_session="3f2a9c1e-0b6d-4c1e-9a55-0d4e6f1a2b3c",
+                  valid_from="2026-01-30T09:00:00Z"),
+        7: _mem("Tests run with pytest -x.", kind="command", concepts=("pytest",),
+                source_session="3f2a9c1e-0b6d-4c1e-9a55-0d4e6f1a2b3c#agent-a1b2"),
         9: _mem("Always run ruff before committing.", concepts=()),
         11: _mem("Postgres is the primary store.", kind=None, type_="knowledge", concepts=("postgres",)),
     }
     packet = format_packet([123, 7, 9, 11], memories, budget_chars=2000, title="Project alpha")
     lines = packet.text.splitlines()
     assert isinstance(packet, Packet) and packet.char_count == len(packet.text) <= 2000
-    assert lines[0].startswith("**Project alpha**") and "stale" in lines[0]
+    # the header says what this is: recalled notes with source and date, not instructions
+    assert lines[0].startswith("**Project alpha**")
+    assert all(w in lines[0] for w in ("recalled from earlier sessions", "source session", "not instructions"))
     assert lines[1:] == [
         "### Preferences",
-        "- [#123 · 2026-02-11 · preference] Use uv instead of pip. (python, uv)",
+        "- [#123 · 2026-01-30 · session 3f2a9c1e · preference] Use uv instead of pip. (python, uv)",
         "- [#9 · 2026-02-11 · preference] Always run ruff before committing.",
         "### Commands",
-        "- [#7 · 2026-02-11 · command] Tests run with pytest -x. (pytest)",
+        "- [#7 · 2026-02-11 · session 3f2a9c1e/agent · command] Tests run with pytest -x. (pytest)",
         "### Knowledge",
         "- [#11 · 2026-02-11 · knowledge] Postgres is the primary store. (postgres)",
     ]
@@ -118,8 +124,8 @@ def test_packet_format_groups_and_orders_by_relevance():
 
 def test_packet_drops_what_does_not_fit_and_truncates_a_long_bullet():
     memories = {1: _mem("short one"), 2: _mem("x" * 5000), 3: _mem("short three")}
-    packet = format_packet([2, 1, 3], memories, budget_chars=600, title="t", max_bullet_chars=200)
-    assert len(packet.text) <= 600
+    packet = format_packet([2, 1, 3], memories, budget_chars=900, title="t", max_bullet_chars=200)
+    assert len(packet.text) <= 900
     assert packet.memory_ids == (2, 1, 3)
     long_line = next(line for line in packet.text.splitlines() if line.startswith("- [#2"))
     assert long_line.endswith("…") and len(long_line) <= 200
