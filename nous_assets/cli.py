@@ -498,10 +498,10 @@ def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _review_line(text: str, limit: int = 0) -> str:
-    """Terminal-safe one line: control characters (escape sequences) out, whitespace collapsed."""
-    from nous_assets.safety.guard import normalize
+    """Terminal-safe one line: control characters (escape sequences) and credentials out, whitespace collapsed."""
+    from nous_assets.safety.guard import normalize, redact_secrets
 
-    line = " ".join(normalize(text).split())
+    line = " ".join(redact_secrets(normalize(text)).split())
     return line if not limit or len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -516,7 +516,8 @@ def _review_list(conn, args: argparse.Namespace) -> int:
         print(json.dumps([
             {"memory_id": i.hold.memory_id, "status": i.hold.status, "reason": i.hold.reason,
              "findings": i.hold.findings, "project_id": i.hold.project_id, "scope": i.hold.scope,
-             "kind": i.kind, "source_session": i.source_session, "learned_at": i.learned_at, "content": i.content}
+             "kind": i.kind, "source_session": i.source_session, "learned_at": i.learned_at,
+             "content": _review_line(i.content)}
             for i in items
         ], indent=2))  # fmt: skip
         return 0

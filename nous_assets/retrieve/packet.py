@@ -34,8 +34,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nous_assets.capture.redact import redact
-from nous_assets.safety.guard import classify
+from nous_assets.safety.guard import classify, redact_secrets
 
 FILTERED = "[filtered]"
 ELLIPSIS = "…"
@@ -124,7 +123,7 @@ def sanitize(text: Any) -> str:
 
 def clean(text: Any) -> str:
     """Sanitised and redacted: what any memory text must become before it is injected."""
-    return redact(sanitize(text))
+    return redact_secrets(sanitize(text))
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from nous_assets.capture.redact import MARKER_PREFIX, redact, redact_text
+from nous_assets.capture.redact import MARKER_PREFIX, marker, redact, redact_text
 
-__all__ = ["CATEGORIES", "GUARD_VERSION", "Finding", "Verdict", "classify", "normalize"]
+__all__ = ["CATEGORIES", "GUARD_VERSION", "Finding", "Verdict", "classify", "normalize", "redact_secrets"]
 
 GUARD_VERSION = "guard-1"
 CATEGORIES = ("remote_code", "force_push_main", "skip_permissions", "disable_checks", "exfiltration", "secret")
@@ -162,7 +162,7 @@ _EXFILTRATION = (
 _SECRET = (
     re.escape(MARKER_PREFIX) + r"[a-z0-9_]+\]",
     # provider-style keys with an environment infix: sk_live_…, rk_test_…, xyz_prod_…
-    r"\b(?-i:[a-z]{2,6}_(?:live|test|prod)_)[A-Za-z0-9]{12,}\b",
+    r"\b(?-i:[a-z]{2,6}_(?:live|test|prod)_)(?P<value>[A-Za-z0-9]{12,})\b",
     # a secret-named assignment whose value looks random (letters and digits, 16+ characters)
     r"\b[\w-]*(?:key|token|secret|passw(?:or)?d|passwd|pwd|credential|auth)[\w-]*[\"']?\s*[:=]\s*[\"']?"
     r"(?P<value>(?=[A-Za-z0-9+/_.=-]*\d)(?=[A-Za-z0-9+/_.=-]*[A-Za-z])[A-Za-z0-9+/_.=-]{16,})",
@@ -316,14 +316,35 @@ def _secret_value_ok(match: re.Match[str]) -> bool:
     return not _PLACEHOLDER.search(match.group(0))
 
 
+def _mask(match: re.Match[str]) -> str:
+    """A credential-shaped match with its value replaced by a redaction marker (the name stays readable)."""
+    if match.group(0).startswith(MARKER_PREFIX) or not _secret_value_ok(match):
+        return match.group(0)
+    if match.groupdict().get("value"):
+        return match.group(0)[: match.start("value") - match.start()] + marker("credential")
+    return marker("credential")
+
+
+def redact_secrets(text: str) -> str:
+    """:func:`~nous_assets.capture.redact.redact` plus the credential shapes the guard knows.
+
+    What may be shown or injected: even a memory the user approved never puts such a value in a packet.
+    """
+    out = redact("" if text is None else str(text))
+    for pattern in _PATTERNS["secret"]:
+        out = pattern.sub(_mask, out)
+    return out
+
+
 def _findings(text: str, category: str) -> list[Finding]:
     out: list[Finding] = []
     for pattern in _PATTERNS[category]:
         for m in pattern.finditer(text):
-            if category == "secret" and not _secret_value_ok(m):
+            if category == "secret":
+                if _secret_value_ok(m):
+                    out.append(Finding(category, _evidence(_mask(m)), False))
                 continue
-            warning = category != "secret" and _negated(text, m.start(), m.end())
-            out.append(Finding(category, _evidence(m.group(0)), warning))
+            out.append(Finding(category, _evidence(m.group(0)), _negated(text, m.start(), m.end())))
     if category == "skip_permissions":
         for m in _NO_SANDBOX.finditer(text):
             left, right = _clause_bounds(text, m.start(), m.end())

@@ -251,3 +251,23 @@ def test_session_start_hook_injects_no_attempt(heuristic_run):
         context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
         assert "not instructions" in context
         assert [a["id"] for a in ATTEMPTS if a["marker"] in context] == []
+
+
+def test_guard_holds_few_memories_of_the_real_corpus(corpus_pipeline, capsys):
+    """False-positive check on real sessions: what the guard holds there is listed, and it is rare."""
+    from nous_assets.safety.review import refresh_holds
+    from nous_assets.store import holds
+
+    conn = corpus_pipeline.conn()
+    try:
+        refresh_holds(conn)
+        total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        held = holds.listing(conn)
+    finally:
+        conn.close()
+    with capsys.disabled():
+        print(f"\n[real corpus] memories={total} held={len(held)}")
+        for item in held:
+            print(f"  #{item.hold.memory_id} {item.kind}: {item.hold.reason} | {item.content[:160]}")
+    assert total >= 50
+    assert len(held) <= 0.05 * total
