@@ -29,15 +29,19 @@ import polars as pl
 from nous_assets.retrieve.packet import format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
+from nous_assets.safety.guard import GUARD_VERSION
 from nous_assets.safety.review import refresh_holds
 from nous_assets.settings import Settings
 from nous_assets.store import holds
 from nous_assets.store.db import Connection, atomic, checkpoint
+from nous_assets.store.projector import get_checkpoint, set_checkpoint
 from nous_assets.timeutil import now_iso
 from resolver.fingerprint import fingerprint_key, split_words
 from resolver.project import project_id_from_cwd
 
 GLOBAL = "*"
+PACKET_FORMAT = 2  # 2: recalled-notes header, source session and learned date on every bullet, guard marks
+PACKETS_CHECKED = f"injection_cache:{GUARD_VERSION}:format-{PACKET_FORMAT}"
 PROJECT_ONLY_KINDS = frozenset({"command", "configuration", "error_fix"})  # never in the global packet
 MAX_HELD_EXTRA = 50  # retrieve up to this many more results to make up for held ones
 MAX_BRANCHES = 3
@@ -184,6 +188,8 @@ def build_cache(
     """(Re)build packets for every project whose memories (or their guard verdicts) changed, plus the global one."""
     stats = CacheStats()
     verdicts = refresh_holds(conn)
+    # packets built before this guard version (or this packet format) were not checked by it: rebuild all once
+    force = force or get_checkpoint(conn, PACKETS_CHECKED) == 0
     held = frozenset(holds.ids(conn, holds.HELD))
     approved = frozenset(holds.ids(conn, holds.APPROVED))
     stats.held = len(held)
@@ -254,5 +260,7 @@ def build_cache(
         stats.projects_rebuilt += 1
         stats.packets += len(rows)
         stats.largest_packet_chars = max([stats.largest_packet_chars, *(r[6] for r in rows)])
+    with atomic(conn):
+        set_checkpoint(conn, 1, PACKETS_CHECKED)
     checkpoint(conn)  # the hook reads these rows next: leave it a short WAL
     return stats

@@ -25,8 +25,9 @@ real harm when followed blindly, by what they *do*, not by who said them:
 A memory that *warns* against one of these ("never force-push main", "the hook cannot be bypassed with
 ``--no-verify``") is worth keeping, so every occurrence is checked for a governing negation in its own
 clause: a negation cue before it ("never", "don't", "instead of", "cannot" …) with no word in between
-that flips or escapes it ("forget", "ask", "just", "instead" …), or a verdict right after it ("… is
-forbidden", "(rejected by the user)"). A category whose every occurrence is negated is a *warning*: the
+that flips or escapes it ("forget", "ask", "just", "instead" …) and not cancelled by a second cue ("never
+refuse to …", "never deploy without …"), or a verdict right after it ("… is forbidden", "(rejected by
+the user)"). A category whose every occurrence is negated is a *warning*: the
 memory stays injectable but its bullet names the caution. Anything else — and a secret, negated or not —
 holds the memory for ``nous review``. The verdict depends on the text alone, so it is deterministic and
 can be recomputed at any time; :data:`GUARD_VERSION` changes whenever the rules do.
@@ -240,10 +241,9 @@ def _negated(text: str, start: int, end: int) -> bool:
     left, right = _clause_bounds(text, start, end)
     before = text[max(left, start - _NEGATION_WINDOW) : start]
     cues = list(_NEGATION.finditer(before))
-    if cues:
-        between = before[cues[-1].end() :]
-        if not _ESCAPE.search(between):
-            return True
+    # an even number of cues cancels out ("never refuse to …", "never deploy without …")
+    if len(cues) % 2 and not _ESCAPE.search(before[cues[-1].end() :]):
+        return True
     after = text[end : min(right, end + _VERDICT_WINDOW)]
     return bool(_VERDICT_AFTER.match(after))
 

@@ -133,12 +133,17 @@ def test_reject_archives_with_the_reason_and_is_idempotent(store, conn, corpus):
         approve(conn, corpus["poison"])
 
 
-def test_guard_version_change_rechecks_everything(conn, corpus, monkeypatch):
+def test_guard_version_change_rechecks_everything_and_rebuilds_every_packet(conn, corpus, monkeypatch, tmp_path):
+    import nous_assets.retrieve.cache as cache
     import nous_assets.safety.review as review
 
-    refresh_holds(conn)
+    settings = load_settings({"HOME": str(tmp_path)})
+    first = build_cache(conn, settings, lake_dir=tmp_path / "lake")
+    assert build_cache(conn, settings, lake_dir=tmp_path / "lake").projects_rebuilt == 0
     monkeypatch.setattr(review, "CHECKPOINT", "memory_holds:guard-next")
+    monkeypatch.setattr(cache, "PACKETS_CHECKED", "injection_cache:guard-next")
     assert refresh_holds(conn).checked == len(corpus)
+    assert build_cache(conn, settings, lake_dir=tmp_path / "lake").projects_rebuilt == first.projects_rebuilt
 
 
 def test_nous_review_cli(nous_env, capsys):
