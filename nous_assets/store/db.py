@@ -169,9 +169,9 @@ def open_db(path: str | Path, *, create: bool = False, migrate_schema: bool = Tr
     conn = connect(path, create=create)
     if migrate_schema:
         migrate(conn)
-    elif schema_version(conn) < LATEST_VERSION:
+    elif (version := schema_version(conn)) < LATEST_VERSION:
         conn.close()
-        raise SchemaError(f"database {path} has schema version {schema_version(conn)}; run `nous init` to upgrade it")
+        raise SchemaError(f"database {path} has schema version {version}; run `nous init` to upgrade it")
     return conn
 
 
