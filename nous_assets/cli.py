@@ -502,11 +502,14 @@ def cmd_hooks(settings: Settings, args: argparse.Namespace) -> int:
 
     path = default_settings_path(settings, Path(args.project) if args.project else None)
     if args.action == "install":
-        report = install_hooks(path, sys.executable, with_prompt_hook=args.with_prompt_hook)
+        report = install_hooks(path, sys.executable, with_prompt_hook=args.with_prompt_hook,
+                               data_dir=settings.data_dir, db_path=settings.db_path)
         changes = [f"{what} {', '.join(events)}" for what, events in
                    (("added", report.added), ("updated", report.updated), ("removed", report.removed)) if events]
         print(f"Nous hooks in {path}: {'; '.join(changes) or 'already installed'}"
               + (f" (backup: {report.backup_path})" if report.backup_path else ""))
+        print(f"the hooks read {settings.db_path} (recorded in the command: no environment variable needed); "
+              "check the whole chain with `nous doctor`")
     else:
         removed = uninstall_hooks(path)
         print(f"removed {removed} Nous hook entr{'y' if removed == 1 else 'ies'} from {path}")
@@ -702,7 +705,9 @@ def build_parser() -> argparse.ArgumentParser:
         "hooks",
         cmd_hooks,
         "Install or remove the Nous hooks (SessionStart, Stop, PreCompact) in Claude Code's "
-        "settings.json (backup first, idempotent, other hooks untouched).",
+        "settings.json (backup first, idempotent, other hooks untouched). The commands record this "
+        "interpreter and the data dir, so the hooks work whatever Claude Code's environment is; "
+        "re-run install after moving the venv or changing NOUS_DATA_DIR.",
     )
     p.add_argument("action", choices=["install", "uninstall"])
     where = p.add_mutually_exclusive_group()
