@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.errors import ConfigError, NousError
+from nous_assets.filemodes import restrict_umask
 from nous_assets.settings import Settings, load_settings
 
 EXIT_ERROR = 1
@@ -69,10 +70,11 @@ def _open(settings: Settings, *, create: bool = False):
 
 
 def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.filemodes import make_private_dir
     from nous_assets.store.db import LATEST_VERSION, connect, migrate
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    settings.archive_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(settings.data_dir)
+    make_private_dir(settings.archive_dir)
     conn = connect(settings.db_path, create=True)
     try:
         applied = migrate(conn)
@@ -80,7 +82,17 @@ def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
         conn.close()
     what = f"applied migrations {applied}" if applied else "schema already up to date"
     print(f"initialised {settings.db_path} (schema version {LATEST_VERSION}; {what})")
+    tightened = _tighten_private(settings)
+    if tightened:
+        print(f"made {tightened} file(s)/dir(s) left readable by others by an older version private (0600/0700)")
     return 0
+
+
+def _tighten_private(settings: Settings) -> int:
+    """Remove group/other access from everything Nous keeps (data dir, database, archive)."""
+    from nous_assets.filemodes import database_files, tighten
+
+    return tighten([settings.data_dir, settings.archive_dir, *database_files(settings.db_path)])
 
 
 def status_report(settings: Settings) -> dict[str, Any]:
@@ -523,9 +535,12 @@ def _demo_glob(settings: Settings) -> str:
     """Copy the shipped demo transcripts into the data dir (never into the user's Claude config)."""
     import shutil
 
+    from nous_assets.filemodes import tighten
+
     target = settings.data_dir / "demo" / "projects"
     if not target.exists():
         shutil.copytree(DEMO_DIR, target)
+        tighten([target])  # copytree copies the repo's 0644/0755 modes; the data dir stays private
     return str(target / "**" / "*.jsonl")
 
 
@@ -726,6 +741,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    restrict_umask()  # everything the command (and `dagster dev` under `nous run`) creates is private
     try:
         settings = load_settings()
         return int(args.handler(settings, args) or 0)
