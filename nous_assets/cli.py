@@ -528,6 +528,17 @@ def cmd_hooks(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
+    import os
+
+    from nous_assets import doctor
+
+    checks = doctor.run_checks(doctor.make_context(settings, os.environ, fix=args.fix))
+    report = doctor.as_json(checks)
+    print(json.dumps(report, indent=2) if args.json else doctor.render(checks))
+    return 0 if report["ok"] else EXIT_ERROR
+
+
 DEMO_DIR = Path(__file__).resolve().parent / "demo" / "projects"
 
 
@@ -733,6 +744,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also install UserPromptSubmit (only active with NOUS_ENABLE_USERPROMPTSUBMIT=true)",
     )
+    p = add(
+        "doctor",
+        cmd_doctor,
+        "Check the chain from Claude Code's hook to the pipeline: hooks installed and pointing at a working "
+        "interpreter and this data dir, data dir and cortex.db readable and private, schema current, injection "
+        "cache fresh, last ingest, Dagster sensor daemon running, recent hook failures. Each check prints OK, "
+        "WARN or FAIL with what to do; exits 1 when something FAILs.",
+    )
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    p.add_argument("--fix", action="store_true", help="make data files and directories private (0600/0700)")
     p = add("queue", cmd_queue, "Show the ingest queue (failed and dead-lettered items with their errors).")
     p.add_argument("--retry-dead", action="store_true", help="move dead-lettered items back to pending")
     return parser
