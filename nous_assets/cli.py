@@ -441,9 +441,10 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
             print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {when}] score={r.score:.3f} project={r.project_id}")
         print(f"    {' '.join(r.content.split())[:400]}")
         if args.explain:
-            dims = ("text", "concept", "vector", "graph", "reinforce", "temporal", "recency")
-            parts = [f"{d}={r.breakdown.get('s_' + d, 0):.2f}→{r.breakdown.get('w_' + d, 0):.3f}" for d in dims]
-            print(f"    explain: {' '.join(parts)}")
+            from nous_assets.retrieve.explain import explain_lines
+
+            half_life = settings.thresholds.recency_half_life_days
+            print("\n".join(explain_lines(r, now=query.now, half_life_days=half_life)))
     return 0
 
 
@@ -708,13 +709,19 @@ def build_parser() -> argparse.ArgumentParser:
         "search",
         cmd_search,
         "Search memories (and transcript chunks as episodic evidence) with the same "
-        "seven-dimension scorer the injection uses.",
+        "seven-dimension scorer the injection uses. Only results with evidence for the query (a text "
+        "match, a shared concept, graph proximity or a close enough vector) are listed, best score first.",
     )
     p.add_argument("query", help="free text")
     p.add_argument("--project", metavar="PROJECT_ID", help="only this project's memories (plus global ones)")
     p.add_argument("--as-at", metavar="T", help="what was valid at T (valid time)")
     p.add_argument("--include-expired", action="store_true", help="keep superseded/expired memories")
-    p.add_argument("--explain", action="store_true", help="show each dimension's value and weighted share")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="show each dimension's value and weighted share (query evidence vs priors), the result's rank "
+        "among all scored candidates, and the dates recency is computed from (when learned, not ingested)",
+    )
     p.add_argument("-k", type=int, default=10, help="results to show (default 10)")
     p.add_argument("--no-episodes", action="store_true", help="memories only, no transcript chunks")
     p.add_argument("--fts-only", action="store_true", help="skip loading the embedding model (faster start)")
