@@ -23,6 +23,7 @@ resolver log
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -159,6 +160,8 @@ def _entry_problems(ctx: Context, found: dict[str, list[tuple[Path, str | None, 
     for event, entries in sorted(found.items()):
         for path, matcher, entry in entries:
             python, _, recorded = command_parts(entry["command"])
+            if python and os.sep not in python:  # a hand-written bare name: Claude Code finds it on PATH
+                python = shutil.which(python) or python
             if not python or not Path(python).exists():
                 problems.append((FAIL, f"{event} hook in {path} runs {python}, which does not exist"))
                 continue

@@ -114,3 +114,20 @@ def test_restrict_umask_only_adds_restrictions() -> None:
         assert os.umask(0o022) == 0o277  # a stricter umask stays
     finally:
         os.umask(previous)
+
+
+def test_runs_dagster_launches_itself_restrict_the_umask(tmp_path: Path, loose_umask) -> None:
+    """`dagster dev` started by hand does not go through the CLI: the resource sets the umask for the run."""
+    import dagster as dg
+
+    from nous_assets.defs.resources import NousResource
+
+    @dg.asset
+    def probe(nous: NousResource) -> int:
+        current = os.umask(0o022)
+        os.umask(current)
+        return current
+
+    result = dg.materialize([probe], resources={"nous": NousResource(data_dir=str(tmp_path))},
+                            instance=dg.DagsterInstance.ephemeral())  # fmt: skip
+    assert result.output_for_node("probe") == 0o077

@@ -65,7 +65,6 @@ def _percentile(values: list[float], q: float) -> float:
 
 def _profile(db: Path, data_dir: Path, starts: int, cold: bool, projects: int, seed: int) -> dict:
     from nous_assets.bench.corpus import project_cwd
-
     from nous_assets.hooks import resolver_command
 
     rng = random.Random(seed)
