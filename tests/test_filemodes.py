@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from nous_assets.cli import main
+from nous_assets.defs.resources import NousResource  # a module-level name: Dagster resolves the annotation
 from nous_assets.filemodes import loose_paths, restrict_umask, tighten
 
 REPO = Path(__file__).resolve().parents[1]
@@ -119,8 +120,6 @@ def test_restrict_umask_only_adds_restrictions() -> None:
 def test_runs_dagster_launches_itself_restrict_the_umask(tmp_path: Path, loose_umask) -> None:
     """`dagster dev` started by hand does not go through the CLI: the resource sets the umask for the run."""
     import dagster as dg
-
-    from nous_assets.defs.resources import NousResource
 
     @dg.asset
     def probe(nous: NousResource) -> int:
