@@ -279,7 +279,7 @@ def check_cache(ctx: Context) -> Check:
                      f"memories ({_few(health.stale)}); newest packet {health.newest_packet_at}", run)  # fmt: skip
     message = f"{health.packets} packet(s), built from the newest memories (newest {health.newest_packet_at})"
     if health.missing:
-        message += f"; no packet for {_few(health.missing)} (nothing relevant to inject there)"
+        message += f"; no packet for {_few(health.missing)} (the hook falls back to the global packet there)"
     return Check("injection cache", OK, message)
 
 
