@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.errors import ConfigError, NousError
+from nous_assets.filemodes import restrict_umask
 from nous_assets.settings import Settings, load_settings
 
 EXIT_ERROR = 1
@@ -69,10 +70,11 @@ def _open(settings: Settings, *, create: bool = False):
 
 
 def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.filemodes import make_private_dir
     from nous_assets.store.db import LATEST_VERSION, connect, migrate
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    settings.archive_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(settings.data_dir)
+    make_private_dir(settings.archive_dir)
     conn = connect(settings.db_path, create=True)
     try:
         applied = migrate(conn)
@@ -80,7 +82,17 @@ def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
         conn.close()
     what = f"applied migrations {applied}" if applied else "schema already up to date"
     print(f"initialised {settings.db_path} (schema version {LATEST_VERSION}; {what})")
+    tightened = _tighten_private(settings)
+    if tightened:
+        print(f"made {tightened} file(s)/dir(s) left readable by others by an older version private (0600/0700)")
     return 0
+
+
+def _tighten_private(settings: Settings) -> int:
+    """Remove group/other access from everything Nous keeps (data dir, database, archive)."""
+    from nous_assets.filemodes import database_files, tighten
+
+    return tighten([settings.data_dir, settings.archive_dir, *database_files(settings.db_path)])
 
 
 def status_report(settings: Settings) -> dict[str, Any]:
@@ -429,9 +441,10 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
             print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {when}] score={r.score:.3f} project={r.project_id}")
         print(f"    {' '.join(r.content.split())[:400]}")
         if args.explain:
-            dims = ("text", "concept", "vector", "graph", "reinforce", "temporal", "recency")
-            parts = [f"{d}={r.breakdown.get('s_' + d, 0):.2f}→{r.breakdown.get('w_' + d, 0):.3f}" for d in dims]
-            print(f"    explain: {' '.join(parts)}")
+            from nous_assets.retrieve.explain import explain_lines
+
+            half_life = settings.thresholds.recency_half_life_days
+            print("\n".join(explain_lines(r, now=query.now, half_life_days=half_life)))
     return 0
 
 
@@ -576,15 +589,29 @@ def cmd_hooks(settings: Settings, args: argparse.Namespace) -> int:
 
     path = default_settings_path(settings, Path(args.project) if args.project else None)
     if args.action == "install":
-        report = install_hooks(path, sys.executable, with_prompt_hook=args.with_prompt_hook)
+        report = install_hooks(path, sys.executable, with_prompt_hook=args.with_prompt_hook,
+                               data_dir=settings.data_dir, db_path=settings.db_path)
         changes = [f"{what} {', '.join(events)}" for what, events in
                    (("added", report.added), ("updated", report.updated), ("removed", report.removed)) if events]
         print(f"Nous hooks in {path}: {'; '.join(changes) or 'already installed'}"
               + (f" (backup: {report.backup_path})" if report.backup_path else ""))
+        print(f"the hooks read {settings.db_path} (recorded in the command: no environment variable needed); "
+              "check the whole chain with `nous doctor`")
     else:
         removed = uninstall_hooks(path)
         print(f"removed {removed} Nous hook entr{'y' if removed == 1 else 'ies'} from {path}")
     return 0
+
+
+def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
+    import os
+
+    from nous_assets import doctor
+
+    checks = doctor.run_checks(doctor.make_context(settings, os.environ, fix=args.fix))
+    report = doctor.as_json(checks)
+    print(json.dumps(report, indent=2) if args.json else doctor.render(checks))
+    return 0 if report["ok"] else EXIT_ERROR
 
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo" / "projects"
@@ -594,9 +621,12 @@ def _demo_glob(settings: Settings) -> str:
     """Copy the shipped demo transcripts into the data dir (never into the user's Claude config)."""
     import shutil
 
+    from nous_assets.filemodes import tighten
+
     target = settings.data_dir / "demo" / "projects"
     if not target.exists():
         shutil.copytree(DEMO_DIR, target)
+        tighten([target])  # copytree copies the repo's 0644/0755 modes; the data dir stays private
     return str(target / "**" / "*.jsonl")
 
 
@@ -753,13 +783,19 @@ def build_parser() -> argparse.ArgumentParser:
         "search",
         cmd_search,
         "Search memories (and transcript chunks as episodic evidence) with the same "
-        "seven-dimension scorer the injection uses.",
+        "seven-dimension scorer the injection uses. Only results with evidence for the query (a text "
+        "match, a shared concept, graph proximity or a close enough vector) are listed, best score first.",
     )
     p.add_argument("query", help="free text")
     p.add_argument("--project", metavar="PROJECT_ID", help="only this project's memories (plus global ones)")
     p.add_argument("--as-at", metavar="T", help="what was valid at T (valid time)")
     p.add_argument("--include-expired", action="store_true", help="keep superseded/expired memories")
-    p.add_argument("--explain", action="store_true", help="show each dimension's value and weighted share")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="show each dimension's value and weighted share (query evidence vs priors), the result's rank "
+        "among all scored candidates, and the dates recency is computed from (when learned, not ingested)",
+    )
     p.add_argument("-k", type=int, default=10, help="results to show (default 10)")
     p.add_argument("--no-episodes", action="store_true", help="memories only, no transcript chunks")
     p.add_argument("--fts-only", action="store_true", help="skip loading the embedding model (faster start)")
@@ -776,7 +812,9 @@ def build_parser() -> argparse.ArgumentParser:
         "hooks",
         cmd_hooks,
         "Install or remove the Nous hooks (SessionStart, Stop, PreCompact) in Claude Code's "
-        "settings.json (backup first, idempotent, other hooks untouched).",
+        "settings.json (backup first, idempotent, other hooks untouched). The commands record this "
+        "interpreter and the data dir, so the hooks work whatever Claude Code's environment is; "
+        "re-run install after moving the venv or changing NOUS_DATA_DIR.",
     )
     p.add_argument("action", choices=["install", "uninstall"])
     where = p.add_mutually_exclusive_group()
@@ -802,6 +840,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project", metavar="PROJECT_ID", help="list: only this project's held memories")
     p.add_argument("--all", action="store_true", help="list: approved memories too")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p = add(
+        "doctor",
+        cmd_doctor,
+        "Check the chain from Claude Code's hook to the pipeline: hooks installed and pointing at a working "
+        "interpreter and this data dir, data dir and cortex.db readable and private, schema current, injection "
+        "cache fresh, last ingest, Dagster sensor daemon running, recent hook failures. Each check prints OK, "
+        "WARN or FAIL with what to do; exits 1 when something FAILs.",
+    )
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    p.add_argument("--fix", action="store_true", help="make data files and directories private (0600/0700)")
     p = add("queue", cmd_queue, "Show the ingest queue (failed and dead-lettered items with their errors).")
     p.add_argument("--retry-dead", action="store_true", help="move dead-lettered items back to pending")
     return parser
@@ -810,6 +858,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    restrict_umask()  # everything the command (and `dagster dev` under `nous run`) creates is private
     try:
         settings = load_settings()
         return int(args.handler(settings, args) or 0)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from nous_assets.filemodes import restrict_umask
 from nous_assets.settings import Settings, load_settings
 from nous_assets.store.db import Connection, open_db
 
@@ -20,6 +21,10 @@ class NousResource(dg.ConfigurableResource):
     db_path: str | None = None
     project_glob: str | None = None
     extractor: str | None = None
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """Runs and sensors write cortex.db, the lake and Dagster's storage: keep them private (0600/0700)."""
+        restrict_umask()
 
     def settings(self) -> Settings:
         settings = load_settings()
