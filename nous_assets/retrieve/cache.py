@@ -158,7 +158,7 @@ def _packet_for(
 ) -> tuple[str, list, int]:
     """(packet text, memory ids, held memories left out) for one fingerprint."""
     text = " ".join([*(fp.get("terms") or []), *(fp.get("stack") or []), *split_words(fp.get("branch") or "")])
-    query = Query.from_text(text, project_id=project_id)
+    query = Query.from_text(text, project_id=project_id, project_evidence=True)
     top_k = settings.retrieve.top_k
     found = retrieve(conn, query, settings, embedder=embedder, k=top_k + guarded.extra)
     results = [r for r in found if _injectable(r, project_id, guarded)][:top_k]

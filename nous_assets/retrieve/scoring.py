@@ -27,7 +27,8 @@ active memories), a candidate is kept only if some query-dependent dimension sho
 match, a shared concept, graph proximity, or a cosine of at least :data:`MIN_VECTOR_COSINE`. The
 query-independent dimensions (reinforce, temporal, recency, ~0.3 of the weighted sum together) then only
 reorder relevant memories; they can no longer lift an unrelated one into the results. A query without
-any signal (an unknown project's packet) ranks by those priors alone, as before.
+any signal (an unknown project's packet) ranks by those priors alone, as before; a project's own packet
+(``query.project_evidence``) counts membership of the project as evidence for its project-scope memories.
 
 "Current truth": memories expired at the reference time (``valid_until <= as_at or now``, which
 includes superseded ones, whose validity the projector closes) are dropped unless
@@ -318,6 +319,11 @@ def passes_relevance_floor(values: Mapping[str, float]) -> bool:
     )
 
 
+def _project_is_evidence(c: Candidate, query: Query) -> bool:
+    """A project memory is relevant to its own project's packet whatever the fingerprint's words."""
+    return query.project_evidence and c.scope == "project" and c.project_id == query.project_id
+
+
 def _vector_score(
     c: Candidate,
     query: Query,
@@ -366,8 +372,8 @@ def score(
         for c in kept
     }
     if has_query_signal(query):
-        raw = {memory_id: values for memory_id, values in raw.items() if passes_relevance_floor(values)}
-        kept = [c for c in kept if c.id in raw]
+        kept = [c for c in kept if passes_relevance_floor(raw[c.id]) or _project_is_evidence(c, query)]
+        raw = {c.id: raw[c.id] for c in kept}
     breakdowns: dict[int, dict[str, float]] = {}
     totals: dict[int, float] = {}
     if retrieve.mode == "rrf":

@@ -451,3 +451,14 @@ def test_recency_and_temporal_use_when_the_memory_was_learned():
     assert recency_stamp(None, LEARNED_2025, TODAY) == LEARNED_2025
     assert recency_stamp("2025-06-01T00:00:00.000000Z", LEARNED_2025, TODAY) == "2025-06-01T00:00:00.000000Z"
     assert s_temporal(None, None, "medium", now=TODAY, last_activity="2026-01-01T00:00:00Z", created_at=TODAY) == 1.0
+
+
+def test_a_project_packet_counts_the_project_as_evidence_for_its_own_memories():
+    """SessionStart packets query with file and branch words: the project's memories need not match them."""
+    own = cand(1, bm25=None, concepts=frozenset({"deploy"}), project_id="alpha", scope="project")
+    foreign_global = cand(2, bm25=None, concepts=frozenset({"deploy"}), project_id="beta", scope="global")
+    other_project = cand(3, bm25=None, concepts=frozenset({"deploy"}), project_id="beta", scope="project")
+    hint = Query(text="scan parser", concepts={"scan"}, project_id="alpha", now=NOW)
+    packet = dataclasses.replace(hint, project_evidence=True)
+    assert score([own, foreign_global, other_project], hint, make_settings()) == []
+    assert [r.memory_id for r in score([own, foreign_global, other_project], packet, make_settings())] == [1]
