@@ -15,7 +15,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from nous_assets.capture.scan import candidate_files, file_span
+from nous_assets.capture.days import file_days
+from nous_assets.capture.scan import candidate_files
 from nous_assets.defs.assets.capture import SOURCE_TAG, learning_events, transcripts
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
@@ -41,17 +42,14 @@ def parse_since(text: str, today: date | None = None) -> date:
 
 
 def activity_days(settings: Settings, start: date, end: date) -> list[str]:
-    """Days in [start, end] on which some transcript can have activity (from file spans, no parsing)."""
+    """Days in [start, end] on which some transcript has records (every timestamp of every file, no parsing)."""
+    lo, hi = start.isoformat(), end.isoformat()
     days: set[str] = set()
     files, _, _ = candidate_files(settings)
     for f in files:
-        first, last = file_span(f.path)
-        lo = date.fromisoformat(first) if first else date.fromisoformat(last)
-        hi = date.fromisoformat(last)
-        d = max(lo, start)
-        while d <= min(hi, end):
-            days.add(d.isoformat())
-            d += timedelta(days=1)
+        info = file_days(f.path)
+        if info is not None:
+            days.update(d for d in (info.days or {info.fallback}) if lo <= d <= hi)
     return sorted(days)
 
 
