@@ -77,6 +77,7 @@ _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 11, 13, 14, 26
 
 _READ_ONLY_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_NEARLY_FULL_BYTES = 1 << 20
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -104,6 +105,17 @@ def _where(path: object, dagster: bool) -> str:
     return str(path) if path else "the data directory"
 
 
+def _nearly_full(path: object) -> bool:
+    """SQLite reports some ENOSPC failures as a plain I/O error: is the disk under the file (nearly) full?"""
+    if not isinstance(path, (str, os.PathLike)):
+        return False
+    try:
+        st = os.statvfs(os.path.dirname(os.fspath(path)) or ".")
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < _NEARLY_FULL_BYTES
+
+
 def _from_sqlite(exc: BaseException, db_path: object, dagster: bool) -> NousError | None:
     code = getattr(exc, "sqlite_errorcode", None)
     text = str(exc).lower()
@@ -111,8 +123,8 @@ def _from_sqlite(exc: BaseException, db_path: object, dagster: bool) -> NousErro
     where = _where(db_path, dagster)
     if primary in (_SQLITE_BUSY, _SQLITE_LOCKED) or "database is locked" in text:
         return DatabaseLockedError(
-            f"{where} is locked by another process (waited out the busy timeout): let the other nous or "
-            "Dagster process finish, or stop it, then re-run"
+            f"{where} is locked by another process (waited out the busy timeout, NOUS_DB_BUSY_TIMEOUT_MS): "
+            "let the other nous or Dagster process finish, or stop it, then re-run"
         )
     if primary == _SQLITE_READONLY or "readonly database" in text:
         return ReadOnlyError(
@@ -127,11 +139,19 @@ def _from_sqlite(exc: BaseException, db_path: object, dagster: bool) -> NousErro
             "and run `nous init` then `nous backfill` to rebuild it from the transcripts"
         )
     if primary == _SQLITE_CANTOPEN or "unable to open database" in text:
+        folder = os.path.dirname(os.fspath(db_path)) if isinstance(db_path, (str, os.PathLike)) else ""
+        if folder and os.path.isdir(folder) and not os.access(folder, os.W_OK):
+            return ReadOnlyError(
+                f"cannot write {folder} (needed to open {where}): it is read-only — make it writable, or set "
+                "NOUS_DATA_DIR to a writable directory"
+            )
         return StorageError(
             f"cannot open {where} ({exc}): check that its folder exists and is readable and writable, "
             "or set NOUS_DATA_DIR to a writable directory"
         )
     if primary == _SQLITE_IOERR or "disk i/o error" in text:
+        if _nearly_full(db_path):
+            return DiskFullError(f"disk full while writing {where}: free some space and re-run")
         return StorageError(
             f"I/O error on {where} ({exc}): the disk may be full, failing or gone (network drive?); "
             "free space or check the disk, then re-run"

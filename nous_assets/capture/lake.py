@@ -207,25 +207,38 @@ def links_path(lake_dir: Path, date: str) -> Path:
 def merge_turns_into(old: Sequence[Turn], new: Sequence[Turn]) -> list[Turn]:
     """The day's turns after a re-scan: ``old`` (the partition) updated with ``new`` (the scan), none dropped.
 
-    A turn the scan found again replaces its old row in place, unless the old row holds more of the
-    same response (more merged lines: the file was cut inside it). Old rows none of whose uuids the
-    scan found come from bytes that are gone (truncation, rotation, deletion) and are kept. Turns new
-    to the day follow, in scan order, so every file's turns stay in file order and re-running an
-    unchanged day reproduces the partition exactly.
+    Rows are compared by the lines (uuids) they hold. A scanned turn holding all the lines of old
+    rows replaces them, in place (a response that grew, or the same turn read again). One that
+    holds only part of an old row is a fragment of bytes since cut away (truncation or rotation
+    inside a response): the old row stays and the fragment is dropped. Old rows the scan did not
+    find at all come from bytes that are gone and stay. Turns new to the day follow in scan order,
+    so every file's turns keep their order, and re-running an unchanged day reproduces the partition.
     """
-    by_uuid = {t.uuid: t for t in new}
-    covered = {u for t in new for u in t.uuids}
-    out: list[Turn] = []
-    placed: set[str] = set()
-    for o in old:
-        found = by_uuid.get(o.uuid)
-        if found is not None:
-            out.append(o if set(o.uuids) > set(found.uuids) else found)
-            placed.add(o.uuid)
-        elif covered.isdisjoint(o.uuids):
-            out.append(o)
-    out.extend(t for t in new if t.uuid not in placed)
-    return out
+    rows: list[Turn | None] = list(old)
+    where: dict[str, set[int]] = {}
+    for i, t in enumerate(rows):
+        for u in t.uuids:
+            where.setdefault(u, set()).add(i)
+    for turn in new:
+        lines = set(turn.uuids)
+        overlap = sorted({i for u in turn.uuids for i in where.get(u, ()) if rows[i] is not None})
+        if any(set(rows[i].uuids) > lines for i in overlap):
+            continue  # the lake holds more of this response than the files still do
+        covered = [i for i in overlap if set(rows[i].uuids) <= lines]
+        for i in overlap:  # partly overlapping rows stay, unless one has the same uuid: the scan's turn wins
+            if i not in covered and rows[i].uuid == turn.uuid:
+                covered.append(i)
+        if covered:
+            slot = min(covered)
+            for i in covered:
+                rows[i] = None
+            rows[slot] = turn
+        else:
+            slot = len(rows)
+            rows.append(turn)
+        for u in turn.uuids:
+            where.setdefault(u, set()).add(slot)
+    return [t for t in rows if t is not None]
 
 
 def _merge_quarantine(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:

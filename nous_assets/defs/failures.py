@@ -22,11 +22,13 @@ def _our_error_names() -> set[str]:
 
 
 def _one_line(error) -> str:
-    while error.cause is not None:
+    """Our error nearest the top of the cause chain (it explains the rest), else the innermost one."""
+    ours = _our_error_names()
+    while error.cause is not None and error.cls_name not in ours:
         error = error.cause
     text = (error.message or "").strip()
     head = text.split(": ", 1)
-    if len(head) == 2 and head[0].rsplit(".", 1)[-1] in _our_error_names():
+    if len(head) == 2 and head[0].rsplit(".", 1)[-1] in ours:
         text = head[1]
     return text.splitlines()[0] if text else error.cls_name or "error"
 
