@@ -122,9 +122,10 @@ def _from_sqlite(exc: BaseException, db_path: object, dagster: bool) -> NousErro
     primary = code & 0xFF if isinstance(code, int) else None
     where = _where(db_path, dagster)
     if primary in (_SQLITE_BUSY, _SQLITE_LOCKED) or "database is locked" in text:
+        waited = "its busy timeout" if dagster else "the busy timeout, NOUS_DB_BUSY_TIMEOUT_MS"
         return DatabaseLockedError(
-            f"{where} is locked by another process (waited out the busy timeout, NOUS_DB_BUSY_TIMEOUT_MS): "
-            "let the other nous or Dagster process finish, or stop it, then re-run"
+            f"{where} is locked by another process (waited out {waited}): let the other nous or Dagster "
+            "process finish, or stop it, then re-run"
         )
     if primary == _SQLITE_READONLY or "readonly database" in text:
         return ReadOnlyError(
