@@ -184,8 +184,7 @@ def spotter_pipe(shared_corpus, projects, pipeline_factory):
 
 def test_backfill_fails_with_the_reason_when_the_database_vanished_between_days(spotter_pipe):
     pipe = spotter_pipe
-    first = run_days(["2026-02-10"], resource=pipe.resource(), instance=pipe.instance)
-    assert first[0].success
+    capture(pipe, "2026-02-10")  # the first day's run
     db = pipe.settings.db_path
     for path in db.parent.glob(db.name + "*"):
         path.unlink()
@@ -279,3 +278,32 @@ def test_cli_backfill_reports_loops_then_exits_non_zero_when_the_database_vanish
     assert second.returncode != 0
     assert "2026-02-10 failed: transcripts:" in second.stderr and "cortex.db is missing" in second.stderr
     assert not db.exists()
+
+
+def test_backfill_fails_with_the_reason_when_the_database_stays_locked(spotter_pipe, monkeypatch):
+    pipe = spotter_pipe
+    monkeypatch.setenv("NOUS_DB_BUSY_TIMEOUT_MS", "200")
+    pipe.conn().close()  # create cortex.db
+    # another process's writer that does not let go (POSIX locks do not separate connections of one process)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(pipe.settings.db_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout.readline().strip() == b"locked"
+        (result,) = run_days(["2026-02-10"], resource=pipe.resource(), instance=pipe.instance)
+    finally:
+        holder.communicate(b"", timeout=30)
+    assert not result.success
+    assert "locked by another process" in result.error and "NOUS_DB_BUSY_TIMEOUT_MS" in result.error
+    capture(pipe, "2026-02-10")  # once the lock is gone the same day goes through
+    assert lake_uuids(pipe, "2026-02-10")
+
+
+HOLD_LOCK = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+sys.stdin.read()
+conn.execute("ROLLBACK")
+"""
