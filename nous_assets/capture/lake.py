@@ -196,8 +196,12 @@ def frame_turns(frame: pl.DataFrame) -> list[Turn]:
 def _atomic_write(frame: pl.DataFrame, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    frame.write_parquet(tmp)
-    os.replace(tmp, path)
+    try:
+        frame.write_parquet(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk must not also keep half a file
+        raise
 
 
 def links_path(lake_dir: Path, date: str) -> Path:

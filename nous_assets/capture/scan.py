@@ -331,8 +331,12 @@ def write_manifest(lake_dir: Path, scan: PartitionScan) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = [{**fs.__dict__, "region_ends": dict(sorted(fs.region_ends.items()))} for fs in scan.files]
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"date": scan.date, "files": rows}, indent=1))
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps({"date": scan.date, "files": rows}, indent=1))
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def read_manifest(lake_dir: Path, date: str) -> PartitionScan:
