@@ -27,8 +27,9 @@ pytestmark = pytest.mark.slow
 SPOTTER = "55604662-cf2a-4331-851a-ec234028f8ca"  # spotter/short.jsonl, all on 2026-02-10
 
 
-def capture(pipe, day: str) -> None:
-    """One real Dagster run of the capture assets for ``day`` (lake + events + cursor promotion)."""
+def capture(pipe, day: str) -> dict:
+    """One real Dagster run of the capture assets for ``day`` (lake + events + cursor promotion);
+    returns the transcripts asset's metadata."""
     result = dg.materialize(
         [transcripts, learning_events],
         partition_key=day,
@@ -37,6 +38,8 @@ def capture(pipe, day: str) -> None:
         raise_on_error=False,
     )
     assert result.success, [e.message for e in result.all_events if e.is_failure]
+    (mat,) = result.asset_materializations_for_node("transcripts")
+    return {k: v.value for k, v in mat.metadata.items()}
 
 
 def lake_uuids(pipe, *days: str) -> list[str]:
@@ -173,6 +176,21 @@ def test_a_truncated_file_cannot_skip_new_lines_of_another_day(projects, pipelin
     assert len(read_turns(pipe.settings.lake_dir, "2026-03-02")) == 4  # the three old day-2 turns are kept
     assert cursor_offset(pipe, target) == target.stat().st_size
     assert planned(pipe) == {}
+
+
+def test_loops_and_repaired_lines_are_reported_in_the_asset_metadata(projects, pipeline_factory):
+    target = projects / "-home-demo-x" / "s1.jsonl"
+    target.parent.mkdir()
+    latin1 = line("deploy to the caf\u00e9 box", "2026-03-01T10:01:00Z", "s1").decode().replace("\\u00e9", "\u00e9")
+    target.write_bytes(line("hello", "2026-03-01T10:00:00Z", "s1") + latin1.encode("latin-1"))
+    (projects / "a").symlink_to(".")
+    (projects / "b").symlink_to("..")
+    pipe = pipeline_factory(str(projects / "**" / "*.jsonl"))
+    meta = capture(pipe, "2026-03-01")
+    assert meta["symlink_loops_skipped"] == 2 and meta["turns"] == 2 and meta["quarantined"] == 0
+    assert meta["lines_with_replaced_bytes"] == 1
+    texts = [t.text for t in read_turns(pipe.settings.lake_dir, "2026-03-01")]
+    assert texts == ["hello", "deploy to the caf\ufffd box"]
 
 
 # -- a database that vanishes -------------------------------------------------------------------
