@@ -7,7 +7,7 @@ Why it looks like this:
 * One bad line must not lose a session: each line is parsed on its own and a bad one is *quarantined*
   (with its byte offset) while the rest of the chunk is processed. A line that is valid JSON except for
   bytes that are not UTF-8 (a stray latin-1 byte pasted into a prompt) is not bad: those bytes become
-  U+FFFD and the record is kept (``ParseResult.repaired_lines``). U+FFFD rather than latin-1 because the
+  U+FFFD and the record is kept (``ParseResult.repaired_offsets``). U+FFFD rather than latin-1 because the
   line's encoding is unknown (cp1252, latin-1, a cut multi-byte sequence...), guessing could invent
   characters or C1 control codes, and decoding the whole line as latin-1 would garble its valid UTF-8;
   the original bytes stay in the transcript at the turn's offset.
@@ -181,7 +181,11 @@ class ParseResult:
     agent_links: list[AgentLink]
     duplicates: int = 0  # records dropped because their uuid was already seen in this chunk
     sessions: set[str] = field(default_factory=set)  # sessionId values seen
-    repaired_lines: int = 0  # records kept with undecodable bytes replaced by U+FFFD
+    repaired_offsets: list[int] = field(default_factory=list)  # lines kept with non-UTF-8 bytes made U+FFFD
+
+    @property
+    def repaired_lines(self) -> int:
+        return len(self.repaired_offsets)
 
 
 class _BadRecord(Exception):
@@ -541,7 +545,7 @@ def parse_chunk(
     tool_use_owner: dict[str, str] = {}  # tool_use id -> uuid of the assistant record that made the call
     records = 0
     duplicates = 0
-    repaired = 0
+    repaired: list[int] = []
 
     size = len(data)
     last_nl = data.rfind(b"\n")
@@ -583,7 +587,8 @@ def parse_chunk(
         if not isinstance(rtype, str):
             quarantined.append(Quarantined(path, offset, line_no, "record without a 'type'", _excerpt(line)))
             continue
-        repaired += replaced
+        if replaced:
+            repaired.append(offset)
         uid = rec.get("uuid")
         if isinstance(uid, str):
             if uid in seen_uuids:

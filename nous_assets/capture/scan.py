@@ -179,17 +179,18 @@ def scan_partition(settings: Settings, conn: Connection, date: str) -> Partition
         dated = _dated(result.turns, info.fallback)
         region = _region_ends(dated, result.quarantined, info.fallback, plan.start_offset)
         on_date = [t for d, t in dated if d == date]
+        repaired = set(result.repaired_offsets)
         for t in on_date:
             if t.uuid in seen:
                 scan.duplicates += 1
                 continue
             seen.update(t.uuids)
+            scan.repaired_lines += sum(o in repaired for o in t.line_offsets)
             if t.timestamp is None:
                 t = replace(t, timestamp=f"{date}T00:00:00.000000Z")
             scan.turns.append(_redact_turn(t, scan.redactions))
         if on_date:
             scan.agent_links.extend(result.agent_links)
-            scan.repaired_lines += result.repaired_lines
         for q in result.quarantined:
             if _quarantine_day(dated, q, info.fallback) == date:
                 scan.quarantined.append(replace(q, excerpt=redact_text(q.excerpt).text))
