@@ -731,7 +731,6 @@ def _show_warnings() -> None:
         handler.setLevel(logging.WARNING)
         handler.nous_cli = True  # type: ignore[attr-defined]
         log.addHandler(handler)
-        log.propagate = False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
