@@ -162,12 +162,10 @@ def test_full_disk_during_a_backfill_fails_with_the_reason(env, tmp_path):
         out = nous(["backfill", "--since", "2025-01-01"], env, preexec_fn=_limit_file_size(256 * 1024))
     assert out.returncode == 1, out.stderr[-3000:]
     assert "Traceback (most recent call last)" not in out.stderr
-    reasons = [
-        ln
-        for ln in out.stderr.splitlines()
-        if ln.startswith("nous: error:") or (ln.startswith("backfill:") and " failed: " in ln)
-    ]
-    assert reasons and all("full" in ln for ln in reasons), out.stderr[-3000:]
+    # the reason is given whichever write hit the limit first: cortex.db, the lake or Dagster's storage
+    # (under a file-size limit SQLite reports EFBIG as a plain I/O error: the message says the disk may be full)
+    said = ("disk full while writing", "no space left writing", "the disk may be full")
+    assert any(s in out.stderr for s in said), out.stderr[-3000:]
 
 
 # -- locked and damaged databases ----------------------------------------------------------------------
