@@ -66,7 +66,9 @@ def _policy(settings: Settings):
 def _open(settings: Settings, *, create: bool = False):
     from nous_assets.store.db import open_db
 
-    return open_db(settings.db_path, create=create, migrate_schema=create)
+    return open_db(
+        settings.db_path, create=create, migrate_schema=create, busy_timeout_ms=settings.db_busy_timeout_ms
+    )
 
 
 def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
@@ -75,7 +77,7 @@ def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
 
     make_private_dir(settings.data_dir)
     make_private_dir(settings.archive_dir)
-    conn = connect(settings.db_path, create=True)
+    conn = connect(settings.db_path, create=True, busy_timeout_ms=settings.db_busy_timeout_ms)
     try:
         applied = migrate(conn)
     finally:
@@ -109,7 +111,7 @@ def status_report(settings: Settings) -> dict[str, Any]:
     if not settings.db_path.exists():
         report["initialised"] = False
         return report
-    conn = connect(settings.db_path)
+    conn = connect(settings.db_path, busy_timeout_ms=settings.db_busy_timeout_ms)
     try:
         version = schema_version(conn)
         report.update(initialised=version > 0, schema_version=version)
@@ -855,10 +857,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warnings() -> None:
+    """Warnings from the pipeline (e.g. symlink loops met by discovery) as ``nous: warning: …`` lines."""
+    import logging
+
+    log = logging.getLogger("nous_assets")
+    if not any(getattr(h, "nous_cli", False) for h in log.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("nous: warning: %(message)s"))
+        handler.setLevel(logging.WARNING)
+        handler.nous_cli = True  # type: ignore[attr-defined]
+        log.addHandler(handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     restrict_umask()  # everything the command (and `dagster dev` under `nous run`) creates is private
+    _show_warnings()
+    settings = None
     try:
         settings = load_settings()
         return int(args.handler(settings, args) or 0)
@@ -873,6 +890,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # storage failures from any layer (SQLite, Dagster's SQLAlchemy, files): one line
+        from nous_assets.errors import storage_error
+
+        mapped = storage_error(exc, settings.db_path if settings else None)
+        if mapped is None:
+            raise
+        print(f"nous: error: {mapped}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,10 +15,13 @@ from pathlib import Path
 
 import dagster as dg
 
-from nous_assets.capture.scan import candidate_files, file_span
+from nous_assets.capture.days import file_days
+from nous_assets.capture.scan import candidate_files
+from nous_assets.datadir import check_data_dir
 from nous_assets.defs.assets.capture import SOURCE_TAG, learning_events, transcripts
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
+from nous_assets.defs.failures import failure_reason
 from nous_assets.defs.resources import NousResource
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
@@ -41,24 +44,25 @@ def parse_since(text: str, today: date | None = None) -> date:
 
 
 def activity_days(settings: Settings, start: date, end: date) -> list[str]:
-    """Days in [start, end] on which some transcript can have activity (from file spans, no parsing)."""
+    """Days in [start, end] on which some transcript has records (every timestamp of every file, no parsing)."""
+    lo, hi = start.isoformat(), end.isoformat()
     days: set[str] = set()
     files, _, _ = candidate_files(settings)
     for f in files:
-        first, last = file_span(f.path)
-        lo = date.fromisoformat(first) if first else date.fromisoformat(last)
-        hi = date.fromisoformat(last)
-        d = max(lo, start)
-        while d <= min(hi, end):
-            days.add(d.isoformat())
-            d += timedelta(days=1)
+        info = file_days(f.path)
+        if info is not None:
+            days.update(d for d in (info.days or {info.fallback}) if lo <= d <= hi)
     return sorted(days)
 
 
 def ensure_dagster_home(settings: Settings) -> Path:
-    """Use $DAGSTER_HOME, or $NOUS_DATA_DIR/dagster with the repo's instance settings."""
+    """Use $DAGSTER_HOME, or $NOUS_DATA_DIR/dagster with the repo's instance settings.
+
+    Checks first that the data directory and Dagster's storage can be written (one clear line,
+    not a SQLAlchemy traceback, when they are read-only or full).
+    """
     home = Path(os.environ.get("DAGSTER_HOME") or settings.data_dir / "dagster")
-    home.mkdir(parents=True, exist_ok=True)
+    check_data_dir(settings, home)
     if not (home / "dagster.yaml").exists() and REPO_DAGSTER_YAML.exists():
         shutil.copyfile(REPO_DAGSTER_YAML, home / "dagster.yaml")
     os.environ["DAGSTER_HOME"] = str(home)
@@ -100,10 +104,7 @@ def run_days(
             tags={SOURCE_TAG: source},
             raise_on_error=False,
         )
-        error = None
-        if not result.success:
-            failures = [e for e in result.all_events if e.is_failure]
-            error = str(failures[0].message) if failures else "run failed"
+        error = None if result.success else failure_reason(result)
         outcome = DayResult(
             day,
             result.success,

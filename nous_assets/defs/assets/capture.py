@@ -47,13 +47,21 @@ def transcripts(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mat
         "duplicates": 0,
         "redactions": 0,
         "subagent_links": 0,
+        "lines_with_replaced_bytes": 0,
     }
     reasons: dict[str, int] = {}
-    skipped = 0
+    skipped = loops = repeated = 0
     with nous.connection() as conn:
         for date in context.partition_keys:
             scan = scan_partition(settings, conn, date)
-            write_partition(settings.lake_dir, date, scan.turns, scan.quarantined, scan.agent_links)
+            write_partition(
+                settings.lake_dir,
+                date,
+                scan.turns,
+                scan.quarantined,
+                scan.agent_links,
+                forget_projects=settings.opt_out_projects,
+            )
             write_manifest(settings.lake_dir, scan)
             totals["files"] += sum(1 for f in scan.files if f.turns_on_date)
             totals["sessions"] += len(scan.sessions)
@@ -64,15 +72,22 @@ def transcripts(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mat
             totals["subagent_links"] += len(scan.agent_links)
             for q in scan.quarantined:
                 reasons[q.reason.split(":")[0]] = reasons.get(q.reason.split(":")[0], 0) + 1
-            skipped = len(scan.skipped)
+            totals["lines_with_replaced_bytes"] += scan.repaired_lines
+            skipped, loops, repeated = len(scan.skipped), scan.symlink_loops, scan.duplicate_paths
             context.log.info(
                 f"{date}: {len(scan.turns)} turns from {len(scan.files)} files, "
                 f"{len(scan.quarantined)} quarantined lines"
             )
+    if loops or repeated:
+        context.log.warning(
+            f"discovery: {loops} symlink loop(s) not followed, {repeated} path(s) reached twice read once"
+        )
     return dg.MaterializeResult(
         metadata={
             **{k: dg.MetadataValue.int(v) for k, v in totals.items()},
             "non_transcript_files_skipped": dg.MetadataValue.int(skipped),
+            "symlink_loops_skipped": dg.MetadataValue.int(loops),
+            "repeated_paths_skipped": dg.MetadataValue.int(repeated),
             "quarantine_reasons": dg.MetadataValue.json(reasons),
             "lake_dir": dg.MetadataValue.path(str(settings.lake_dir / "transcripts")),
         }
