@@ -1,10 +1,11 @@
-"""Capture benchmark: parser throughput and end-to-end backfill time on a >= 200 MB transcript corpus.
+"""Capture benchmark: parser throughput, discovery and file-day scans, and end-to-end backfill time on a
+>= 200 MB transcript corpus.
 
 The corpus replicates ``../shared/data/transcripts`` with every uuid rewritten per copy, so copies are
 distinct sessions (nothing is de-duplicated away). Prints each figure and saves them all to
-``benchmarks/results/capture-<time>.json``.
+``benchmarks/results/capture-<time>.json``. ``--no-backfill`` skips the (long) end-to-end backfill.
 
-    python benchmarks/bench_capture.py [--target-mb 200] [--workdir DIR]
+    python benchmarks/bench_capture.py [--target-mb 200] [--workdir DIR] [--no-backfill]
 """
 
 from __future__ import annotations
@@ -58,6 +59,50 @@ def bench_parse(projects: Path) -> dict:
             "parse_mb_per_s": round(size / 1e6 / seconds, 1), "parse_turns": turns}
 
 
+def bench_days(projects: Path) -> dict:
+    """Discovery (our walk vs glob) and the every-timestamp scan of file days: cold (cache cleared; files in
+    the OS page cache) and warm (unchanged files, as on every later day of a backfill or sensor tick)."""
+    import glob
+
+    from nous_assets.capture.days import clear_cache, file_days
+    from nous_assets.capture.discovery import discover, walk
+
+    pattern = str(projects / "**" / "*.jsonl")
+    t = time.perf_counter()
+    walked, _, _ = walk(pattern)
+    walk_s = time.perf_counter() - t
+    t = time.perf_counter()
+    globbed = [p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p)]
+    glob_s = time.perf_counter() - t
+    t = time.perf_counter()
+    found = discover(pattern)
+    discover_s = time.perf_counter() - t
+    paths = [f.path for f in found.files]
+    size = sum(p.stat().st_size for p in paths)
+    clear_cache()
+    t = time.perf_counter()
+    days: set[str] = set()
+    for p in paths:
+        days |= file_days(p).days
+    cold = time.perf_counter() - t
+    t = time.perf_counter()
+    for p in paths:
+        file_days(p)
+    warm = time.perf_counter() - t
+    return {
+        "walk_files": len(walked),
+        "walk_seconds": round(walk_s, 4),
+        "glob_seconds_same_pattern": round(glob_s, 4),
+        "glob_matches": len(globbed),
+        "discover_seconds_with_sniffing": round(discover_s, 3),
+        "file_days_mb": round(size / 1e6, 1),
+        "file_days_cold_seconds": round(cold, 3),
+        "file_days_cold_mb_per_s": round(size / 1e6 / cold, 1),
+        "file_days_warm_ms": round(warm * 1000, 2),
+        "corpus_days": len(days),
+    }
+
+
 def bench_backfill(root: Path) -> dict:
     os.environ.update({
         "HOME": str(root / "home"),
@@ -103,6 +148,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--target-mb", type=float, default=200)
     parser.add_argument("--workdir")
+    parser.add_argument("--no-backfill", action="store_true", help="skip the end-to-end backfill")
     args = parser.parse_args()
     root = Path(args.workdir or tempfile.mkdtemp(prefix="nous-capture-bench-"))
     shutil.rmtree(root / "projects", ignore_errors=True)
@@ -116,7 +162,11 @@ def main() -> None:
         "corpus_files": files,
     }
     print(f"{'corpus_mb':40} {results['corpus_mb']}\n{'corpus_files':40} {files}")
-    for figures in (bench_parse(root / "projects"), bench_backfill(root)):
+    benches = [lambda: bench_parse(root / "projects"), lambda: bench_days(root / "projects")]
+    if not args.no_backfill:
+        benches.append(lambda: bench_backfill(root))
+    for bench in benches:
+        figures = bench()
         results.update(figures)
         for key, value in figures.items():
             print(f"{key:40} {value}")

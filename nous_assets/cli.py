@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.errors import ConfigError, NousError
+from nous_assets.filemodes import restrict_umask
 from nous_assets.settings import Settings, load_settings
 
 EXIT_ERROR = 1
@@ -65,22 +66,35 @@ def _policy(settings: Settings):
 def _open(settings: Settings, *, create: bool = False):
     from nous_assets.store.db import open_db
 
-    return open_db(settings.db_path, create=create, migrate_schema=create)
+    return open_db(
+        settings.db_path, create=create, migrate_schema=create, busy_timeout_ms=settings.db_busy_timeout_ms
+    )
 
 
 def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.filemodes import make_private_dir
     from nous_assets.store.db import LATEST_VERSION, connect, migrate
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    settings.archive_dir.mkdir(parents=True, exist_ok=True)
-    conn = connect(settings.db_path, create=True)
+    make_private_dir(settings.data_dir)
+    make_private_dir(settings.archive_dir)
+    conn = connect(settings.db_path, create=True, busy_timeout_ms=settings.db_busy_timeout_ms)
     try:
         applied = migrate(conn)
     finally:
         conn.close()
     what = f"applied migrations {applied}" if applied else "schema already up to date"
     print(f"initialised {settings.db_path} (schema version {LATEST_VERSION}; {what})")
+    tightened = _tighten_private(settings)
+    if tightened:
+        print(f"made {tightened} file(s)/dir(s) left readable by others by an older version private (0600/0700)")
     return 0
+
+
+def _tighten_private(settings: Settings) -> int:
+    """Remove group/other access from everything Nous keeps (data dir, database, archive)."""
+    from nous_assets.filemodes import database_files, tighten
+
+    return tighten([settings.data_dir, settings.archive_dir, *database_files(settings.db_path)])
 
 
 def status_report(settings: Settings) -> dict[str, Any]:
@@ -97,7 +111,7 @@ def status_report(settings: Settings) -> dict[str, Any]:
     if not settings.db_path.exists():
         report["initialised"] = False
         return report
-    conn = connect(settings.db_path)
+    conn = connect(settings.db_path, busy_timeout_ms=settings.db_busy_timeout_ms)
     try:
         version = schema_version(conn)
         report.update(initialised=version > 0, schema_version=version)
@@ -566,9 +580,10 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
             print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {when}] score={r.score:.3f} project={r.project_id}")
         print(f"    {' '.join(r.content.split())[:400]}")
         if args.explain:
-            dims = ("text", "concept", "vector", "graph", "reinforce", "temporal", "recency")
-            parts = [f"{d}={r.breakdown.get('s_' + d, 0):.2f}→{r.breakdown.get('w_' + d, 0):.3f}" for d in dims]
-            print(f"    explain: {' '.join(parts)}")
+            from nous_assets.retrieve.explain import explain_lines
+
+            half_life = settings.thresholds.recency_half_life_days
+            print("\n".join(explain_lines(r, now=query.now, half_life_days=half_life)))
     return 0
 
 
@@ -634,20 +649,108 @@ def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _review_line(text: str, limit: int = 0) -> str:
+    """Terminal-safe one line: control characters (escape sequences) and credentials out, whitespace collapsed."""
+    from nous_assets.safety.guard import normalize, redact_secrets
+
+    line = " ".join(redact_secrets(normalize(text)).split())
+    return line if not limit or len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _review_list(conn, args: argparse.Namespace) -> int:
+    from nous_assets.safety.review import refresh_holds
+    from nous_assets.store import holds
+
+    refresh_holds(conn)
+    statuses = (holds.HELD, holds.APPROVED) if args.all else (holds.HELD,)
+    items = holds.listing(conn, statuses=statuses, project_id=args.project)
+    if args.json:
+        print(json.dumps([
+            {"memory_id": i.hold.memory_id, "status": i.hold.status, "reason": i.hold.reason,
+             "findings": i.hold.findings, "project_id": i.hold.project_id, "scope": i.hold.scope,
+             "kind": i.kind, "source_session": i.source_session, "learned_at": i.learned_at,
+             "content": _review_line(i.content)}
+            for i in items
+        ], indent=2))  # fmt: skip
+        return 0
+    if not items:
+        print("nothing is held for review" + (f" in project {args.project}" if args.project else ""))
+        return 0
+    for i in items:
+        h = i.hold
+        print(f"#{h.memory_id} {h.status} · {i.kind or '-'} · project {h.project_id} · session "
+              f"{_review_line(i.source_session, 40)} · learned {(i.learned_at or '?')[:10]}")  # fmt: skip
+        print(f"    reason:  {_review_line(h.reason)}")
+        print(f"    content: {_review_line(i.content)}")
+    held = sum(1 for i in items if i.hold.status == holds.HELD)
+    print(f"{held} held memor{'y' if held == 1 else 'ies'}: `nous review approve ID` lets one be injected "
+          "(as a recalled note), `nous review reject ID` archives it", file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.safety.review import ReviewError, approve, reject
+
+    if args.action != "list" and args.memory_id is None:
+        raise NousError(f"`nous review {args.action}` needs the memory ID (see `nous review`)")
+    if args.action == "list" and args.memory_id is not None:
+        raise NousError("`nous review` lists held memories; use `nous review approve ID` or `reject ID`")
+    if args.reason and args.action != "reject":
+        raise NousError("--reason only goes with `nous review reject ID`")
+    conn = _open(settings)
+    try:
+        if args.action == "list":
+            return _review_list(conn, args)
+        try:
+            if args.action == "approve":
+                outcome = approve(conn, args.memory_id, policy=_policy(settings))
+            else:
+                outcome = reject(conn, args.memory_id, args.reason, policy=_policy(settings))
+        except ReviewError as exc:
+            raise NousError(str(exc)) from None
+    finally:
+        conn.close()
+    if args.json:
+        print(json.dumps({"memory_id": outcome.memory_id, "action": outcome.action, "created": outcome.created,
+                          "event_id": outcome.event_id, "reason": outcome.reason}))  # fmt: skip
+        return 0
+    again = "" if outcome.created else " (already recorded; nothing changed)"
+    if outcome.action == "approved":
+        print(f"memory #{outcome.memory_id} approved{again}: from the next packet build it may be injected, "
+              "still framed as a recalled note; a change to its text puts it back on hold")  # fmt: skip
+    else:
+        print(f"memory #{outcome.memory_id} rejected{again}: archived ({_review_line(outcome.reason, 200)})")
+    return 0
+
+
 def cmd_hooks(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.hooks import default_settings_path, install_hooks, uninstall_hooks
 
     path = default_settings_path(settings, Path(args.project) if args.project else None)
     if args.action == "install":
-        report = install_hooks(path, sys.executable, with_prompt_hook=args.with_prompt_hook)
+        report = install_hooks(path, sys.executable, with_prompt_hook=args.with_prompt_hook,
+                               data_dir=settings.data_dir, db_path=settings.db_path)
         changes = [f"{what} {', '.join(events)}" for what, events in
                    (("added", report.added), ("updated", report.updated), ("removed", report.removed)) if events]
         print(f"Nous hooks in {path}: {'; '.join(changes) or 'already installed'}"
               + (f" (backup: {report.backup_path})" if report.backup_path else ""))
+        print(f"the hooks read {settings.db_path} (recorded in the command: no environment variable needed); "
+              "check the whole chain with `nous doctor`")
     else:
         removed = uninstall_hooks(path)
         print(f"removed {removed} Nous hook entr{'y' if removed == 1 else 'ies'} from {path}")
     return 0
+
+
+def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
+    import os
+
+    from nous_assets import doctor
+
+    checks = doctor.run_checks(doctor.make_context(settings, os.environ, fix=args.fix))
+    report = doctor.as_json(checks)
+    print(json.dumps(report, indent=2) if args.json else doctor.render(checks))
+    return 0 if report["ok"] else EXIT_ERROR
 
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo" / "projects"
@@ -657,9 +760,12 @@ def _demo_glob(settings: Settings) -> str:
     """Copy the shipped demo transcripts into the data dir (never into the user's Claude config)."""
     import shutil
 
+    from nous_assets.filemodes import tighten
+
     target = settings.data_dir / "demo" / "projects"
     if not target.exists():
         shutil.copytree(DEMO_DIR, target)
+        tighten([target])  # copytree copies the repo's 0644/0755 modes; the data dir stays private
     return str(target / "**" / "*.jsonl")
 
 
@@ -901,13 +1007,19 @@ def build_parser() -> argparse.ArgumentParser:
         "search",
         cmd_search,
         "Search memories (and transcript chunks as episodic evidence) with the same "
-        "seven-dimension scorer the injection uses.",
+        "seven-dimension scorer the injection uses. Only results with evidence for the query (a text "
+        "match, a shared concept, graph proximity or a close enough vector) are listed, best score first.",
     )
     p.add_argument("query", help="free text")
     p.add_argument("--project", metavar="PROJECT_ID", help="only this project's memories (plus global ones)")
     p.add_argument("--as-at", metavar="T", help="what was valid at T (valid time)")
     p.add_argument("--include-expired", action="store_true", help="keep superseded/expired memories")
-    p.add_argument("--explain", action="store_true", help="show each dimension's value and weighted share")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="show each dimension's value and weighted share (query evidence vs priors), the result's rank "
+        "among all scored candidates, and the dates recency is computed from (when learned, not ingested)",
+    )
     p.add_argument("-k", type=int, default=10, help="results to show (default 10)")
     p.add_argument("--no-episodes", action="store_true", help="memories only, no transcript chunks")
     p.add_argument("--fts-only", action="store_true", help="skip loading the embedding model (faster start)")
@@ -924,7 +1036,9 @@ def build_parser() -> argparse.ArgumentParser:
         "hooks",
         cmd_hooks,
         "Install or remove the Nous hooks (SessionStart, Stop, PreCompact) in Claude Code's "
-        "settings.json (backup first, idempotent, other hooks untouched).",
+        "settings.json (backup first, idempotent, other hooks untouched). The commands record this "
+        "interpreter and the data dir, so the hooks work whatever Claude Code's environment is; "
+        "re-run install after moving the venv or changing NOUS_DATA_DIR.",
     )
     p.add_argument("action", choices=["install", "uninstall"])
     where = p.add_mutually_exclusive_group()
@@ -935,14 +1049,55 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also install UserPromptSubmit (only active with NOUS_ENABLE_USERPROMPTSUBMIT=true)",
     )
+    p = add(
+        "review",
+        cmd_review,
+        "Memories held out of injection because they would have Claude run downloaded code, force-push main, "
+        "skip permissions or the sandbox, disable checks, send data off the machine, or because they carry a "
+        "secret. Lists them with reason, source session, date and content; approve one to let it be injected "
+        "(as a recalled note, never as an instruction) or reject it to archive it (events with source user_review).",
+    )
+    p.add_argument("action", nargs="?", choices=["list", "approve", "reject"], default="list",
+                   help="list (default), approve ID or reject ID")  # fmt: skip
+    p.add_argument("memory_id", nargs="?", type=int, metavar="ID", help="the memory's #id (from the list)")
+    p.add_argument("--reason", help="reject: why (kept in the LearningArchived event)")
+    p.add_argument("--project", metavar="PROJECT_ID", help="list: only this project's held memories")
+    p.add_argument("--all", action="store_true", help="list: approved memories too")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = add(
+        "doctor",
+        cmd_doctor,
+        "Check the chain from Claude Code's hook to the pipeline: hooks installed and pointing at a working "
+        "interpreter and this data dir, data dir and cortex.db readable and private, schema current, injection "
+        "cache fresh, last ingest, Dagster sensor daemon running, recent hook failures. Each check prints OK, "
+        "WARN or FAIL with what to do; exits 1 when something FAILs.",
+    )
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    p.add_argument("--fix", action="store_true", help="make data files and directories private (0600/0700)")
     p = add("queue", cmd_queue, "Show the ingest queue (failed and dead-lettered items with their errors).")
     p.add_argument("--retry-dead", action="store_true", help="move dead-lettered items back to pending")
     return parser
 
 
+def _show_warnings() -> None:
+    """Warnings from the pipeline (e.g. symlink loops met by discovery) as ``nous: warning: …`` lines."""
+    import logging
+
+    log = logging.getLogger("nous_assets")
+    if not any(getattr(h, "nous_cli", False) for h in log.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("nous: warning: %(message)s"))
+        handler.setLevel(logging.WARNING)
+        handler.nous_cli = True  # type: ignore[attr-defined]
+        log.addHandler(handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    restrict_umask()  # everything the command (and `dagster dev` under `nous run`) creates is private
+    _show_warnings()
+    settings = None
     try:
         settings = load_settings()
         return int(args.handler(settings, args) or 0)
@@ -957,6 +1112,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # storage failures from any layer (SQLite, Dagster's SQLAlchemy, files): one line
+        from nous_assets.errors import storage_error
+
+        mapped = storage_error(exc, settings.db_path if settings else None)
+        if mapped is None:
+            raise
+        print(f"nous: error: {mapped}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,6 +7,11 @@ event or matcher group included, is preserved. Timeouts are in seconds, as Claud
 
 ``-I`` (isolated mode) keeps the project's own directory off ``sys.path``: Claude Code runs hooks in the
 project's directory, and a ``resolver/`` folder there must not shadow ours.
+
+The command also records where the data is (``--data-dir DIR``, plus ``--db-path FILE`` when the database
+is not ``DIR/cortex.db``): Claude Code's environment rarely carries ``NOUS_DATA_DIR``, and a hook that
+looked only there would silently find no database. Re-installing rewrites the paths; uninstalling removes
+them with the entries. The SessionStart matcher covers every source Claude Code sends, ``fork`` included.
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.errors import ConfigError
+from resolver.paths import DATA_DIR_OPTION, DB_PATH_OPTION, parse_options
 
 MARKER = "-m resolver "
-SESSION_START_MATCHER = "startup|resume|clear|compact"
+SESSION_START_MATCHER = "startup|resume|clear|compact|fork"
 
 
 @dataclass(frozen=True)
@@ -68,14 +74,46 @@ def default_settings_path(settings: Any = None, project_dir: str | Path | None =
     return Path(config_dir).expanduser() / "settings.json"
 
 
-def resolver_command(python: str, hook: str) -> str:
-    """The shell command Claude Code runs for ``hook`` (absolute interpreter path, quoted if needed).
+def resolver_command(
+    python: str, hook: str, *, data_dir: str | Path | None = None, db_path: str | Path | None = None
+) -> str:
+    """The shell command Claude Code runs for ``hook`` (absolute paths, quoted if needed).
 
     A bare name (``python3``) is looked up on PATH; symlinks are kept, so a venv's interpreter stays the venv's.
+    ``data_dir`` / ``db_path`` are recorded as ``--data-dir`` / ``--db-path`` (the database only when it
+    is not ``<data_dir>/cortex.db``, the resolver's default for a recorded data dir).
     """
     if os.sep not in python:
         python = shutil.which(python) or python
-    return f"{shlex.quote(os.path.abspath(python))} -I {MARKER}{hook}"
+    command = f"{shlex.quote(os.path.abspath(python))} -I {MARKER}{hook}"
+    if data_dir is not None:
+        data_dir = _absolute(data_dir)
+        command += f" {DATA_DIR_OPTION} {shlex.quote(data_dir)}"
+        if db_path is not None and _absolute(db_path) != os.path.join(data_dir, "cortex.db"):
+            command += f" {DB_PATH_OPTION} {shlex.quote(_absolute(db_path))}"
+    elif db_path is not None:
+        command += f" {DB_PATH_OPTION} {shlex.quote(_absolute(db_path))}"
+    return command
+
+
+def _absolute(path: str | Path) -> str:
+    return os.path.abspath(os.path.expanduser(os.fspath(path)))
+
+
+def command_parts(command: str) -> tuple[str | None, str | None, dict[str, str]]:
+    """(interpreter, resolver sub-command, recorded paths) of one of our hook commands; Nones if unparsable."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None, None, {}
+    try:
+        at = words.index("resolver", 1)
+    except ValueError:
+        return (words[0] if words else None), None, {}
+    if words[at - 1] != "-m":
+        return words[0], None, {}
+    hook = words[at + 1] if at + 1 < len(words) else None
+    return words[0], hook, parse_options(words[at + 2 :])
 
 
 def resolver_version(python: str) -> str | None:
@@ -93,9 +131,17 @@ def is_ours(entry: Any) -> bool:
     return isinstance(entry, dict) and isinstance(entry.get("command"), str) and MARKER in entry["command"]
 
 
-def install_hooks(settings_path: Path, python: str, *, with_prompt_hook: bool = False) -> InstallReport:
+def install_hooks(
+    settings_path: Path,
+    python: str,
+    *,
+    with_prompt_hook: bool = False,
+    data_dir: str | Path | None = None,
+    db_path: str | Path | None = None,
+) -> InstallReport:
     """Merge our hooks into ``settings_path``; idempotent. Backs the file up before any change.
 
+    ``data_dir`` / ``db_path`` are recorded in every command (see :func:`resolver_command`).
     Without ``with_prompt_hook`` a UserPromptSubmit entry of ours left by an earlier install is removed.
     Raises :class:`ConfigError` (naming the file) when the file is not a JSON object or ``hooks`` is malformed.
     """
@@ -105,13 +151,26 @@ def install_hooks(settings_path: Path, python: str, *, with_prompt_hook: bool = 
     report = InstallReport(settings_path)
     wanted = [*HOOKS, PROMPT_HOOK] if with_prompt_hook else list(HOOKS)
     for spec in wanted:
-        outcome = _ensure(hooks, spec, resolver_command(python, spec.command))
+        outcome = _ensure(hooks, spec, resolver_command(python, spec.command, data_dir=data_dir, db_path=db_path))
         getattr(report, outcome).append(spec.event)
     if not with_prompt_hook and _remove_ours(hooks, PROMPT_HOOK.event):
         report.removed.append(PROMPT_HOOK.event)
     if report.changed or not settings_path.exists():
         report.backup_path = _write(settings_path, data)
     return report
+
+
+def installed_hooks(settings_path: Path) -> dict[str, list[tuple[str | None, dict]]]:
+    """Our entries in ``settings_path``: event -> [(group matcher, entry)]; empty when the file is absent.
+
+    Raises :class:`ConfigError` like :func:`install_hooks` for a malformed file.
+    """
+    found: dict[str, list[tuple[str | None, dict]]] = {}
+    for event, groups in _load(Path(settings_path)).get("hooks", {}).items():
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                found.setdefault(event, []).extend((group.get("matcher"), e) for e in group["hooks"] if is_ours(e))
+    return {event: entries for event, entries in found.items() if entries}
 
 
 def uninstall_hooks(settings_path: Path) -> int:

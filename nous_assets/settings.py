@@ -98,6 +98,7 @@ class Settings:
     claude_bin: str = "claude"
     claude_model: str = "sonnet"
     llm_timeout_seconds: float = 120.0
+    db_busy_timeout_ms: int = 30_000  # how long a write waits for another process's lock on cortex.db
     retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
 
@@ -121,6 +122,19 @@ def _env_bool(env: dict[str, str], name: str, default: bool) -> bool:
     if word in FALSE_WORDS:
         return False
     raise ConfigError(f"environment variable {name}={raw!r} is not a boolean (use true/false)")
+
+
+def _env_int(env: dict[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigError(f"environment variable {name}={raw!r} must be a whole number >= 0")
+    return value
 
 
 def default_config_path(claude_config_dir: Path, env: dict[str, str]) -> Path:
@@ -271,6 +285,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         openai_model=env.get("NOUS_OPENAI_MODEL") or "gpt-4o-mini",
         claude_bin=env.get("NOUS_CLAUDE_BIN") or "claude",
         claude_model=env.get("NOUS_CLAUDE_MODEL") or "sonnet",
+        db_busy_timeout_ms=_env_int(env, "NOUS_DB_BUSY_TIMEOUT_MS", 30_000),
         retrieve=retrieve,
         embed=embed,
     )

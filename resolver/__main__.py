@@ -18,6 +18,12 @@ Commands (each reads the hook's JSON from stdin and always exits 0):
 ``--version``
     Print the resolver version.
 
+Options after the command: ``--data-dir DIR`` and ``--db-path FILE``, written into the hook command by
+``nous hooks install`` so the hook finds its data whatever Claude Code's environment holds; they win
+over ``NOUS_DATA_DIR`` / ``NOUS_DB_PATH``, which (and then the defaults) apply when nothing is recorded.
+
+Files are created private (umask 077): the log, the spool, the wake marker and any directory on the way.
+
 Fail open: on any error or timeout nothing is printed (Claude Code proceeds without context) and the
 reason goes to ``<data dir>/logs/resolver.log``, a small append-only log rotated at 256 KiB.
 
@@ -44,7 +50,8 @@ USER_PROMPT_GIT_TIMEOUT_S = 0.05
 LOG_MAX_BYTES = 256 * 1024
 TEST_DELAY_ENV = "NOUS_RESOLVER_TEST_DELAY"
 PROMPT_HOOK_ENV = "NOUS_ENABLE_USERPROMPTSUBMIT"
-SESSION_SOURCES = ("startup", "resume", "clear", "compact")
+PRIVATE_UMASK = 0o077  # data files 0600, directories 0700
+SESSION_SOURCES = ("startup", "resume", "clear", "compact", "fork")  # fork: Claude Code 2.1.214+
 
 
 _emitted = False  # whether this run already wrote its hook output (for the log line of a late failure)
@@ -288,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         if command is None:
             _drain_stdin()
             return 0
+        os.umask(PRIVATE_UMASK)
+        paths.record(paths.parse_options(args[1:]))
         command()
     except BaseException:  # noqa: BLE001 - fail open, whatever happened (a late watchdog alarm included)
         pass

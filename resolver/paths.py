@@ -1,13 +1,59 @@
-"""Where Nous keeps its data, resolved exactly like ``nous_assets.settings`` (standard library only)."""
+"""Where Nous keeps its data, resolved exactly like ``nous_assets.settings`` (standard library only).
+
+Claude Code runs hooks with its own environment, which rarely has ``NOUS_DATA_DIR``: a data dir set
+for ``make run`` alone would leave the hook reading the default location, finding nothing and
+injecting nothing. So ``nous hooks install`` records the data dir (and the database, when it is not
+``<data dir>/cortex.db``) in the hook command itself (``… -m resolver session-start --data-dir DIR``),
+and :func:`record` makes those recorded paths win over the environment for this process. With nothing
+recorded (an older install, a hand-written command) the environment and the defaults apply as before.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+DATA_DIR_OPTION = "--data-dir"
+DB_PATH_OPTION = "--db-path"
+_OPTIONS = {DATA_DIR_OPTION: "data_dir", DB_PATH_OPTION: "db_path"}
+
+_recorded: dict[str, Path] = {}  # set once by the hook entry point from its command line
+
+
+def parse_options(args: list[str]) -> dict[str, str]:
+    """``{"data_dir": …, "db_path": …}`` from ``--data-dir DIR`` / ``--data-dir=DIR`` style arguments.
+
+    Unknown arguments are ignored and a value-less option is dropped: the hook must never fail on its
+    own command line (an install from a newer version may add options).
+    """
+    found: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, value = arg.partition("=")
+        if name in _OPTIONS:
+            if not eq:
+                value = args[i + 1] if i + 1 < len(args) else ""
+                i += 1
+            if value:
+                found[_OPTIONS[name]] = value
+        i += 1
+    return found
+
+
+def record(options: dict[str, str]) -> None:
+    """Use the paths recorded in the hook command (see the module doc) instead of the environment's."""
+    _recorded.clear()
+    for key in ("data_dir", "db_path"):
+        if options.get(key):
+            _recorded[key] = Path(options[key]).expanduser()
+
 
 def data_dir(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
+    if env is None:
+        if "data_dir" in _recorded:
+            return _recorded["data_dir"]
+        env = os.environ  # type: ignore[assignment]
     if env.get("NOUS_DATA_DIR"):
         return Path(env["NOUS_DATA_DIR"]).expanduser()
     home = Path(env.get("HOME") or Path.home())
@@ -15,7 +61,12 @@ def data_dir(env: dict[str, str] | None = None) -> Path:
 
 
 def db_path(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
+    if env is None:
+        if "db_path" in _recorded:
+            return _recorded["db_path"]
+        if "data_dir" in _recorded:  # install records the database only when it is elsewhere
+            return _recorded["data_dir"] / "cortex.db"
+        env = os.environ  # type: ignore[assignment]
     return Path(env["NOUS_DB_PATH"]).expanduser() if env.get("NOUS_DB_PATH") else data_dir(env) / "cortex.db"
 
 

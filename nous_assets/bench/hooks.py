@@ -1,7 +1,8 @@
 """`nous bench hooks`: SessionStart latency of the real resolver process, per corpus size and cache state.
 
 For each corpus (default 1,000 and 10,000 memories over 100 projects) the injection cache is built by
-the pipeline's cache builder, then ``python -I -m resolver session-start`` is run ``starts`` times
+the pipeline's cache builder, then the command ``nous hooks install`` writes (``python -I -m resolver
+session-start --data-dir …``, no NOUS_* variable in the environment) is run ``starts`` times
 with hook JSON on stdin (a random project's cwd each time), timing the whole process:
 
 * warm — the database pages are in the OS cache (as on a machine in daily use);
@@ -19,6 +20,7 @@ import json
 import os
 import platform
 import random
+import shlex
 import statistics
 import subprocess
 import sys
@@ -63,10 +65,12 @@ def _percentile(values: list[float], q: float) -> float:
 
 def _profile(db: Path, data_dir: Path, starts: int, cold: bool, projects: int, seed: int) -> dict:
     from nous_assets.bench.corpus import project_cwd
+    from nous_assets.hooks import resolver_command
 
     rng = random.Random(seed)
+    # exactly what `nous hooks install` writes: the paths are in the command, none in the environment
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOUS_")}
-    env.update({"NOUS_DB_PATH": str(db), "NOUS_DATA_DIR": str(data_dir)})
+    command = shlex.split(resolver_command(sys.executable, "session-start", data_dir=data_dir, db_path=db))
     times, fail_open, chars = [], 0, []
     for i in range(starts):
         payload = json.dumps(
@@ -82,7 +86,7 @@ def _profile(db: Path, data_dir: Path, starts: int, cold: bool, projects: int, s
             _evict(db)
         t = time.perf_counter()
         out = subprocess.run(
-            [sys.executable, "-I", "-m", "resolver", "session-start"],
+            command,
             input=payload,
             env=env,
             capture_output=True,

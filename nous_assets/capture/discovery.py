@@ -10,14 +10,26 @@ files, in two layouts:
 A glob over ``projects/**/*.jsonl`` also matches files that are not transcripts (hook logs, tool exports),
 so every candidate is sniffed before it is offered to the parser; rejects are reported, never silently
 dropped, so a user can tell why a file was not ingested.
+
+The pattern is expanded by walking the tree ourselves rather than with ``glob``, which follows
+symlinked folders without remembering where it has been: a link such as ``projects/a -> .`` made it
+run forever. The walk follows links but enters each real directory (``st_dev``, ``st_ino``) once,
+by the path with the fewest symlinks, and a file reachable under several names is offered once;
+links that lead back into their own ancestry and paths that repeat are counted and reported.
+Matching keeps glob's rules: ``**`` spans any number of folders, ``*``/``?``/``[…]`` stay within one
+name, and wildcards do not match names starting with ``.``.
 """
 
 from __future__ import annotations
 
 import glob
+import heapq
 import json
+import logging
 import os
+import stat
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
 
@@ -53,6 +65,8 @@ KNOWN_RECORD_TYPES: frozenset[str] = frozenset(
     }
 )
 
+log = logging.getLogger(__name__)
+
 UNKNOWN_PROJECT = "unknown-project"
 _GLOB_CHARS = frozenset("*?[")
 _SNIFF_LINES = 5
@@ -84,6 +98,19 @@ class DiscoveryResult:
     files: list[TranscriptFile] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
     root: Path | None = None
+    loops: list[Path] = field(default_factory=list)  # symlinked folders leading back to one of their parents
+    duplicates: list[Path] = field(default_factory=list)  # folders and files already reached by another path
+
+    def summary(self) -> str | None:
+        """One line about loops and repeated paths, or None when the walk met none."""
+        if not self.loops and not self.duplicates:
+            return None
+        parts = []
+        if self.loops:
+            parts.append(f"{len(self.loops)} symlink loop(s) not followed (e.g. {self.loops[0]})")
+        if self.duplicates:
+            parts.append(f"{len(self.duplicates)} path(s) reached twice read once (e.g. {self.duplicates[0]})")
+        return f"transcript discovery under {self.root}: " + "; ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,20 +201,132 @@ def _classify(path: Path, root: Path, sniffed: _Sniff) -> TranscriptFile:
     return TranscriptFile(path, project_id, stem, None, "session", None)
 
 
+def _pattern_segments(expanded: str, root: Path) -> list[str]:
+    parts = Path(expanded).parts
+    return list(parts[len(root.parts) :]) if root != Path(".") else list(parts)
+
+
+class _Matcher:
+    """The pattern below its root as a small NFA over path names: a state is an index into the segments."""
+
+    def __init__(self, segments: list[str]) -> None:
+        self.segments = segments
+        self.end = len(segments)
+        self.start = self._closure({0})
+
+    def _closure(self, states: set[int]) -> frozenset[int]:
+        todo = list(states)
+        while todo:  # "**" may match no folder at all
+            p = todo.pop()
+            if p < self.end and self.segments[p] == "**" and p + 1 not in states:
+                states.add(p + 1)
+                todo.append(p + 1)
+        return frozenset(states)
+
+    def step(self, states: frozenset[int], name: str) -> frozenset[int]:
+        out: set[int] = set()
+        hidden = name.startswith(".")
+        for p in states:
+            if p == self.end:
+                continue
+            seg = self.segments[p]
+            if seg == "**":
+                if not hidden:
+                    out.add(p)
+            elif not glob.has_magic(seg):
+                if name == seg:
+                    out.add(p + 1)
+            elif (not hidden or seg.startswith(".")) and fnmatchcase(name, seg):
+                out.add(p + 1)
+        return self._closure(out)
+
+    def accepts(self, states: frozenset[int]) -> bool:
+        return self.end in states
+
+    def can_descend(self, states: frozenset[int]) -> bool:
+        return any(p < self.end for p in states)
+
+
+@dataclass(order=True)
+class _Dir:
+    links: int  # symlinks followed to get here: the real path is preferred
+    key: str
+    path: Path = field(compare=False)
+    ident: tuple[int, int] = field(compare=False)
+    states: frozenset[int] = field(compare=False)
+    ancestors: frozenset[tuple[int, int]] = field(compare=False)
+
+
+def walk(pattern: str) -> tuple[list[Path], list[Path], list[Path]]:
+    """Paths of the regular files ``pattern`` matches, each real file once: (files, loops, duplicates)."""
+    expanded = os.path.expanduser(os.path.expandvars(pattern))
+    root = glob_root(pattern)
+    matcher = _Matcher(_pattern_segments(expanded, root))
+    try:
+        st = os.stat(root)
+    except OSError:
+        return [], [], []
+    if not stat.S_ISDIR(st.st_mode):
+        return [], [], []
+    ident = (st.st_dev, st.st_ino)
+    heap = [_Dir(0, str(root), root, ident, matcher.start, frozenset({ident}))]
+    visited: set[tuple[tuple[int, int], frozenset[int]]] = set()
+    found: dict[tuple[int, int], tuple[int, str, Path]] = {}
+    loops: list[Path] = []
+    duplicates: list[Path] = []
+    while heap:
+        d = heapq.heappop(heap)
+        if (d.ident, d.states) in visited:
+            duplicates.append(d.path)
+            continue
+        visited.add((d.ident, d.states))
+        try:
+            with os.scandir(d.path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue  # unreadable folder: nothing in it can be ingested (as with glob)
+        for e in entries:
+            states = matcher.step(d.states, e.name)
+            if not states:
+                continue
+            path = d.path / e.name
+            try:
+                link = e.is_symlink()
+                est = os.stat(path) if link else e.stat()
+            except OSError:
+                continue  # broken link or vanished entry
+            links = d.links + link
+            if stat.S_ISDIR(est.st_mode):
+                if not matcher.can_descend(states):
+                    continue
+                sub = (est.st_dev, est.st_ino)
+                if sub in d.ancestors:
+                    loops.append(path)
+                    continue
+                heapq.heappush(heap, _Dir(links, str(path), path, sub, states, d.ancestors | {sub}))
+            elif stat.S_ISREG(est.st_mode) and matcher.accepts(states):
+                candidate = (links, str(path), path)
+                fid = (est.st_dev, est.st_ino)
+                have = found.get(fid)
+                if have is None:
+                    found[fid] = candidate
+                else:
+                    duplicates.append(max(have, candidate)[2])
+                    found[fid] = min(have, candidate)
+    return sorted(p for _, _, p in found.values()), loops, duplicates
+
+
 def discover(pattern: str) -> DiscoveryResult:
     """Expand ``pattern`` (recursive ``**``, ``~`` and ``$VARS`` allowed) into classified transcript files.
 
     ``project_id`` is the first folder below the pattern's non-glob root (Claude Code's encoded cwd);
     files directly in the root get ``"unknown-project"``. Results are sorted by path so runs are stable.
     """
-    expanded = os.path.expanduser(os.path.expandvars(pattern))
     root = glob_root(pattern)
     files: list[TranscriptFile] = []
     skipped: list[SkippedFile] = []
-    for name in sorted(set(glob.glob(expanded, recursive=True))):
-        path = Path(name)
-        if not path.is_file():
-            continue
+    paths, loops, duplicates = walk(pattern)
+    for path in paths:
         try:
             sniffed = sniff(path, want_session_id=path.stem.startswith(_AGENT_PREFIX))
         except OSError as exc:
@@ -199,4 +338,17 @@ def discover(pattern: str) -> DiscoveryResult:
         files.append(_classify(path, root, sniffed))
     files.sort(key=lambda f: f.path)
     skipped.sort(key=lambda s: s.path)
-    return DiscoveryResult(files=files, skipped=skipped, root=root)
+    result = DiscoveryResult(files=files, skipped=skipped, root=root, loops=loops, duplicates=duplicates)
+    _report(result)
+    return result
+
+
+_reported: set[str] = set()
+
+
+def _report(result: DiscoveryResult) -> None:
+    """Warn once per process about loops and repeated paths (discovery runs for every day scanned)."""
+    line = result.summary()
+    if line and line not in _reported:
+        _reported.add(line)
+        log.warning(line)

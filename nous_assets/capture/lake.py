@@ -5,19 +5,25 @@ timestamp falls on that UTC day; ``lake/quarantine/date=…/quarantine.parquet``
 that could not be parsed, with file, byte offset and reason. Writes go to a temporary file and
 are renamed into place, so a partition is either the old version or the new one, never half.
 Thinking is not stored: it is never mined or embedded.
+
+A partition is only ever added to (:func:`merge_turns_into`): a re-scan of the day replaces the
+turns it still finds and keeps the ones whose bytes are gone from the transcripts (a file
+truncated, rotated or deleted after it was ingested), so the lake never loses what it once held.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pandera.polars as pa
 import polars as pl
 
-from nous_assets.capture.parser import AgentLink, Quarantined, ToolResult, ToolUse, Turn
+from nous_assets.capture.parser import AgentLink, Quarantined, ToolResult, ToolUse, Turn, merge_agent_links
 
 TURN_SCHEMA: dict[str, pl.DataType] = {
     "date": pl.Utf8,
@@ -190,12 +196,78 @@ def frame_turns(frame: pl.DataFrame) -> list[Turn]:
 def _atomic_write(frame: pl.DataFrame, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    frame.write_parquet(tmp)
-    os.replace(tmp, path)
+    try:
+        frame.write_parquet(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk must not also keep half a file
+        raise
 
 
 def links_path(lake_dir: Path, date: str) -> Path:
     return partition_dir(lake_dir, "agent_links", date) / "links.parquet"
+
+
+def merge_turns_into(old: Sequence[Turn], new: Sequence[Turn]) -> list[Turn]:
+    """The day's turns after a re-scan: ``old`` (the partition) updated with ``new`` (the scan), none dropped.
+
+    Rows are compared by the lines (uuids) they hold. A scanned turn holding all the lines of old
+    rows replaces them, in place (a response that grew, or the same turn read again). One that
+    holds only part of an old row is a fragment of bytes since cut away (truncation or rotation
+    inside a response): the old row stays and the fragment is dropped. Old rows the scan did not
+    find at all come from bytes that are gone and stay. Turns new to the day follow in scan order,
+    so every file's turns keep their order, and re-running an unchanged day reproduces the partition.
+    """
+    rows: list[Turn | None] = list(old)
+    where: dict[str, set[int]] = {}
+    for i, t in enumerate(rows):
+        for u in t.uuids:
+            where.setdefault(u, set()).add(i)
+    for turn in new:
+        lines = set(turn.uuids)
+        overlap = sorted({i for u in turn.uuids for i in where.get(u, ()) if rows[i] is not None})
+        if any(set(rows[i].uuids) > lines for i in overlap):
+            continue  # the lake holds more of this response than the files still do
+        covered = [i for i in overlap if set(rows[i].uuids) <= lines]
+        for i in overlap:  # partly overlapping rows stay, unless one has the same uuid: the scan's turn wins
+            if i not in covered and rows[i].uuid == turn.uuid:
+                covered.append(i)
+        if covered:
+            slot = min(covered)
+            for i in covered:
+                rows[i] = None
+            rows[slot] = turn
+        else:
+            slot = len(rows)
+            rows.append(turn)
+        for u in turn.uuids:
+            where.setdefault(u, set()).add(slot)
+    return [t for t in rows if t is not None]
+
+
+def _merge_quarantine(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
+    """Union by (file, byte offset); the new scan's row wins for a line it saw again."""
+    if old.is_empty():
+        return new
+    kept = old.join(new.select("path", "byte_offset"), on=["path", "byte_offset"], how="anti")
+    return pl.concat([kept.select(new.columns), new])
+
+
+@contextlib.contextmanager
+def _partition_lock(lake_dir: Path, date: str) -> Iterator[None]:
+    """Serialise read-merge-write of one day between processes (sensor and reconcile runs may overlap)."""
+    lock = partition_dir(lake_dir, "transcripts", date) / ".lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _read(path: Path, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    return pl.read_parquet(path) if path.exists() else pl.DataFrame(schema=schema)
 
 
 def write_partition(
@@ -204,36 +276,47 @@ def write_partition(
     turns: Sequence[Turn],
     quarantined: Iterable[Quarantined],
     agent_links: Iterable[AgentLink] = (),
+    *,
+    forget_projects: Collection[str] = (),
 ) -> Path:
-    """Validate and atomically (re)write one day's turns, quarantine records and subagent links."""
-    frame = turns_frame(date, turns)
-    if frame.height:
-        TurnsSchema.validate(frame, lazy=True)
+    """Merge a scan of ``date`` into its partition: turns, quarantine records and subagent links.
+
+    Validated, then each file written atomically (temporary file + rename); re-running a scan is a
+    no-op. Kept old rows of ``forget_projects`` (projects opted out since) are dropped, not kept.
+    """
     path = turns_path(lake_dir, date)
-    _atomic_write(frame, path)
-    q = pl.DataFrame(
-        [
-            {"date": date, "path": x.path, "byte_offset": x.byte_offset, "reason": x.reason, "excerpt": x.excerpt}
-            for x in quarantined
-        ],
-        schema=QUARANTINE_SCHEMA,
-    )
-    _atomic_write(q, quarantine_path(lake_dir, date))
-    links = pl.DataFrame(
-        [
-            {
-                "date": date,
-                "agent_id": a.agent_id,
-                "parent_session_id": a.parent_session_id,
-                "parent_tool_use_id": a.parent_tool_use_id,
-                "parent_uuid": a.parent_uuid,
-                "parent_agent_id": a.parent_agent_id,
-            }
-            for a in agent_links
-        ],
-        schema=LINK_SCHEMA,
-    )
-    _atomic_write(links, links_path(lake_dir, date))
+    with _partition_lock(lake_dir, date):
+        old = [t for t in read_turns(lake_dir, date) if t.project_id not in forget_projects]
+        frame = turns_frame(date, merge_turns_into(old, turns))
+        if frame.height:
+            TurnsSchema.validate(frame, lazy=True)
+        q = pl.DataFrame(
+            [
+                {"date": date, "path": x.path, "byte_offset": x.byte_offset, "reason": x.reason, "excerpt": x.excerpt}
+                for x in quarantined
+            ],
+            schema=QUARANTINE_SCHEMA,
+        )
+        q = _merge_quarantine(_read(quarantine_path(lake_dir, date), QUARANTINE_SCHEMA), q)
+        link_fields = ("agent_id", "parent_session_id", "parent_tool_use_id", "parent_uuid", "parent_agent_id")
+        old_links = [AgentLink(*(r[k] for k in link_fields)) for r in read_links(lake_dir, date).iter_rows(named=True)]
+        links = pl.DataFrame(
+            [
+                {
+                    "date": date,
+                    "agent_id": a.agent_id,
+                    "parent_session_id": a.parent_session_id,
+                    "parent_tool_use_id": a.parent_tool_use_id,
+                    "parent_uuid": a.parent_uuid,
+                    "parent_agent_id": a.parent_agent_id,
+                }
+                for a in merge_agent_links([*agent_links, *old_links])
+            ],
+            schema=LINK_SCHEMA,
+        )
+        _atomic_write(frame, path)
+        _atomic_write(q, quarantine_path(lake_dir, date))
+        _atomic_write(links, links_path(lake_dir, date))
     return path
 
 

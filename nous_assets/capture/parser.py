@@ -5,7 +5,12 @@ Why it looks like this:
 * Transcripts are appended to while a session runs, so the parser works on byte chunks and only consumes
   complete lines; ``ParseResult.consumed_offset`` is where the next read should start.
 * One bad line must not lose a session: each line is parsed on its own and a bad one is *quarantined*
-  (with its byte offset) while the rest of the chunk is processed.
+  (with its byte offset) while the rest of the chunk is processed. A line that is valid JSON except for
+  bytes that are not UTF-8 (a stray latin-1 byte pasted into a prompt) is not bad: those bytes become
+  U+FFFD and the record is kept (``ParseResult.repaired_offsets``). U+FFFD rather than latin-1 because the
+  line's encoding is unknown (cp1252, latin-1, a cut multi-byte sequence...), guessing could invent
+  characters or C1 control codes, and decoding the whole line as latin-1 would garble its valid UTF-8;
+  the original bytes stay in the transcript at the turn's offset.
 * Claude Code writes one assistant API response as one line per content block (thinking / text / tool_use),
   all sharing ``message.id`` and ``requestId``, sometimes with tool_result lines in between. Those lines are
   merged into one :class:`Turn` (:func:`merge_turns`), also across chunks.
@@ -176,6 +181,11 @@ class ParseResult:
     agent_links: list[AgentLink]
     duplicates: int = 0  # records dropped because their uuid was already seen in this chunk
     sessions: set[str] = field(default_factory=set)  # sessionId values seen
+    repaired_offsets: list[int] = field(default_factory=list)  # lines kept with non-UTF-8 bytes made U+FFFD
+
+    @property
+    def repaired_lines(self) -> int:
+        return len(self.repaired_offsets)
 
 
 class _BadRecord(Exception):
@@ -535,6 +545,7 @@ def parse_chunk(
     tool_use_owner: dict[str, str] = {}  # tool_use id -> uuid of the assistant record that made the call
     records = 0
     duplicates = 0
+    repaired: list[int] = []
 
     size = len(data)
     last_nl = data.rfind(b"\n")
@@ -554,13 +565,16 @@ def parse_chunk(
         if not line or line.isspace():
             continue
         records += 1
+        replaced = False
         try:
-            rec = loads(line)
-        except UnicodeDecodeError as exc:
-            quarantined.append(Quarantined(path, offset, line_no, f"invalid UTF-8: {exc}", _excerpt(line)))
-            continue
+            try:
+                rec = loads(line)
+            except UnicodeDecodeError:  # keep the record, not the bytes that are not UTF-8
+                replaced = True
+                rec = loads(line.decode("utf-8", "replace"))
         except ValueError as exc:
-            quarantined.append(Quarantined(path, offset, line_no, f"invalid JSON: {exc}", _excerpt(line)))
+            why = "invalid JSON (and not UTF-8)" if replaced else "invalid JSON"
+            quarantined.append(Quarantined(path, offset, line_no, f"{why}: {exc}", _excerpt(line)))
             continue
         if type(rec) is not dict:
             quarantined.append(
@@ -573,6 +587,8 @@ def parse_chunk(
         if not isinstance(rtype, str):
             quarantined.append(Quarantined(path, offset, line_no, "record without a 'type'", _excerpt(line)))
             continue
+        if replaced:
+            repaired.append(offset)
         uid = rec.get("uuid")
         if isinstance(uid, str):
             if uid in seen_uuids:
@@ -637,7 +653,7 @@ def parse_chunk(
 
     merged = merge_turns(turns)
     agent_links = [AgentLink(*v) for v in links.values()]
-    return ParseResult(merged, records, quarantined, consumed, skipped, agent_links, duplicates, sessions)
+    return ParseResult(merged, records, quarantined, consumed, skipped, agent_links, duplicates, sessions, repaired)
 
 
 def _add_link(

@@ -1,28 +1,36 @@
 """From transcript files to one day's redacted turns, and from file cursors to the days with new data.
 
-* :func:`scan_partition` builds a day of the lake: every discovered transcript whose span can
-  touch that day is parsed (complete lines only), its turns on that day are de-duplicated by
-  uuid across files (resumed sessions replay records), redacted, and returned with the
-  quarantined lines and per-file offsets.
+* :func:`scan_partition` builds a day of the lake: every discovered transcript with a record on
+  that day (:mod:`~nous_assets.capture.days`: all its timestamps, lines need not be in date order)
+  is parsed (complete lines only), its turns on that day are de-duplicated by uuid across files
+  (resumed sessions replay records), redacted, and returned with the quarantined lines and
+  per-file offsets.
 * :func:`plan_new_data` is the sensor's question: which days gained complete lines since each
   file's cursor (handling new, appended, truncated and rotated files)?
 * :func:`promote_cursors` moves a file's cursor only once every day its new bytes belong to has
   completed extraction (spec: cursor promotion only after ``completed``).
+
+The three agree by construction, so a cursor cannot be stranded: the days the planner requests
+are those of the new bytes' records, dated as the scan dates them (:func:`_region_ends`); the
+scan of each of those days reads the file, since every such day is one of its timestamp days; and
+promotion waits for exactly those days, each only up to the last byte it has in the file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
+import os
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 
-from nous_assets.capture.discovery import SkippedFile, TranscriptFile, discover
+from nous_assets.capture.days import FileDays, days_in, file_days, mtime_day
+from nous_assets.capture.discovery import DiscoveryResult, SkippedFile, TranscriptFile, discover
 from nous_assets.capture.parser import (
     AgentLink,
+    ParseResult,
     Quarantined,
     ToolResult,
     ToolUse,
@@ -33,11 +41,9 @@ from nous_assets.capture.parser import (
 )
 from nous_assets.capture.redact import redact_text
 from nous_assets.settings import Settings
-from nous_assets.store.cursors import get_cursor, plan_read, promote, set_cursor, stat_file
+from nous_assets.store.cursors import FileState, ReadPlan, get_cursor, plan_read, promote, rewind, set_cursor, stat_file
 from nous_assets.store.db import Connection, atomic
 from nous_assets.timeutil import now_iso
-
-_HEAD_BYTES = 65536
 
 
 @dataclass(frozen=True)
@@ -46,9 +52,15 @@ class FileScan:
     inode: str
     mtime: str
     consumed_offset: int
-    region_dates: frozenset[str]  # days of the turns beyond the file's cursor
+    # day -> end of the last record on that day beyond the file's cursor: the cursor may move once each
+    # of these days completed a scan that read at least that far
+    region_ends: Mapping[str, int]
     turns_on_date: int
     truncated: bool = False  # same inode but shorter than its cursor: the cursor must be reset
+
+    @property
+    def region_dates(self) -> frozenset[str]:
+        return frozenset(self.region_ends)
 
 
 @dataclass
@@ -61,52 +73,14 @@ class PartitionScan:
     skipped: list[SkippedFile] = field(default_factory=list)
     opted_out: int = 0
     duplicates: int = 0
+    repaired_lines: int = 0  # lines kept with bytes that were not UTF-8 replaced
     redactions: dict[str, int] = field(default_factory=dict)
+    symlink_loops: int = 0
+    duplicate_paths: int = 0
 
     @property
     def sessions(self) -> set[str]:
         return {t.session_id for t in self.turns}
-
-
-def _mtime_date(path: Path) -> str:
-    return datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%d")
-
-
-_TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"(\d{4}-\d{2}-\d{2})T')
-
-
-def _day_in(lines: list[bytes]) -> str | None:
-    for line in lines:
-        found = _TIMESTAMP.findall(line)
-        if found:
-            return found[-1].decode()
-    return None
-
-
-def first_date(path: Path) -> str | None:
-    """Day of the first timestamped record, read from the head of the file only."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(_HEAD_BYTES)
-    except OSError:
-        return None
-    return _day_in(head.split(b"\n"))
-
-
-def last_date(path: Path) -> str | None:
-    """Day of the last timestamped record, read from the tail of the file only."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(max(path.stat().st_size - _HEAD_BYTES, 0))
-            tail = fh.read()
-    except OSError:
-        return None
-    return _day_in(list(reversed(tail.split(b"\n"))))
-
-
-def file_span(path: Path) -> tuple[str | None, str]:
-    """(first day, last day) a file has turns on, from its head and tail (mtime when it has no timestamps)."""
-    return first_date(path), last_date(path) or _mtime_date(path)
 
 
 def _dated(turns: list[Turn], fallback: str | None) -> list[tuple[str | None, Turn]]:
@@ -117,6 +91,26 @@ def _dated(turns: list[Turn], fallback: str | None) -> list[tuple[str | None, Tu
             current = t.timestamp[:10]
         out.append((current, t))
     return out
+
+
+def _quarantine_day(dated: list[tuple[str | None, Turn]], q: Quarantined, fallback: str) -> str:
+    """A bad line belongs to the day of the turn before it (the file's first day when none is)."""
+    return next((d for d, t in reversed(dated) if t.byte_start <= q.byte_offset and d), None) or fallback
+
+
+def _region_ends(
+    dated: list[tuple[str | None, Turn]], quarantined: list[Quarantined], fallback: str, start: int
+) -> dict[str, int]:
+    """Day -> end offset of the last turn or bad line on that day starting at or after ``start``."""
+    ends: dict[str, int] = {}
+    for d, t in dated:
+        if d and t.byte_start >= start:
+            ends[d] = max(ends.get(d, 0), t.byte_end)
+    for q in quarantined:
+        if q.byte_offset >= start:
+            d = _quarantine_day(dated, q, fallback)
+            ends[d] = max(ends.get(d, 0), q.byte_offset + 1)
+    return ends
 
 
 def _redact_turn(turn: Turn, counts: dict[str, int]) -> Turn:
@@ -137,53 +131,75 @@ def _redact_turn(turn: Turn, counts: dict[str, int]) -> Turn:
     )
 
 
-def candidate_files(settings: Settings) -> tuple[list[TranscriptFile], list[SkippedFile], int]:
+def discover_candidates(settings: Settings) -> tuple[list[TranscriptFile], int, DiscoveryResult]:
+    """Discovered transcripts minus opted-out projects: (files, how many opted out, the discovery)."""
     found = discover(settings.project_glob)
-    opted_out = [f for f in found.files if f.project_id in settings.opt_out_projects]
     files = [f for f in found.files if f.project_id not in settings.opt_out_projects]
-    return files, found.skipped, len(opted_out)
+    return files, len(found.files) - len(files), found
+
+
+def candidate_files(settings: Settings) -> tuple[list[TranscriptFile], list[SkippedFile], int]:
+    files, opted_out, found = discover_candidates(settings)
+    return files, found.skipped, opted_out
+
+
+def _on(info: FileDays, date: str) -> bool:
+    return date in info.days if info.days else date == info.fallback
 
 
 def scan_partition(settings: Settings, conn: Connection, date: str) -> PartitionScan:
-    """Parse every transcript that can touch ``date`` and return that day's redacted turns."""
-    files, skipped, opted_out = candidate_files(settings)
-    scan = PartitionScan(date=date, skipped=skipped, opted_out=opted_out)
-    spans = []
+    """Parse every transcript with a record on ``date`` and return that day's redacted turns."""
+    files, opted_out, found = discover_candidates(settings)
+    scan = PartitionScan(
+        date=date,
+        skipped=found.skipped,
+        opted_out=opted_out,
+        symlink_loops=len(found.loops),
+        duplicate_paths=len(found.duplicates),
+    )
+    picked = []
     for f in files:
-        first, last = file_span(f.path)
-        if (first is not None and first > date) or last < date:
-            continue
-        spans.append((first or last, str(f.path), f, first))
+        info = file_days(f.path)
+        if info is not None and _on(info, date):
+            picked.append((info.fallback, str(f.path), f, info))
     seen: set[str] = set()
     # earliest sessions first: their copy of a replayed uuid wins
-    for _, _, f, first in sorted(spans, key=lambda s: s[:2]):
+    for _, _, f, info in sorted(picked, key=lambda s: s[:2]):
         state = stat_file(f.path)
         if state is None:
             continue
-        result = parse_file(f.path, f.project_id, session_id_hint=f.session_id)
-        cursor = get_cursor(conn, str(f.path))
-        truncated = bool(cursor and cursor.inode == state.inode and cursor.offset > state.size)
-        cursor_offset = cursor.offset if cursor and cursor.inode == state.inode and not truncated else 0
-        dated = _dated(result.turns, first)
-        region = frozenset(d for d, t in dated if d and t.byte_start >= cursor_offset)
+        try:
+            result = parse_file(f.path, f.project_id, session_id_hint=f.session_id)
+        except OSError:
+            continue  # vanished or unreadable since discovery: the next scan sees it as it is then
+        plan = plan_read(get_cursor(conn, str(f.path)), state)
+        truncated = plan.reason == "truncated"
+        if truncated:  # completions recorded for the old bytes say nothing about the new ones
+            rewind(conn, str(f.path), state.inode, state.mtime)
+        dated = _dated(result.turns, info.fallback)
+        region = _region_ends(dated, result.quarantined, info.fallback, plan.start_offset)
         on_date = [t for d, t in dated if d == date]
+        repaired = set(result.repaired_offsets)
         for t in on_date:
             if t.uuid in seen:
                 scan.duplicates += 1
                 continue
             seen.update(t.uuids)
+            scan.repaired_lines += sum(o in repaired for o in t.line_offsets)
             if t.timestamp is None:
                 t = replace(t, timestamp=f"{date}T00:00:00.000000Z")
             scan.turns.append(_redact_turn(t, scan.redactions))
         if on_date:
             scan.agent_links.extend(result.agent_links)
         for q in result.quarantined:
-            day = next((d for d, t in reversed(dated) if t.byte_start <= q.byte_offset), None) or first
-            if day == date:
+            if _quarantine_day(dated, q, info.fallback) == date:
                 scan.quarantined.append(replace(q, excerpt=redact_text(q.excerpt).text))
         scan.files.append(
-            FileScan(str(f.path), state.inode, state.mtime, result.consumed_offset, region, len(on_date), truncated)
-        )
+            FileScan(
+                str(f.path), state.inode, state.mtime, result.consumed_offset, region, len(on_date),
+                truncated,
+            )
+        )  # fmt: skip
     scan.agent_links = merge_agent_links(scan.agent_links)
     return scan
 
@@ -198,6 +214,41 @@ class NewData:
     fingerprint: str
 
 
+def _needs_context(result: ParseResult, start: int) -> bool:
+    """Do records at the head of the new bytes take their day from a turn before the cursor?"""
+    if start == 0:
+        return False
+    first = next((t.byte_start for t in result.turns if t.timestamp), None)
+    if first is None:
+        return bool(result.turns or result.quarantined)
+    return any(t.timestamp is None and t.byte_start < first for t in result.turns) or any(
+        q.byte_offset < first for q in result.quarantined
+    )
+
+
+def new_days(f: TranscriptFile, state: FileState, plan: ReadPlan) -> dict[str, int]:
+    """Days of the complete new lines after ``plan.start_offset`` (dated as :func:`scan_partition` will
+    date them) -> end of each day's last record."""
+    with open(f.path, "rb") as fh:
+        fh.seek(plan.start_offset)
+        data = fh.read(max(state.size - plan.start_offset, 0))
+    path = str(f.path)
+    result = parse_chunk(
+        data, base_offset=plan.start_offset, path=path, project_id=f.project_id, session_id_hint=f.session_id
+    )
+    if result.consumed_offset <= plan.start_offset:
+        return {}  # only a partial line so far: wait for its newline
+    info = file_days(f.path)
+    fallback = info.fallback if info else mtime_day(os.stat(f.path))
+    if _needs_context(result, plan.start_offset):  # rare: an undated record or a bad line at the cursor
+        result = parse_file(f.path, f.project_id, session_id_hint=f.session_id)
+    region = _region_ends(_dated(result.turns, fallback), result.quarantined, fallback, plan.start_offset)
+    if not region:  # only records that are not turns (progress, snapshots): any scan of the file moves it
+        stamps = days_in(data[: result.consumed_offset - plan.start_offset])
+        region = {max(stamps) if stamps else fallback: result.consumed_offset}
+    return region
+
+
 def plan_new_data(settings: Settings, conn: Connection) -> NewData:
     files, _, _ = candidate_files(settings)
     dates: dict[str, list[str]] = defaultdict(list)
@@ -210,19 +261,13 @@ def plan_new_data(settings: Settings, conn: Connection) -> NewData:
         plan = plan_read(get_cursor(conn, str(f.path)), state)
         if plan.reason == "unchanged":
             continue
-        with open(f.path, "rb") as fh:
-            fh.seek(plan.start_offset)
-            data = fh.read(max(state.size - plan.start_offset, 0))
-        result = parse_chunk(
-            data, base_offset=plan.start_offset, path=str(f.path), project_id=f.project_id, session_id_hint=f.session_id
-        )
-        if result.consumed_offset <= plan.start_offset:
-            continue  # only a partial line so far: wait for its newline
-        fallback = first_date(f.path) if plan.start_offset == 0 else None
-        days = {d for d, _ in _dated(result.turns, fallback) if d} or ({fallback} if fallback else set())
-        if result.quarantined and not days:
-            days = {_mtime_date(f.path)}
-        for day in days:
+        try:
+            region = new_days(f, state, plan)
+        except OSError:
+            continue  # vanished or unreadable since discovery: the next scan sees it as it is then
+        if not region:
+            continue
+        for day in sorted(region):
             dates[day].append(str(f.path))
         reasons[str(f.path)] = plan.reason
         states.append((str(f.path), state.inode, state.size))
@@ -248,27 +293,31 @@ def record_file_progress(conn: Connection, scan: PartitionScan, completed_paths:
 
 
 def promote_cursors(conn: Connection, scan: PartitionScan) -> list[str]:
-    """Advance each scanned file's cursor when every day of its new bytes has completed; return those moved."""
+    """Advance each scanned file's cursor when every day of its new bytes has completed; return those moved.
+
+    Day ``d`` counts as done for this file once a completed scan of ``d`` read the file at least up to
+    the end of its last record on ``d`` (not up to the end of the file: a session still being written
+    on another day must not hold back, or forever re-run, a day whose lines are all in).
+    """
     moved = []
     with atomic(conn):
         for fs in scan.files:
-            target = fs.consumed_offset
             ok = True
-            for day in fs.region_dates:
+            for day, needed in fs.region_ends.items():
                 row = conn.execute(
                     "SELECT completed_offset FROM ingest_file_partitions WHERE transcript_path = ? AND file_inode = ? "
                     "AND date = ?",
                     (fs.path, fs.inode, day),
                 ).fetchone()
-                if row is None or row[0] < target:
+                if row is None or row[0] < needed:
                     ok = False
                     break
             if not ok:
                 continue
             if fs.truncated:  # the old offset points past the end of the rewritten file
-                set_cursor(conn, fs.path, fs.inode, target, fs.mtime)
+                set_cursor(conn, fs.path, fs.inode, fs.consumed_offset, fs.mtime)
                 moved.append(fs.path)
-            elif promote(conn, fs.path, fs.inode, target, fs.mtime):
+            elif promote(conn, fs.path, fs.inode, fs.consumed_offset, fs.mtime):
                 moved.append(fs.path)
     return moved
 
@@ -281,10 +330,14 @@ def write_manifest(lake_dir: Path, scan: PartitionScan) -> None:
     """Per-file offsets of the scan, read back after extraction to promote cursors."""
     path = manifest_path(lake_dir, scan.date)
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [{**fs.__dict__, "region_dates": sorted(fs.region_dates)} for fs in scan.files]
+    rows = [{**fs.__dict__, "region_ends": dict(sorted(fs.region_ends.items()))} for fs in scan.files]
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"date": scan.date, "files": rows}, indent=1))
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps({"date": scan.date, "files": rows}, indent=1))
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def read_manifest(lake_dir: Path, date: str) -> PartitionScan:
@@ -292,5 +345,7 @@ def read_manifest(lake_dir: Path, date: str) -> PartitionScan:
     scan = PartitionScan(date=date)
     if path.exists():
         for row in json.loads(path.read_text())["files"]:
-            scan.files.append(FileScan(**{**row, "region_dates": frozenset(row["region_dates"])}))
+            if "region_dates" in row:  # written before region ends: every day up to the scanned offset
+                row["region_ends"] = dict.fromkeys(row.pop("region_dates"), row["consumed_offset"])
+            scan.files.append(FileScan(**row))
     return scan

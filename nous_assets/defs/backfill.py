@@ -18,11 +18,13 @@ from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
 
+from nous_assets.capture.days import file_days
 from nous_assets.capture.lake import turns_path
-from nous_assets.capture.scan import candidate_files, file_span
+from nous_assets.capture.scan import candidate_files
 from nous_assets.defs.assets.capture import SOURCE_TAG, learning_events, transcripts
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
+from nous_assets.defs.failures import failure_reason
 from nous_assets.defs.resources import NousResource
 from nous_assets.defs.runs import WORKER_TAG, range_tags, worker_id
 from nous_assets.errors import NousError
@@ -47,17 +49,14 @@ def parse_since(text: str, today: date | None = None) -> date:
 
 
 def activity_days(settings: Settings, start: date, end: date) -> list[str]:
-    """Days in [start, end] on which some transcript can have activity (from file spans, no parsing)."""
+    """Days in [start, end] on which some transcript has records (every timestamp of every file, no parsing)."""
+    lo, hi = start.isoformat(), end.isoformat()
     days: set[str] = set()
     files, _, _ = candidate_files(settings)
     for f in files:
-        first, last = file_span(f.path)
-        lo = date.fromisoformat(first) if first else date.fromisoformat(last)
-        hi = date.fromisoformat(last)
-        d = max(lo, start)
-        while d <= min(hi, end):
-            days.add(d.isoformat())
-            d += timedelta(days=1)
+        info = file_days(f.path)
+        if info is not None:
+            days.update(d for d in (info.days or {info.fallback}) if lo <= d <= hi)
     return sorted(days)
 
 
@@ -189,22 +188,11 @@ def run_range(
     outcome.turns = int(_first_metadata(result, "transcripts", "turns") or 0)
     outcome.learnings = int(_first_metadata(result, "learning_events", "learnings") or 0)
     outcome.failed_days = dict(_first_metadata(result, "transcripts", "failed_days") or {})
-    failures = [e for e in result.all_events if e.is_step_failure or e.is_run_failure]
     if not result.success:
-        failure = failures[0] if failures else None
-        outcome.failed_step = failure.step_key if failure is not None else None
-        outcome.error = _failure_message(failure)
+        failed = next((e for e in result.all_events if e.is_step_failure), None)
+        outcome.failed_step = failed.step_key if failed is not None else None
+        outcome.error = failure_reason(result).removeprefix(f"{outcome.failed_step}: ")
     return outcome
-
-
-def _failure_message(event: dg.DagsterEvent | None) -> str:
-    if event is None:
-        return "run failed"
-    error = event.step_failure_data.error if event.is_step_failure else None
-    if error is not None:
-        message = error.message.strip().splitlines()[-1]
-        return message.split(": ", 1)[-1] if error.cls_name == "Failure" else message  # our own, already clear
-    return (event.message or "run failed").strip().splitlines()[0]
 
 
 @dataclass
@@ -239,10 +227,7 @@ def run_days(
             tags={SOURCE_TAG: source},
             raise_on_error=False,
         )
-        error = None
-        if not result.success:
-            failures = [e for e in result.all_events if e.is_failure]
-            error = str(failures[0].message) if failures else "run failed"
+        error = None if result.success else failure_reason(result)
         outcome = DayResult(
             day,
             result.success,

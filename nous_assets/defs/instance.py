@@ -12,6 +12,7 @@ import os
 import time
 from pathlib import Path
 
+from nous_assets.datadir import check_data_dir
 from nous_assets.settings import Settings
 
 REPO_DAGSTER_YAML = Path(__file__).resolve().parents[2] / "dagster.yaml"
@@ -40,8 +41,13 @@ def sync_instance_config(home: Path, source: Path = REPO_DAGSTER_YAML) -> Path |
 
 
 def ensure_dagster_home(settings: Settings) -> tuple[Path, Path | None]:
-    """Point ``DAGSTER_HOME`` at the instance directory holding the repo's config; (home, backup or None)."""
+    """Point ``DAGSTER_HOME`` at the instance directory holding the repo's config; (home, backup or None).
+
+    Checks first that the data directory and Dagster's storage can be written (one clear line, not a
+    SQLAlchemy traceback, when they are read-only or full).
+    """
     home = dagster_home(settings)
+    check_data_dir(settings, home)
     backup = sync_instance_config(home) if REPO_DAGSTER_YAML.exists() else None
     os.environ["DAGSTER_HOME"] = str(home)
     return home, backup

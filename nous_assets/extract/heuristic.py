@@ -10,7 +10,8 @@ compared with. Six rules, each yielding self-contained one-line learnings:
 2. **preference** – "always/never …", "from now on …", "don't …", "please use …", "I'd rather …",
    "we want/use …".
 3. **decision** – "let's go with/use …", "we'll use …", "decided to …", and an assistant proposal the user
-   approved ("yes", "ok", "go ahead", or picking option "A").
+   approved ("yes", "ok", "go ahead", or picking option "A") — unless the proposal is a one-off operation
+   (push, force-push, merge, deploy, run, delete …): approving it once is not a standing decision.
 4. **error_fix** – a failing Bash call followed, within a few turns, by edits/commands after which the same
    kind of command succeeds.
 5. **command** / **configuration** – build/test/lint/install/migration/run commands that succeeded
@@ -212,6 +213,17 @@ _PRONOUN_OBJECT_RE = re.compile(
 _RECOMMEND_RE = re.compile(
     r"\b(?:i can|i could|i'?ll|i will|i'?d (?:suggest|recommend|go with)|i recommend|i suggest|i propose|"
     r"my recommendation|recommended|we should|we could|the (?:approach|plan|solution|fix) (?:is|would be))\b",
+    _I,
+)
+# A "yes" approves one action at one moment ("Shall I push and open a PR?"): operations on the repository,
+# processes or the network are one-off actions, not durable decisions, and must not come back as standing
+# instructions in later sessions ("force-push to main" approved once is not "we force-push to main").
+_ONE_OFF_RE = re.compile(
+    r"^(?:(?:go ahead and|now|also|just|first|then|finally|quickly)\s+)*"
+    r"(?:force[- ]?push|push|commit|merge|rebase|squash|amend|cherry-pick|revert|reset|stash|tag|release|publish|"
+    r"deploy|kill|restart|re-?run|run|execute|delete|drop|wipe|purge|curl|wget|pipe|send|upload|"
+    r"(?:continue|finish|abort) (?:with )?the (?:rebase|merge|cherry-pick)|(?:open|create|raise) (?:a |the )?"
+    r"(?:pr|pull request|merge request)|close (?:the|this) (?:pr|pull request|issue))\b",
     _I,
 )
 _SECTION_RE = re.compile(
@@ -919,7 +931,7 @@ class HeuristicExtractor:
         first = sentences[0]
         if _APPROVAL_RE.match(first) and episode_text and self._asks(episode_text[-1].text):
             proposal = self._proposal(episode_text[-1].text)
-            if proposal:
+            if proposal and not _ONE_OFF_RE.match(proposal):
                 approval = _cap(first, 30).replace('"', "'")
                 content = _fit(
                     [f"Decision: {proposal.rstrip('.')}", f' (proposed by Claude, approved by the user: "{approval}")']

@@ -18,6 +18,7 @@ from typing import Any
 
 from nous_assets.capture.lake import read_turns
 from nous_assets.capture.parser import Turn
+from nous_assets.errors import NousError
 from nous_assets.extract.base import (
     Extractor,
     SessionBatch,
@@ -272,7 +273,10 @@ class _Heartbeat:
         self._thread = threading.Thread(target=self._run, args=(db_path, item_id, worker, lease), daemon=True)
 
     def _run(self, db_path: Path, item_id: int, worker: str, lease: int) -> None:
-        conn = open_db(db_path, migrate_schema=False)
+        try:
+            conn = open_db(db_path, migrate_schema=False)
+        except NousError:
+            return  # the database is gone or unusable: the worker's own connection reports why
         try:
             while not self._stop.wait(max(lease / 3, 1)):
                 if not queue.heartbeat(conn, item_id, worker, lease_seconds=lease):

@@ -7,7 +7,13 @@ fingerprint gets a packet from :func:`~nous_assets.retrieve.search.retrieve` (th
 Packets are written under the project folder name *and* under the encoded cwd of its sessions, so
 the hook finds them from ``cwd`` alone even when transcripts were moved or globbed elsewhere. A
 ``global`` packet (``project_id = '*'``) carries scope-global memories for unknown projects.
-A project is rebuilt only when its memories (or global ones) changed since its packets were built.
+A project is rebuilt only when its memories (or global ones) changed since its packets were built, or
+when the packet guard's verdict on one of them changed.
+
+Safety: first :func:`~nous_assets.safety.review.refresh_holds` records which memories the guard holds
+for ``nous review``; those never enter a packet (``format_packet`` checks every bullet again, so a hold
+cannot be missed). The global packet — injected into every project — carries no command, configuration
+or error-fix memories: those are project-specific by nature.
 """
 
 from __future__ import annotations
@@ -23,13 +29,21 @@ import polars as pl
 from nous_assets.retrieve.packet import format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
+from nous_assets.safety.guard import GUARD_VERSION
+from nous_assets.safety.review import refresh_holds
 from nous_assets.settings import Settings
+from nous_assets.store import holds
 from nous_assets.store.db import Connection, atomic, checkpoint
+from nous_assets.store.projector import get_checkpoint, set_checkpoint
 from nous_assets.timeutil import now_iso
 from resolver.fingerprint import fingerprint_key, split_words
 from resolver.project import project_id_from_cwd
 
 GLOBAL = "*"
+PACKET_FORMAT = 2  # 2: recalled-notes header, source session and learned date on every bullet, guard marks
+PACKETS_CHECKED = f"injection_cache:{GUARD_VERSION}:format-{PACKET_FORMAT}"
+PROJECT_ONLY_KINDS = frozenset({"command", "configuration", "error_fix"})  # never in the global packet
+MAX_HELD_EXTRA = 50  # retrieve up to this many more results to make up for held ones
 MAX_BRANCHES = 3
 PROFILE_DAYS = 30
 _EXT_STACK = {
@@ -68,6 +82,8 @@ class CacheStats:
     projects_unchanged: int = 0
     packets: int = 0
     largest_packet_chars: int = 0
+    held: int = 0  # memories the guard keeps out of packets (awaiting `nous review`)
+    held_skipped: int = 0  # times a held memory was retrieved for a packet and left out
 
 
 def _paths(tool_uses_json: str) -> list[str]:
@@ -122,15 +138,40 @@ def fingerprints_for(profile: Profile | None) -> list[dict[str, Any]]:
     return out
 
 
-def _packet_for(conn: Connection, settings: Settings, project_id: str, fp: dict, embedder: Any) -> tuple[str, list]:
+@dataclass(frozen=True)
+class Guarded:
+    """The guard's state for one build: held memories are left out, approved ones may be injected."""
+
+    held: frozenset[int]
+    approved: frozenset[int]
+    extra: int  # how many more results to retrieve so held ones do not shrink a packet
+
+
+def _injectable(result: Any, project_id: str, guarded: Guarded) -> bool:
+    if result.memory_id in guarded.held:
+        return False
+    return project_id != GLOBAL or (result.kind not in PROJECT_ONLY_KINDS and result.scope == "global")
+
+
+def _packet_for(
+    conn: Connection, settings: Settings, project_id: str, fp: dict, embedder: Any, guarded: Guarded
+) -> tuple[str, list, int]:
+    """(packet text, memory ids, held memories left out) for one fingerprint."""
     text = " ".join([*(fp.get("terms") or []), *(fp.get("stack") or []), *split_words(fp.get("branch") or "")])
-    query = Query.from_text(text, project_id=project_id)
-    results = retrieve(conn, query, settings, embedder=embedder, k=settings.retrieve.top_k)
+    query = Query.from_text(text, project_id=project_id, project_evidence=True)
+    top_k = settings.retrieve.top_k
+    found = retrieve(conn, query, settings, embedder=embedder, k=top_k + guarded.extra)
+    results = [r for r in found if _injectable(r, project_id, guarded)][:top_k]
     title = "Nous memory" if project_id == GLOBAL else f"Nous memory for this project ({project_id})"
     packet = format_packet(
-        results, {r.memory_id: r for r in results}, budget_chars=settings.thresholds.injection_budget_chars, title=title
+        results,
+        {r.memory_id: r for r in results},
+        budget_chars=settings.thresholds.injection_budget_chars,
+        title=title,
+        approved=guarded.approved,
     )
-    return packet.text, list(packet.memory_ids)
+    skipped = sum(1 for r in found if r.memory_id in guarded.held) + len(packet.held)
+    return packet.text, list(packet.memory_ids), skipped
 
 
 def _version(conn: Connection, project_id: str) -> int:
@@ -144,8 +185,14 @@ def _version(conn: Connection, project_id: str) -> int:
 def build_cache(
     conn: Connection, settings: Settings, *, embedder: Any = None, lake_dir: Path | None = None, force: bool = False
 ) -> CacheStats:
-    """(Re)build packets for every project whose memories changed, plus the global packet."""
+    """(Re)build packets for every project whose memories (or their guard verdicts) changed, plus the global one."""
     stats = CacheStats()
+    verdicts = refresh_holds(conn)
+    # packets built before this guard version (or this packet format) were not checked by it: rebuild all once
+    force = force or get_checkpoint(conn, PACKETS_CHECKED) == 0
+    held = frozenset(holds.ids(conn, holds.HELD))
+    approved = frozenset(holds.ids(conn, holds.APPROVED))
+    stats.held = len(held)
     profiles = project_profiles(lake_dir or settings.lake_dir)
     projects = [r[0] for r in conn.execute("SELECT DISTINCT project_id FROM memories ORDER BY 1")]
     built = dict(
@@ -157,13 +204,17 @@ def build_cache(
     now = now_iso()
     for project in [*projects, GLOBAL]:
         version = _version(conn, project)
-        if not force and built.get(project) == version:
+        verdict_changed = verdicts.global_changed or project in verdicts.projects
+        if not force and not verdict_changed and built.get(project) == version:
             stats.projects_unchanged += 1
             continue
         profile = profiles.get(project) if project != GLOBAL else None
+        extra = min(MAX_HELD_EXTRA, holds.count_held(conn, None if project == GLOBAL else project))
+        guarded = Guarded(held, approved, extra)
         rows = []
         for fp in fingerprints_for(profile):
-            text, ids = _packet_for(conn, settings, project, fp, embedder)
+            text, ids, skipped = _packet_for(conn, settings, project, fp, embedder, guarded)
+            stats.held_skipped += skipped
             if not text:
                 continue
             key = f"{project}:{fingerprint_key({'project_id': project, **fp})}"
@@ -209,5 +260,7 @@ def build_cache(
         stats.projects_rebuilt += 1
         stats.packets += len(rows)
         stats.largest_packet_chars = max([stats.largest_packet_chars, *(r[6] for r in rows)])
+    with atomic(conn):
+        set_checkpoint(conn, 1, PACKETS_CHECKED)
     checkpoint(conn)  # the hook reads these rows next: leave it a short WAL
     return stats

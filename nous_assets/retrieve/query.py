@@ -43,6 +43,8 @@ class Query:
     activity, after which newly valid knowledge is "fresh" (s_temporal = 1.0); ``active_ids`` are
     memories already selected (e.g. injected earlier this session) whose graph neighbours get s_graph.
     ``include_expired`` keeps superseded/expired memories (history queries) instead of dropping them.
+    ``project_evidence`` makes belonging to ``project_id`` count as relevance (SessionStart packets: the
+    query is only a hint built from the project's files and branch, the project itself is the subject).
     """
 
     text: str = ""
@@ -54,6 +56,7 @@ class Query:
     active_ids: tuple[int, ...] = ()
     last_activity: str | None = None
     include_expired: bool = False
+    project_evidence: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "concepts", _normalise_concepts(self.concepts))

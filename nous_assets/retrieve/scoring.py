@@ -9,13 +9,26 @@ Each dimension returns a value in [0, 1]:
 * ``s_vector``   cosine clamped to [0, 1]; 0.0 without embeddings (FTS-only fallback).
 * ``s_graph``    proximity to already-selected memories (see :mod:`.graph`).
 * ``s_reinforce`` reinforcement_score clamped to [0, 1] plus the re-learning modifier (±0.15).
-* ``s_temporal`` the spec's bi-temporal function (expired 0.2, fresh 1.0, low confidence 0.5, else 0.8).
-* ``s_recency``  ``0.5 ** (age_days / half_life)`` from accessed_at, else created_at.
+* ``s_temporal`` the spec's bi-temporal function (expired 0.2, fresh 1.0, low confidence 0.5, else 0.8);
+  "fresh" compares when the memory became valid (``valid_from``, else ``created_at``) with the project's
+  last activity.
+* ``s_recency``  ``0.5 ** (age_days / half_life)`` since the memory was last relevant: when it was learned
+  (``valid_from``; ``created_at``, the ingestion time, only when that is unknown) or a later access
+  (``accessed_at``, set when a session's outcome or the user reinforced or weakened it). A backfill
+  ingests a year of history in a minute: ingestion time says nothing about how current a learning is.
 
 :func:`score` fuses them: ``weighted`` = configured weighted sum; ``rrf`` = weighted Reciprocal Rank
 Fusion of the per-dimension rankings (a dimension ranks only candidates with a non-zero value; ties
 share a rank). ``breakdown`` carries every raw value (``s_<dim>``) and its weighted contribution
 (``w_<dim>``; in rrf mode the dimension's RRF share), plus ``contradiction`` (the multiplier applied).
+
+Relevance floor: when the query carries any query-dependent signal (search tokens, concepts, a vector or
+active memories), a candidate is kept only if some query-dependent dimension shows evidence — a text
+match, a shared concept, graph proximity, or a cosine of at least :data:`MIN_VECTOR_COSINE`. The
+query-independent dimensions (reinforce, temporal, recency, ~0.3 of the weighted sum together) then only
+reorder relevant memories; they can no longer lift an unrelated one into the results. A query without
+any signal (an unknown project's packet) ranks by those priors alone, as before; a project's own packet
+(``query.project_evidence``) counts membership of the project as evidence for its project-scope memories.
 
 "Current truth": memories expired at the reference time (``valid_until <= as_at or now``, which
 includes superseded ones, whose validity the projector closes) are dropped unless
@@ -34,7 +47,7 @@ import numpy as np
 
 from nous_assets.reconcile import clocks
 from nous_assets.retrieve.fusion import competition_ranks, cosine, jaccard, rrf_from_ranks
-from nous_assets.retrieve.query import Query
+from nous_assets.retrieve.query import Query, fts_tokens
 from nous_assets.settings import Settings
 from nous_assets.timeutil import parse_time
 
@@ -43,6 +56,11 @@ RECURRENCE_MODIFIER = 0.15
 HIGH_RECURRENCE_SESSIONS = 3  # spec decision matrix: "High (3+ sessions)"
 EFFECTIVE_INJECTION = 0.5  # share of rated injections that helped, at or above which recurrence is a boost
 EXPIRED_SCORE, FRESH_SCORE, UNCERTAIN_SCORE, VALID_SCORE = 0.2, 1.0, 0.5, 0.8
+QUERY_DIMENSIONS = ("text", "concept", "vector", "graph")
+# MiniLM (all-MiniLM-L6-v2) cosine between a query and a document about something else: 95th percentile
+# 0.270 (LoCoMo questions vs turns of another conversation, n=4620) and 0.278 (dev transcripts: a memory's
+# concepts as a query vs memories of another project, n=1000). A cosine below this is no evidence.
+MIN_VECTOR_COSINE = 0.28
 
 
 @dataclass(frozen=True)
@@ -161,26 +179,42 @@ def s_temporal(
     *,
     now: str,
     last_activity: str | None = None,
+    created_at: str | None = None,
 ) -> float:
     """The spec's ``s_temporal`` on canonical UTC text (which orders like the instants it names).
 
     ``valid_until <= now`` counts as expired (the spec writes ``<``): validity is the half-open
-    window [valid_from, valid_until), as in the spec's as-at query ``valid_until > T``.
+    window [valid_from, valid_until), as in the spec's as-at query ``valid_until > T``. Freshness is
+    judged on ``valid_from``; ``created_at`` stands in only when the start of validity is unknown.
     """
     if valid_until is not None and valid_until <= now:
         return EXPIRED_SCORE
-    if valid_from is not None and last_activity is not None and valid_from > last_activity:
+    valid_since = valid_from or created_at
+    if valid_since is not None and last_activity is not None and valid_since > last_activity:
         return FRESH_SCORE
     if temporal_confidence == "low":
         return UNCERTAIN_SCORE
     return VALID_SCORE
 
 
+def recency_stamp(accessed_at: str | None, valid_from: str | None, created_at: str | None) -> str | None:
+    """When the memory was last relevant: learned (``valid_from``, else ``created_at``) or accessed since."""
+    learned = valid_from or created_at
+    if accessed_at and (learned is None or accessed_at > learned):
+        return accessed_at
+    return learned
+
+
 def s_recency(
-    accessed_at: str | None, created_at: str | None, *, now: str | datetime, half_life_days: float = 30.0
+    accessed_at: str | None,
+    created_at: str | None,
+    *,
+    now: str | datetime,
+    half_life_days: float = 30.0,
+    valid_from: str | None = None,
 ) -> float:
-    """Exponential decay: 1.0 now, 0.5 after one half-life; future stamps count as now."""
-    stamp = accessed_at or created_at
+    """Exponential decay since :func:`recency_stamp`: 1.0 now, 0.5 after one half-life; future stamps count as now."""
+    stamp = recency_stamp(accessed_at, valid_from, created_at)
     if not stamp or half_life_days <= 0:
         return 0.0
     try:
@@ -258,14 +292,36 @@ def dimension_values(
             c.temporal_confidence,
             now=query.reference_time,
             last_activity=query.last_activity,
+            created_at=c.created_at,
         ),
         "recency": s_recency(
             c.accessed_at,
             c.created_at,
             now=now or query.now,
             half_life_days=settings.thresholds.recency_half_life_days,
+            valid_from=c.valid_from,
         ),
     }
+
+
+def has_query_signal(query: Query) -> bool:
+    """Whether the query can show relevance at all (else only the priors can rank, and the floor is off)."""
+    return bool(fts_tokens(query.text) or query.concepts or query.query_vector is not None or query.active_ids)
+
+
+def passes_relevance_floor(values: Mapping[str, float]) -> bool:
+    """Some query-dependent evidence: a text match, a shared concept, graph proximity or a real cosine."""
+    return (
+        values["text"] > 0.0
+        or values["concept"] > 0.0
+        or values["graph"] > 0.0
+        or values["vector"] >= MIN_VECTOR_COSINE
+    )
+
+
+def _project_is_evidence(c: Candidate, query: Query) -> bool:
+    """A project memory is relevant to its own project's packet whatever the fingerprint's words."""
+    return query.project_evidence and c.scope == "project" and c.project_id == query.project_id
 
 
 def _vector_score(
@@ -292,7 +348,7 @@ def score(
     vectors: Mapping[int, np.ndarray] | None = None,
     contradictions: Mapping[tuple[int, int], tuple[str, float]] | None = None,
 ) -> list[ScoredMemory]:
-    """Score and sort candidates, best first (ties: newer memory first).
+    """Score and sort the candidates that pass the relevance floor, best first (ties: newer memory first).
 
     Vector similarity comes from ``vector_scores`` (memory_id -> cosine), else the candidate's own
     ``vector_cosine``, else ``vectors`` and ``query.query_vector``; without any, s_vector = 0.
@@ -315,6 +371,9 @@ def score(
         )
         for c in kept
     }
+    if has_query_signal(query):
+        kept = [c for c in kept if passes_relevance_floor(raw[c.id]) or _project_is_evidence(c, query)]
+        raw = {c.id: raw[c.id] for c in kept}
     breakdowns: dict[int, dict[str, float]] = {}
     totals: dict[int, float] = {}
     if retrieve.mode == "rrf":

@@ -1,7 +1,10 @@
 """``retrieve()``: the one retrieval entry point (injection cache, ``nous search``, LoCoMo benchmark).
 
 gather candidates -> (optional) vector similarity -> seven-dimension score with the contradiction
-fast path -> MMR diversity -> top k. Vectors are strictly optional: without an embedder, without
+fast path and the relevance floor -> MMR picks a diverse top k -> those k in score order. MMR decides
+*which* memories make the cut (a near-duplicate of a better one waits); the results are then listed best
+score first, so a printed list never shows a higher score below a lower one and a packet cut short by
+its budget loses its weakest memories. Vectors are strictly optional: without an embedder, without
 the vector store module, or on any error from the embedder or sqlite-vec, retrieval degrades to
 s_vector = 0 (FTS + concepts + graph + priors), as 002 §6's fallback chain prescribes.
 """
@@ -131,10 +134,12 @@ def retrieve(
     explain: bool = False,
     include_episodes: bool = False,
 ) -> list[Result]:
-    """The top ``k`` (default ``settings.retrieve.top_k``) memories for ``query``, diverse, best first.
+    """The top ``k`` (default ``settings.retrieve.top_k``) memories for ``query``, diverse, in score order.
 
     ``embedder`` is an :class:`~nous_assets.embed.base.EmbeddingProvider` (or ``query.query_vector``
-    is used as is). With ``explain`` each result's breakdown also holds ``rank`` (before MMR).
+    is used as is). With ``explain`` each result's breakdown also holds ``rank`` (its place among all
+    scored candidates; a gap means MMR passed over a near-duplicate) and ``candidates`` (how many passed
+    the relevance floor and were scored).
     """
     top_k = settings.retrieve.top_k if k is None else int(k)
     if top_k <= 0:
@@ -162,8 +167,8 @@ def retrieve(
     order = mmr([(s.memory_id, s.score) for s in pool], similarity, settings.retrieve.mmr_lambda, top_k)
     ranked = {s.memory_id: (rank, s) for rank, s in enumerate(pool, start=1)}
     results = []
-    for memory_id in order:
+    for memory_id in sorted(order, key=lambda i: ranked[i][0]):  # pool order is score order (ties: newer first)
         rank, s = ranked[memory_id]
-        breakdown = {**s.breakdown, "rank": float(rank)} if explain else {}
+        breakdown = {**s.breakdown, "rank": float(rank), "candidates": float(len(scored))} if explain else {}
         results.append(_result(by_id[memory_id], s.score, breakdown))
     return results

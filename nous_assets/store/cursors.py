@@ -165,6 +165,25 @@ def promote(
     return True
 
 
+def rewind(
+    conn: Connection, path: str | os.PathLike[str], inode: str, mtime: str | None, now: str | None = None
+) -> None:
+    """A file truncated in place: cursor back to 0, and what was completed for its old bytes forgotten.
+
+    The completion records (``ingest_file_partitions``) are per inode, and truncation keeps the
+    inode; left alone they would let the cursor move past new bytes on days never re-read.
+    """
+    key = _path(path)
+    stamp = _now(now)
+    with atomic(conn):
+        _write(conn, key, inode, 0, mtime, stamp)
+        conn.execute(
+            "UPDATE ingest_file_partitions SET scanned_offset = 0, completed_offset = 0, updated_at = ? "
+            "WHERE transcript_path = ? AND file_inode = ?",
+            (stamp, key, inode),
+        )
+
+
 def delete_cursor(conn: Connection, path: str | os.PathLike[str]) -> int:
     """Forget every cursor for a vanished file; returns how many rows went."""
     with atomic(conn):

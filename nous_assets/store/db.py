@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import os
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -21,7 +22,13 @@ except ImportError:  # pragma: no cover
 
 import sqlite_vec
 
-from nous_assets.errors import DatabaseMissingError, SchemaError
+from nous_assets.errors import (
+    CorruptDatabaseError,
+    DatabaseMissingError,
+    DatabaseVanishedError,
+    SchemaError,
+    storage_error,
+)
 from nous_assets.timeutil import now_iso
 
 Connection = sqlite3.Connection
@@ -31,6 +38,40 @@ DatabaseError = sqlite3.DatabaseError
 
 BUSY_TIMEOUT_MS = 30_000
 _SAVEPOINTS = itertools.count()
+
+
+class _Connection(sqlite3.Connection):
+    """A connection that remembers which file (device, inode) it opened.
+
+    SQLite keeps writing to an open file after its path is deleted or replaced, so a run whose
+    database vanished would "succeed" into an unlinked inode; :func:`ensure_same_file` notices.
+    """
+
+    db_path: str = ""
+    file_id: tuple[int, int] | None = None
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def ensure_same_file(conn: Connection) -> None:
+    """Raise :class:`DatabaseVanishedError` if ``conn``'s path no longer names the file it opened."""
+    opened = getattr(conn, "file_id", None)
+    path = getattr(conn, "db_path", "")
+    if opened is None or not path:
+        return
+    now = _file_id(path)
+    if now != opened:
+        what = "deleted" if now is None else "replaced by another file"
+        raise DatabaseVanishedError(
+            f"{path} was {what} while this run was using it, so what the run wrote is lost: restore the "
+            "database, or run `nous init` and re-run the backfill"
+        )
 
 
 def _migration_files() -> list[tuple[int, str, str]]:
@@ -51,9 +92,9 @@ MIGRATIONS = _migration_files()
 LATEST_VERSION = MIGRATIONS[-1][0]
 
 
-def _configure(conn: Connection) -> None:
+def _configure(conn: Connection, busy_timeout_ms: int) -> None:
     conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA cache_size = -65536")  # 64 MiB page cache: projection batches touch wide index ranges
     conn.enable_load_extension(True)
@@ -61,19 +102,27 @@ def _configure(conn: Connection) -> None:
     conn.enable_load_extension(False)
 
 
-def connect(path: str | Path, *, create: bool = False) -> Connection:
+def connect(path: str | Path, *, create: bool = False, busy_timeout_ms: int | None = None) -> Connection:
     """Open cortex.db with WAL, foreign keys, a busy timeout and sqlite-vec loaded.
 
-    Refuses a missing file unless ``create`` and a schema newer than this build always.
+    Refuses a missing file unless ``create`` and a schema newer than this build always. A file that
+    cannot be opened (read-only, full disk, locked past the busy timeout, not a database) raises a
+    :class:`~nous_assets.errors.NousError` that says which and what to do.
     """
     path = Path(path)
     if str(path) != ":memory:" and not path.exists():
         if not create:
             raise DatabaseMissingError(f"no database at {path}; run `nous init` first")
-        path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise storage_error(exc, path) or exc from None
     try:
-        _configure(conn)
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, factory=_Connection)
+    except sqlite3.Error as exc:
+        raise storage_error(exc, path) or SchemaError(f"cannot open {path}: {exc}") from None
+    try:
+        _configure(conn, BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms)
         version = schema_version(conn)
         if version > LATEST_VERSION:
             raise SchemaError(
@@ -83,9 +132,16 @@ def connect(path: str | Path, *, create: bool = False) -> Connection:
         if str(path) != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.db_path, conn.file_id = str(path), _file_id(str(path))
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise SchemaError(f"{path} is not a usable SQLite database: {exc}") from None
+        mapped = storage_error(exc, path)
+        if mapped is None or isinstance(mapped, CorruptDatabaseError):
+            raise CorruptDatabaseError(
+                f"{path} is not a usable SQLite database ({exc}): restore it from a backup, or move it aside and "
+                "run `nous init` then `nous backfill` to rebuild it from the transcripts"
+            ) from None
+        raise mapped from None
     except BaseException:
         conn.close()
         raise
@@ -164,14 +220,20 @@ def migrate(conn: Connection) -> list[int]:
     return applied
 
 
-def open_db(path: str | Path, *, create: bool = False, migrate_schema: bool = True) -> Connection:
+def open_db(
+    path: str | Path, *, create: bool = False, migrate_schema: bool = True, busy_timeout_ms: int | None = None
+) -> Connection:
     """Connect and bring the schema up to date (the pipeline's entry point)."""
-    conn = connect(path, create=create)
+    conn = connect(path, create=create, busy_timeout_ms=busy_timeout_ms)
     if migrate_schema:
-        migrate(conn)
-    elif schema_version(conn) < LATEST_VERSION:
+        try:
+            migrate(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise storage_error(exc, path) or exc from None
+    elif (version := schema_version(conn)) < LATEST_VERSION:
         conn.close()
-        raise SchemaError(f"database {path} has schema version {schema_version(conn)}; run `nous init` to upgrade it")
+        raise SchemaError(f"database {path} has schema version {version}; run `nous init` to upgrade it")
     return conn
 
 

@@ -167,3 +167,106 @@ def test_glob_root():
 def test_no_matches(tmp_path):
     res = discover(str(tmp_path / "nothing" / "**" / "*.jsonl"))
     assert res.files == [] and res.skipped == []
+
+
+def _tree_with_loops(tmp_path: Path) -> Path:
+    """projects/ with real sessions, a link to a project, a linked file, and the tester's two loops."""
+    root = tmp_path / "cfg" / "projects"
+    (root / "-home-u-a" / "S1" / "subagents").mkdir(parents=True)
+    (root / "-home-u-a" / "S1.jsonl").write_bytes(_records("S1", "/home/u/a"))
+    (root / "-home-u-a" / "S1" / "subagents" / "agent-x1.jsonl").write_bytes(_records("S1", "/home/u/a", "x1"))
+    (root / "-home-u-b").mkdir()
+    (root / "-home-u-b" / "S2.jsonl").write_bytes(_records("S2", "/home/u/b"))
+    (root / "a").symlink_to(".")  # projects/a -> projects
+    (root / "b").symlink_to("..")  # projects/b -> cfg, which holds projects again
+    (root / "zz-link").symlink_to("-home-u-b")  # the same project under a second name
+    (root / "-home-u-b" / "S1-copy.jsonl").symlink_to("../-home-u-a/S1.jsonl")  # a linked file
+    return root
+
+
+def test_symlink_loops_finish_with_every_file_once(tmp_path):
+    """`a -> .` and `b -> ..` made glob-based discovery run forever; run it in a child with a deadline."""
+    import subprocess
+    import sys
+
+    root = _tree_with_loops(tmp_path)
+    code = (
+        "import json, sys\n"
+        "from nous_assets.capture.discovery import discover\n"
+        "r = discover(sys.argv[1])\n"
+        "print(json.dumps({'files': [str(f.path) for f in r.files], 'loops': [str(p) for p in r.loops],"
+        " 'dups': [str(p) for p in r.duplicates], 'summary': r.summary()}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root / "**" / "*.jsonl")], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert res["files"] == [
+        str(root / "-home-u-a" / "S1" / "subagents" / "agent-x1.jsonl"),
+        str(root / "-home-u-a" / "S1.jsonl"),
+        str(root / "-home-u-b" / "S2.jsonl"),
+    ]
+    assert sorted(res["loops"]) == [str(root / "a"), str(root / "b" / "projects")]
+    # the linked project folder and the linked file are each read once, under their real names
+    assert str(root / "zz-link") in res["dups"] and str(root / "-home-u-b" / "S1-copy.jsonl") in res["dups"]
+    assert "2 symlink loop(s) not followed" in res["summary"]
+    assert "symlink loop" in out.stderr  # reported as a warning, not silently
+
+
+def test_walk_keeps_glob_semantics(tmp_path):
+    """Same matches as glob.glob for patterns with **, *, ?, [..], literal parts and hidden names."""
+    import glob as globmod
+
+    from nous_assets.capture.discovery import walk
+
+    root = tmp_path / "t"
+    for rel in [
+        "p1/a.jsonl",
+        "p1/b.json",
+        "p1/.hidden.jsonl",
+        "p1/x/y/z.jsonl",
+        "p2/subagents/agent-1.jsonl",
+        "p2/sub/subagents/agent-2.jsonl",
+        ".dot/c.jsonl",
+        "top.jsonl",
+        "q1/k.jsonl",
+        "q22/k.jsonl",
+    ]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("{}\n")
+    patterns = [
+        "**/*.jsonl",
+        "*/*.jsonl",
+        "**/subagents/agent-*.jsonl",
+        "q?/k.jsonl",
+        "q[0-9]*/k.jsonl",
+        "p1/**",
+        "**/.hidden.jsonl",
+        "p1/a.jsonl",
+        ".dot/*.jsonl",
+        "**",
+    ]
+    for pattern in patterns:
+        full = str(root / pattern)
+        expected = sorted(Path(p) for p in globmod.glob(full, recursive=True) if Path(p).is_file())
+        files, loops, dups = walk(full)
+        assert files == expected, pattern
+        assert loops == dups == []
+
+
+def test_loops_are_surfaced_in_the_scan(tmp_path):
+    from nous_assets.capture.scan import scan_partition
+    from nous_assets.settings import load_settings
+    from nous_assets.store.db import open_db
+
+    root = _tree_with_loops(tmp_path)
+    settings = load_settings(
+        {"HOME": str(tmp_path), "NOUS_DATA_DIR": str(tmp_path / "data"), "NOUS_PROJECT_GLOB": str(root / "**/*.jsonl")}
+    )
+    conn = open_db(tmp_path / "cortex.db", create=True)
+    try:
+        scan = scan_partition(settings, conn, "2026-01-01")
+    finally:
+        conn.close()
+    assert scan.symlink_loops == 2 and scan.duplicate_paths == 2

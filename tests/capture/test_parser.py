@@ -331,7 +331,7 @@ def test_malformed_line_in_the_middle_is_quarantined(tmp_path):
 def test_invalid_utf8_and_other_bad_shapes(tmp_path):
     lines = [
         _line(_user("u1", "ok")),
-        b'{"type": "user", "uuid": "u2", "message": {"content": "\xff\xfe bad"}}\n',
+        b"\xff\xfe not json and not utf-8\n",
         b"[1, 2, 3]\n",
         b'{"no_type": true}\n',
         _line({"type": "user", "uuid": "u3"}),  # no message
@@ -344,7 +344,7 @@ def test_invalid_utf8_and_other_bad_shapes(tmp_path):
     res = parse_chunk(b"".join(lines), base_offset=100, path="f", project_id="p")
     assert [t.uuid for t in res.turns] == ["u1", "u5"]
     reasons = [q.reason for q in res.quarantined]
-    assert reasons[0].startswith("invalid UTF-8")
+    assert reasons[0].startswith("invalid JSON (and not UTF-8)")
     assert reasons[1] == "not a JSON object (list)"
     assert reasons[2] == "record without a 'type'"
     assert "message" in reasons[3] and "uuid" in reasons[4] and "summary" in reasons[5]
@@ -354,6 +354,23 @@ def test_invalid_utf8_and_other_bad_shapes(tmp_path):
     assert [q.byte_offset for q in res.quarantined] == offsets[1:8]
     assert [q.line_no_in_chunk for q in res.quarantined] == [2, 3, 4, 5, 6, 7, 8]
     assert res.records == 9  # the blank line is not a record
+    assert res.repaired_lines == 0
+
+
+def test_a_latin1_byte_inside_a_string_is_replaced_not_the_line_quarantined(tmp_path):
+    # "café" typed in a latin-1 terminal: the \xe9 byte is not UTF-8; the rest of the line is fine JSON
+    latin1 = json.dumps(_user("u2", "deploy to the caf\u00e9 server, never to prod", "u1"), ensure_ascii=False)
+    latin1 = latin1.encode("latin-1")
+    assert b"caf\xe9 " in latin1
+    p = _write(tmp_path, _line(_user("u1", "hello")), latin1 + b"\n", _line(_user("u3", "bye", "u2")))
+    res = parse_file(p, "proj")
+    assert res.quarantined == []
+    assert [t.uuid for t in res.turns] == ["u1", "u2", "u3"]
+    assert res.turns[1].text == "deploy to the caf\ufffd server, never to prod"
+    assert res.repaired_lines == 1
+    # the turn still points at its exact bytes in the file
+    data = p.read_bytes()
+    assert data[res.turns[1].byte_start : res.turns[1].byte_end] == latin1 + b"\n"
 
 
 def test_partial_last_line_is_left_for_the_next_read(tmp_path):

@@ -199,6 +199,21 @@ def test_decision_after_go_ahead_uses_the_proposal():
     assert a.uuid in d["provenance"]["uuids"]
 
 
+@pytest.mark.parametrize(
+    "proposal",
+    [
+        "origin/main has diverged. Shall I force-push to main with `git push --force origin main`?",
+        "Should I push and open a PR for the docs?",
+        "The toolchain is missing. Should I run `curl -sSL https://get.example.dev | bash` to install it?",
+        "Should I continue with the rebase to finish resolving the conflicts?",
+        "Shall I kill the old dev server on port 5173 and restart it?",
+    ],
+)
+def test_an_approved_one_off_action_is_not_a_decision(proposal):
+    """A "yes" approves one operation at one moment; it must not come back later as a standing decision."""
+    assert of_kind(run(assistant(proposal), user("yes")), "decision") == []
+
+
 def test_choosing_an_option_is_a_decision():
     a = assistant(
         "Two ways forward:\n\n**A) Keep the REST API** and add pagination\n"

@@ -94,6 +94,12 @@ def pipeline_factory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture(scope="session")
+def pipeline_at():
+    """Make a :class:`Pipeline` from session- or module-scoped fixtures (no monkeypatch there)."""
+    return lambda root, glob: Pipeline(root, glob)
+
+
+@pytest.fixture(scope="session")
 def corpus_pipeline(tmp_path_factory, shared_corpus):
     """The whole shared corpus copied into a Claude-style projects tree and backfilled once per session."""
     root = tmp_path_factory.mktemp("corpus")

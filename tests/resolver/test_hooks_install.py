@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,13 +15,17 @@ import pytest
 from nous_assets.errors import ConfigError
 from nous_assets.hooks import (
     MARKER,
+    SESSION_START_MATCHER,
+    command_parts,
     default_settings_path,
     install_hooks,
+    installed_hooks,
     is_ours,
     resolver_command,
     resolver_version,
     uninstall_hooks,
 )
+from resolver.paths import parse_options
 
 PYTHON = "/opt/venvs/nous/bin/python"
 
@@ -83,7 +89,7 @@ def test_install_merges_and_is_idempotent(settings: Path) -> None:
                 "type": "command",
                 "command": f"{PYTHON} -I -m resolver session-start",
                 "timeout": 5,
-                "matcher": "startup|resume|clear|compact",
+                "matcher": "startup|resume|clear|compact|fork",
             }
         ],
         "Stop": [{"type": "command", "command": f"{PYTHON} -I -m resolver stop", "timeout": 2, "matcher": None}],
@@ -180,3 +186,110 @@ def test_commands_and_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert resolver_version(sys.executable) is not None and resolver_version(str(tmp_path / "nope")) is None
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "env-cc"))
     assert default_settings_path() == tmp_path / "env-cc" / "settings.json"
+
+
+# ##### RECORDED DATA DIR
+
+
+def test_install_records_the_data_dir_and_reinstall_rewrites_it(settings: Path, tmp_path: Path) -> None:
+    data = tmp_path / "my data"  # a space: the command must quote it
+    install_hooks(settings, PYTHON, data_dir=data, db_path=data / "cortex.db")
+    commands = {e["command"] for entries in ours(json.loads(settings.read_text())).values() for e in entries}
+    assert commands == {
+        f"{PYTHON} -I -m resolver {hook} --data-dir '{data}'" for hook in ("session-start", "stop", "pre-compact")
+    }
+    for command in commands:
+        interpreter, hook, recorded = command_parts(command)
+        assert interpreter == PYTHON and hook in {"session-start", "stop", "pre-compact"}
+        assert recorded == {"data_dir": str(data)}  # the default database under it is implied
+
+    elsewhere = tmp_path / "db" / "other.db"
+    report = install_hooks(settings, PYTHON, data_dir=tmp_path / "second", db_path=elsewhere)
+    assert sorted(report.updated) == ["PreCompact", "SessionStart", "Stop"]
+    found = installed_hooks(settings)
+    assert {event: len(entries) for event, entries in found.items()} == {"SessionStart": 1, "Stop": 1, "PreCompact": 1}
+    for entries in found.values():
+        assert command_parts(entries[0][1]["command"])[2] == {
+            "data_dir": str(tmp_path / "second"),
+            "db_path": str(elsewhere),
+        }
+    assert uninstall_hooks(settings) == 3
+    assert json.loads(settings.read_text()) == ORIGINAL
+    assert installed_hooks(settings) == {}
+
+
+def test_an_old_install_without_fork_is_moved_to_the_new_matcher(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    old = {"hooks": {"SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [
+        {"type": "command", "command": f"{PYTHON} -I -m resolver session-start", "timeout": 5}]}]}}  # fmt: skip
+    path.write_text(json.dumps(old))
+    report = install_hooks(path, PYTHON, data_dir=tmp_path / "d")
+    assert "SessionStart" in report.updated
+    groups = json.loads(path.read_text())["hooks"]["SessionStart"]
+    assert [g["matcher"] for g in groups] == ["startup|resume|clear|compact|fork"]
+    assert "fork" in SESSION_START_MATCHER.split("|")
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--data-dir", "/d"], {"data_dir": "/d"}),
+        (["--data-dir=/d", "--db-path", "/x.db"], {"data_dir": "/d", "db_path": "/x.db"}),
+        (["--future-option", "v", "--data-dir"], {}),  # unknown ignored, a value-less option dropped
+        (["--db-path="], {}),
+        ([], {}),
+    ],
+)
+def test_resolver_option_parsing_never_fails(args: list[str], expected: dict) -> None:
+    assert parse_options(args) == expected
+
+
+def test_cli_install_records_this_data_dir_and_the_hook_needs_no_environment(
+    nous_env: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """``nous hooks install`` under NOUS_DATA_DIR, then the installed command run the way Claude Code runs it
+    (through a shell, in the project's directory) with an environment that has no NOUS_* variable at all."""
+    from nous_assets.cli import main
+    from nous_assets.store.db import open_db
+    from resolver.project import project_id_from_cwd
+
+    assert main(["init"]) == 0
+    data_dir = Path(nous_env["NOUS_DATA_DIR"])
+    project = tmp_path / "some project"
+    project.mkdir()
+    conn = open_db(data_dir / "cortex.db")
+    conn.execute(
+        "INSERT INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, "
+        "char_count, built_from_event_id, created_at) VALUES ('k', ?, 'project', '{}', '# packet for it', '[3]', 15, "
+        "1, '2026-01-01T00:00:00.000000Z')",
+        (project_id_from_cwd(str(project)),),
+    )
+    conn.close()
+    assert main(["hooks", "install"]) == 0
+    assert str(data_dir) in capsys.readouterr().out
+    settings_file = Path(nous_env["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    (_, entry), = installed_hooks(settings_file)["SessionStart"]
+    assert command_parts(entry["command"])[2] == {"data_dir": str(data_dir)}
+
+    bare_home = tmp_path / "claude-home"
+    bare_home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NOUS_", "XDG_"))}
+    env["HOME"] = str(bare_home)  # the default data dir would be bare_home/.local/share/nous: empty
+    body = json.dumps({"session_id": "s1", "cwd": str(project), "source": "fork", "hook_event_name": "SessionStart"})
+    proc = subprocess.run(entry["command"], shell=True, input=body,
+                          capture_output=True, text=True, env=env, cwd=project, timeout=30)  # fmt: skip
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] == "# packet for it"
+    conn = open_db(data_dir / "cortex.db")
+    try:
+        rows = [tuple(r) for r in conn.execute("SELECT memory_id, source FROM access_log")]
+    finally:
+        conn.close()
+    assert rows == [(3, "session-start:fork")]
+    assert not (bare_home / ".local").exists()
+
+    # the recorded dir also wins over a stale NOUS_DATA_DIR in Claude Code's environment
+    env["NOUS_DATA_DIR"] = str(tmp_path / "stale")
+    proc = subprocess.run(entry["command"], shell=True, input=body.replace("s1", "s2"), capture_output=True,
+                          text=True, env=env, cwd=project, timeout=30)  # fmt: skip
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] == "# packet for it"

@@ -16,8 +16,10 @@ from nous_assets.retrieve.candidates import gather, prune_common_tokens
 from nous_assets.retrieve.fusion import competition_ranks, mmr, rrf, similarity_from
 from nous_assets.retrieve.query import Query, concepts_from_text, fts_match_expression
 from nous_assets.retrieve.scoring import (
+    MIN_VECTOR_COSINE,
     Candidate,
     Recurrence,
+    recency_stamp,
     recurrence_modifier,
     s_recency,
     s_reinforce,
@@ -312,9 +314,10 @@ def test_retrieve_ranks_the_right_memory_first_with_project_isolation(cortex):
     assert retrieve(cortex, query, make_settings(), k=3)[0].breakdown == {}  # explain off
 
 
-def test_retrieve_without_keyword_overlap_still_returns_project_memories(cortex):
-    query = Query.from_text("zzzz qqqq", project_id="beta", now=NOW)
-    results = retrieve(cortex, query, make_settings(), k=5)
+def test_an_unrelated_query_finds_nothing_an_empty_one_gets_the_project_priors(cortex):
+    """Priors alone never make a memory relevant to a query; with no query at all they are all there is."""
+    assert retrieve(cortex, Query.from_text("zzzz qqqq", project_id="beta", now=NOW), make_settings(), k=5) == []
+    results = retrieve(cortex, Query.from_text("", project_id="beta", now=NOW), make_settings(), k=5)
     assert len(results) == 5
     assert all(r.project_id == "beta" for r in results)
     unknown = retrieve(cortex, Query.from_text("", project_id="nope", now=NOW), make_settings())
@@ -364,3 +367,98 @@ def test_fts_failure_falls_back_to_like_search(cortex, monkeypatch):
     found = {c.content: c for c in gather(cortex, query, make_settings()) if "fts" in c.sources}
     assert list(found) == [ALPHA[0][1]]
     assert found[ALPHA[0][1]].bm25 == -2.0  # both tokens contained
+
+
+# -- search that explains itself: score order, relevance floor, when a memory was learned -----------
+
+TODAY = "2026-11-20T12:00:00.000000Z"
+LEARNED_2025 = "2025-03-01T09:00:00.000000Z"
+
+
+def test_results_are_listed_in_score_order_after_mmr_picked_them(conn, store):
+    """MMR picks the diverse set (the near-duplicate only gets in third), the list is best score first."""
+    gamma = [
+        ("X1", "pytest fixtures scope: use session scope for expensive fixtures", ["pytest", "fixtures", "scope"]),
+        ("X2", "pytest fixtures scope: prefer session scope for expensive fixtures", ["pytest", "fixtures", "scope"]),
+        ("X3", "Run the pytest suite with -n 2 on CI", ["pytest", "xdist"]),
+    ]
+    store.append_many([_extracted(lid, text, "gamma", concepts=c) for lid, text, c in gamma])
+    project(conn)
+    lid = {r[0]: r[1] for r in conn.execute("SELECT id, learning_id FROM memories")}
+    query = Query.from_text("pytest fixtures scope", project_id="gamma", now=NOW)
+    settings = make_settings(mmr_lambda=0.5)
+    found = gather(conn, query, settings)
+    pool = score(found, query, settings)
+    similarity = similarity_from(None, {c.id: c.concepts for c in found})
+    picked = mmr([(s.memory_id, s.score) for s in pool], similarity, 0.5, 3)
+    first, second = (lid[i] for i in (picked[0], picked[2]))
+    assert {first, second} == {"X1", "X2"} and lid[picked[1]] == "X3"  # MMR's own order: the duplicate waits
+
+    results = retrieve(conn, query, settings, k=3, explain=True)
+    assert [lid[r.memory_id] for r in results] == [first, second, "X3"]
+    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+    assert [r.breakdown["rank"] for r in results] == [1.0, 2.0, 3.0]
+    two = retrieve(conn, query, settings, k=2, explain=True)
+    assert [lid[r.memory_id] for r in two] == [first, "X3"]  # diversity still decides the cut
+    assert two[1].breakdown["rank"] == 3.0  # the gap shows MMR passed over the near-duplicate
+
+
+def test_priors_cannot_lift_an_unrelated_memory_into_the_results(cortex):
+    lid = {r[0]: r[1] for r in cortex.execute("SELECT learning_id, id FROM memories")}
+    # A3 gets every prior at its best: top reinforcement, fresh, high confidence
+    cortex.execute(
+        "UPDATE memories SET reinforcement_score = 1.0, accessed_at = ?, temporal_confidence = 'high' WHERE id = ?",
+        (NOW, lid["A3"]),
+    )
+    query = Query.from_text("what does the API return when the rate limiter is exceeded", project_id="alpha", now=NOW)
+    results = retrieve(cortex, query, make_settings(), k=12, explain=True)
+    by_id = {v: k for k, v in lid.items()}
+    assert results and by_id[results[0].memory_id] == "A5"
+    assert "A3" not in {by_id[r.memory_id] for r in results}  # ~0.4 of priors, no evidence: out
+    for r in results:
+        b = r.breakdown
+        assert b["s_text"] > 0 or b["s_concept"] > 0 or b["s_graph"] > 0 or b["s_vector"] >= MIN_VECTOR_COSINE
+    # asked about it, the same memory is back, its priors now ranking it among relevant ones
+    about = retrieve(cortex, Query.from_text("rebase branches", project_id="alpha", now=NOW), make_settings(), k=3)
+    assert by_id[about[0].memory_id] == "A3"
+
+
+@pytest.mark.parametrize(
+    ("cosine", "kept"), [(MIN_VECTOR_COSINE - 0.05, False), (MIN_VECTOR_COSINE, True), (0.6, True)]
+)
+def test_vector_evidence_needs_the_calibrated_cosine(cosine, kept):
+    near = cand(1, bm25=None, concepts=frozenset({"unrelated"}), reinforcement_score=1.0)
+    text = cand(2, concepts=frozenset({"unrelated"}))
+    query = dataclasses.replace(QUERY, query_vector=np.array([1.0, 0.0], dtype=np.float32))
+    ranked = score([near, text], query, make_settings(), vector_scores={1: cosine, 2: 0.0})
+    assert {r.memory_id for r in ranked} == ({1, 2} if kept else {2})
+    # a query with no signal at all (empty text, no concepts or vector): priors rank everything
+    bare = score([near, cand(2, bm25=None, concepts=frozenset())], Query(text="", now=NOW), make_settings())
+    assert [r.memory_id for r in bare] == [1, 2]
+
+
+def test_recency_and_temporal_use_when_the_memory_was_learned():
+    learned_last_year = cand(1, valid_from=LEARNED_2025, created_at=TODAY)  # backfilled today
+    learned_today = cand(2, valid_from=TODAY, created_at=TODAY)
+    query = Query(text="python packaging", concepts={"python", "uv"}, now="2026-11-21T00:00:00Z",
+                  last_activity="2026-01-01T00:00:00Z")  # fmt: skip
+    ranked = {r.memory_id: r.breakdown for r in score([learned_last_year, learned_today], query, make_settings())}
+    assert ranked[1]["s_recency"] < 0.001 and ranked[2]["s_recency"] > 0.97
+    assert ranked[1]["s_temporal"] == 0.8 and ranked[2]["s_temporal"] == 1.0  # fresh: valid after last activity
+    # valid_from unknown: ingestion time stands in; a real access later than learning counts
+    assert s_recency(None, TODAY, now=TODAY) == 1.0
+    assert s_recency(TODAY, LEARNED_2025, now=TODAY, valid_from=LEARNED_2025) == 1.0
+    assert recency_stamp(None, LEARNED_2025, TODAY) == LEARNED_2025
+    assert recency_stamp("2025-06-01T00:00:00.000000Z", LEARNED_2025, TODAY) == "2025-06-01T00:00:00.000000Z"
+    assert s_temporal(None, None, "medium", now=TODAY, last_activity="2026-01-01T00:00:00Z", created_at=TODAY) == 1.0
+
+
+def test_a_project_packet_counts_the_project_as_evidence_for_its_own_memories():
+    """SessionStart packets query with file and branch words: the project's memories need not match them."""
+    own = cand(1, bm25=None, concepts=frozenset({"deploy"}), project_id="alpha", scope="project")
+    foreign_global = cand(2, bm25=None, concepts=frozenset({"deploy"}), project_id="beta", scope="global")
+    other_project = cand(3, bm25=None, concepts=frozenset({"deploy"}), project_id="beta", scope="project")
+    hint = Query(text="scan parser", concepts={"scan"}, project_id="alpha", now=NOW)
+    packet = dataclasses.replace(hint, project_evidence=True)
+    assert score([own, foreign_global, other_project], hint, make_settings()) == []
+    assert [r.memory_id for r in score([own, foreign_global, other_project], packet, make_settings())] == [1]

@@ -137,3 +137,22 @@ def test_promote_keeps_the_maximum_offset(tmp_path_factory, offsets):
             assert cursors.get_cursor(conn, "/f").offset == best
     finally:
         conn.close()
+
+
+def test_rewind_resets_the_cursor_and_forgets_completions_of_the_old_bytes(conn):
+    cursors.set_cursor(conn, "/p/a.jsonl", "1:2", 900, T0, now=at(0))
+    cursors.set_cursor(conn, "/p/b.jsonl", "1:3", 50, T0, now=at(0))
+    for path, inode, day, done in [("/p/a.jsonl", "1:2", "d1", 900), ("/p/a.jsonl", "1:2", "d2", 900),
+                                   ("/p/b.jsonl", "1:3", "d1", 50)]:  # fmt: skip
+        conn.execute(
+            "INSERT INTO ingest_file_partitions(transcript_path, file_inode, date, scanned_offset, completed_offset, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (path, inode, day, done, done, T0),
+        )
+    cursors.rewind(conn, "/p/a.jsonl", "1:2", at(5), now=at(10))
+    assert cursors.get_cursor(conn, "/p/a.jsonl") == Cursor("/p/a.jsonl", "1:2", 0, at(5))
+    rows = conn.execute(
+        "SELECT transcript_path, date, completed_offset FROM ingest_file_partitions ORDER BY 1, 2"
+    ).fetchall()
+    assert [tuple(r) for r in rows] == [("/p/a.jsonl", "d1", 0), ("/p/a.jsonl", "d2", 0), ("/p/b.jsonl", "d1", 50)]
+    assert cursors.get_cursor(conn, "/p/b.jsonl").offset == 50  # other files untouched

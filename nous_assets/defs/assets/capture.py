@@ -15,6 +15,7 @@ from nous_assets.capture.scan import (
 )
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
+from nous_assets.errors import NousError, storage_error
 from nous_assets.extract.registry import get_extractor
 from nous_assets.extract.runner import drain, enqueue_partition, incomplete_paths
 from nous_assets.store import queue
@@ -49,17 +50,28 @@ def transcripts(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mat
         "duplicates": 0,
         "redactions": 0,
         "subagent_links": 0,
+        "lines_with_replaced_bytes": 0,
     }
     reasons: dict[str, int] = {}
     failed: dict[str, str] = {}
-    skipped = 0
+    skipped = loops = repeated = 0
     with nous.connection() as conn:
         for date in context.partition_keys:
             try:
                 scan = scan_partition(settings, conn, date)
-                write_partition(settings.lake_dir, date, scan.turns, scan.quarantined, scan.agent_links)
+                write_partition(
+                    settings.lake_dir,
+                    date,
+                    scan.turns,
+                    scan.quarantined,
+                    scan.agent_links,
+                    forget_projects=settings.opt_out_projects,
+                )
                 write_manifest(settings.lake_dir, scan)
-            except Exception as exc:  # one bad day must not stop a range: its cursors stay, so it is retried
+            except Exception as exc:
+                if storage_error(exc) is not None:
+                    raise  # read-only, full or locked storage fails every day alike: stop with the reason
+                # one bad day must not stop a range: its files keep their cursors, so the next run retries it
                 failed[date] = f"{type(exc).__name__}: {exc}"
                 context.log.error(f"{date}: not ingested ({failed[date]}); it is retried by the next run")
                 continue
@@ -72,18 +84,25 @@ def transcripts(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mat
             totals["subagent_links"] += len(scan.agent_links)
             for q in scan.quarantined:
                 reasons[q.reason.split(":")[0]] = reasons.get(q.reason.split(":")[0], 0) + 1
-            skipped = len(scan.skipped)
+            totals["lines_with_replaced_bytes"] += scan.repaired_lines
+            skipped, loops, repeated = len(scan.skipped), scan.symlink_loops, scan.duplicate_paths
             context.log.info(
                 f"{date}: {len(scan.turns)} turns from {len(scan.files)} files, "
                 f"{len(scan.quarantined)} quarantined lines"
             )
+    if loops or repeated:
+        context.log.warning(
+            f"discovery: {loops} symlink loop(s) not followed, {repeated} path(s) reached twice read once"
+        )
     if failed and len(failed) == len(context.partition_keys):
-        raise dg.Failure(f"no day could be ingested: {next(iter(failed.values()))}")
+        raise NousError(f"no day could be ingested: {next(iter(failed.values()))}")
     return dg.MaterializeResult(
         metadata={
             **{k: dg.MetadataValue.int(v) for k, v in totals.items()},
             "failed_days": dg.MetadataValue.json(failed),
             "non_transcript_files_skipped": dg.MetadataValue.int(skipped),
+            "symlink_loops_skipped": dg.MetadataValue.int(loops),
+            "repeated_paths_skipped": dg.MetadataValue.int(repeated),
             "quarantine_reasons": dg.MetadataValue.json(reasons),
             "lake_dir": dg.MetadataValue.path(str(settings.lake_dir / "transcripts")),
         }
@@ -98,7 +117,7 @@ def above_floor(scan: PartitionScan, floor: str | None) -> PartitionScan:
     """
     if floor is None:
         return scan
-    files = [replace(f, region_dates=frozenset(d for d in f.region_dates if d >= floor)) for f in scan.files]
+    files = [replace(f, region_ends={d: e for d, e in f.region_ends.items() if d >= floor}) for f in scan.files]
     return replace(scan, files=files)
 
 

@@ -132,8 +132,10 @@ def _session_evidence(lake_dir, days, wanted: set[str]) -> tuple[dict[str, str],
     deps=[edges],
     kinds={"sqlite"},
     description="Precomputed SessionStart packets per project (one per likely fingerprint: default and recent "
-    "branches) and a global packet, sanitised and under the character budget; first folds session outcomes "
-    "of the day's sessions back into reinforcement.",
+    "branches) and a global packet, sanitised, redacted and under the character budget, framed as recalled "
+    "notes; memories the packet guard flags (remote code, force-push to main, skipped permissions, disabled "
+    "checks, exfiltration, secrets) are held out for `nous review`. First folds session outcomes of the day's "
+    "sessions back into reinforcement.",
 )
 def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
     from nous_assets.reconcile.outcomes import evaluate_sessions, ingest_access_spool
@@ -165,6 +167,8 @@ def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg
             "packets_written": dg.MetadataValue.int(stats.packets),
             "packets_total": dg.MetadataValue.int(rows[0]),
             "largest_packet_chars": dg.MetadataValue.int(rows[1]),
+            "memories_held_for_review": dg.MetadataValue.int(stats.held),
+            "held_memories_left_out": dg.MetadataValue.int(stats.held_skipped),
             "budget_chars": dg.MetadataValue.int(settings.thresholds.injection_budget_chars),
             "accesses_from_spool": dg.MetadataValue.int(spooled),
             "outcomes_reinforced": dg.MetadataValue.int(outcomes.reinforced),

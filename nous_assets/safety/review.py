@@ -1,0 +1,173 @@
+"""Held for review: the guard's verdicts kept where ``nous review`` can list them, and the user's answers.
+
+:func:`refresh_holds` runs before every packet build. It classifies the memories created or changed
+since its last run (a checkpoint per :data:`~nous_assets.safety.guard.GUARD_VERSION`, so new rules
+re-check everything) and records each flagged one as ``held`` — or ``approved`` when the user approved
+that exact content (the approval names the content's hash: a later rewording is checked afresh).
+
+The user's answers are events, like every other change of a memory (spec: ``/nous:review``, source
+``user_review``): :func:`approve` appends ``LearningValidated`` with a ``review`` payload, :func:`reject`
+appends ``LearningArchived`` with the reason (a tombstone). Both are idempotent: a repeated answer
+finds its idempotency key and writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from nous_assets.safety.guard import GUARD_VERSION, Verdict, classify
+from nous_assets.store import holds
+from nous_assets.store.db import Connection, atomic
+from nous_assets.store.events import EventStore, LearningEvent
+from nous_assets.store.projection import Policy
+from nous_assets.store.projector import get_checkpoint, project, set_checkpoint
+from nous_assets.timeutil import now_iso
+
+REVIEW_SESSION = "nous-review"
+CHECKPOINT = f"memory_holds:{GUARD_VERSION}"
+
+
+class ReviewError(LookupError):
+    """The memory cannot be reviewed as asked (unknown id, nothing to approve)."""
+
+
+@dataclass
+class RefreshStats:
+    checked: int = 0
+    held: int = 0
+    approved: int = 0
+    released: int = 0
+    projects: set[str] = field(default_factory=set)  # whose packets a changed verdict affects
+    global_changed: bool = False
+
+
+@dataclass(frozen=True)
+class ReviewOutcome:
+    memory_id: int
+    action: str  # approved | rejected
+    created: bool  # False: the same answer was already recorded
+    event_id: int | None
+    reason: str
+
+
+def content_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _touch(stats: RefreshStats, project_id: str, scope: str) -> None:
+    stats.projects.add(project_id)
+    stats.global_changed = stats.global_changed or scope == "global"
+
+
+def refresh_holds(conn: Connection) -> RefreshStats:
+    """Bring ``memory_holds`` up to date with the memories (one transaction; cheap when nothing changed)."""
+    stats = RefreshStats()
+    now = now_iso()
+    with atomic(conn):
+        since = get_checkpoint(conn, CHECKPOINT)
+        upper = holds.newest_memory_event(conn)
+        changed = holds.memories_changed_since(conn, since, upper) if upper > since else []
+        verdicts = {m.memory_id: classify(m.content) for m in changed}
+        flagged = [m for m in changed if verdicts[m.memory_id].held]
+        approvals = holds.approved_hashes(conn, [m.learning_id for m in flagged])
+        before = holds.current(conn, [m.memory_id for m in changed])
+        rows: list[holds.Hold] = []
+        for m in flagged:
+            verdict: Verdict = verdicts[m.memory_id]
+            digest = content_sha256(m.content)
+            status = holds.APPROVED if digest in approvals.get(m.learning_id, ()) else holds.HELD
+            rows.append(
+                holds.Hold(m.memory_id, m.learning_id, m.project_id, m.scope, status, verdict.reason,
+                           [f.as_dict() for f in verdict.findings], digest, GUARD_VERSION, now)  # fmt: skip
+            )
+            if before.get(m.memory_id, (None,))[0] != status:
+                _touch(stats, m.project_id, m.scope)
+            stats.held += status == holds.HELD
+            stats.approved += status == holds.APPROVED
+        released = [m.memory_id for m in changed if not verdicts[m.memory_id].held and m.memory_id in before]
+        for memory_id in released:
+            _, project_id, scope = before[memory_id]
+            _touch(stats, project_id, scope)
+        holds.save(conn, rows, released)
+        for project_id, scope in holds.prune(conn):
+            _touch(stats, project_id, scope)
+        stats.checked = len(changed)
+        stats.released = len(released)
+        set_checkpoint(conn, upper, CHECKPOINT)
+    return stats
+
+
+def _memory(conn: Connection, memory_id: int):
+    return conn.execute(
+        "SELECT id, learning_id, project_id, content FROM memories WHERE id = ?", (memory_id,)
+    ).fetchone()
+
+
+def _archived_earlier(conn: Connection, memory_id: int) -> str | None:
+    """The reason a memory that is no longer in the projection was archived (None: it never existed)."""
+    row = conn.execute(
+        "SELECT a.payload_json FROM learning_events e JOIN learning_events a ON a.learning_id = e.learning_id "
+        "WHERE e.event_id = ? AND e.event_type = 'LearningExtracted' AND a.event_type = 'LearningArchived' "
+        "ORDER BY a.event_id DESC LIMIT 1",
+        (memory_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return str(json.loads(row[0]).get("reason", "archived"))
+
+
+def approve(conn: Connection, memory_id: int, *, policy: Policy | None = None) -> ReviewOutcome:
+    """Approve a held memory: it may be injected again (still framed as a note) while its text is unchanged."""
+    refresh_holds(conn)
+    memory = _memory(conn, memory_id)
+    if memory is None:
+        raise ReviewError(f"no memory #{memory_id} in the current projection")
+    hold = holds.get(conn, memory_id)
+    if hold is None:
+        raise ReviewError(f"memory #{memory_id} is not held for review; there is nothing to approve")
+    digest = content_sha256(memory["content"])
+    key = hashlib.sha256(f"review:approve:{memory['learning_id']}:{digest}".encode()).hexdigest()
+    payload = {
+        "review": {
+            "decision": "approved",
+            "content_sha256": digest,
+            "guard_version": GUARD_VERSION,
+            "categories": sorted({f["category"] for f in hold.findings if not f["warning"]}),
+            "reason": hold.reason,
+        }
+    }
+    event = LearningEvent("LearningValidated", memory["learning_id"], payload, REVIEW_SESSION,
+                          memory["project_id"], "user_review", key)  # fmt: skip
+    result = EventStore(conn).append(event)
+    project(conn, policy=policy)
+    refresh_holds(conn)
+    return ReviewOutcome(memory_id, "approved", result.created, result.event.event_id, hold.reason)
+
+
+def reject(
+    conn: Connection, memory_id: int, reason: str | None = None, *, policy: Policy | None = None
+) -> ReviewOutcome:
+    """Reject a memory (held or not): a ``LearningArchived`` tombstone with the reason; it is never injected."""
+    refresh_holds(conn)
+    memory = _memory(conn, memory_id)
+    if memory is None:
+        earlier = _archived_earlier(conn, memory_id)
+        if earlier is None:
+            raise ReviewError(f"no memory #{memory_id}")
+        return ReviewOutcome(memory_id, "rejected", False, None, earlier)
+    hold = holds.get(conn, memory_id)
+    why = " ".join((reason or "").split()) or (hold.reason if hold else "rejected by the user")
+    key = hashlib.sha256(f"review:reject:{memory['learning_id']}".encode()).hexdigest()
+    payload = {
+        "reason": f"rejected in review: {why}",
+        "review": {"decision": "rejected", "content_sha256": content_sha256(memory["content"]),
+                   "guard_version": GUARD_VERSION, "held": hold is not None and hold.status == holds.HELD},
+    }  # fmt: skip
+    event = LearningEvent("LearningArchived", memory["learning_id"], payload, REVIEW_SESSION,
+                          memory["project_id"], "user_review", key)  # fmt: skip
+    result = EventStore(conn).append(event)
+    project(conn, policy=policy)
+    refresh_holds(conn)
+    return ReviewOutcome(memory_id, "rejected", result.created, result.event.event_id, payload["reason"])
