@@ -390,9 +390,10 @@ def _ingest_stretch(instance, days: list[str], label: str, source: str, steps: i
 
 def _record_floor(settings: Settings, first, last) -> None:
     """The watch sensor's window now reaches down to ``first`` (see :mod:`nous_assets.store.floor`)."""
+    from nous_assets.defs.resources import open_pipeline_db
     from nous_assets.store.floor import lower_floor
 
-    conn = _open(settings, create=True)
+    conn = open_pipeline_db(settings)  # like a run: refuses to recreate a cortex.db that vanished
     try:
         lower_floor(conn, first.isoformat(), last.isoformat())
     finally:
