@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from nous_assets.capture.secret_tokens import Span, find_secret_tokens
+
 __all__ = ["MARKER_PREFIX", "RedactionResult", "marker", "redact", "redact_json", "redact_text"]
 
 MARKER_PREFIX = "[REDACTED:"
@@ -140,6 +142,8 @@ def _plausible_secret(value: str, quoted: bool) -> bool:
 
 
 _COMPARISONS = frozenset({"==", "===", "!=", "!=="})
+# An identifier with at most two letter/digit switches: a type or variable name, not a generated value.
+_TYPE_NAME = re.compile(r"[A-Za-z_$][A-Za-z_$]*\d*[A-Za-z_$]*")
 
 
 def _generic_check(value: str, m: re.Match[str]) -> bool:
@@ -152,6 +156,10 @@ def _generic_check(value: str, m: re.Match[str]) -> bool:
     op = m.group("op") if "op" in m.re.groupindex else None
     if not quoted and op in _COMPARISONS:
         return False
+    if not quoted and (value.endswith(".") or "?." in value):
+        return False  # an expression cut at a subscript: req.cookies?.['token']
+    if not quoted and op == ":" and _TYPE_NAME.fullmatch(value):
+        return False  # a type annotation: privateKey: Uint8Array, key: ed25519Seed
     if not quoted and op == ":" and m.string[m.start() : m.end("kw")] in ("pass", "pwd"):
         return False
     # An ARN or a type name is not an assignment: arn:aws:secretsmanager:...:secret:x, AWS::IAM::AccessKey.
@@ -429,18 +437,24 @@ _RULES: tuple[_Rule, ...] = (
         _Alt(r"x(?:ox[abposre]|app)-[A-Za-z0-9-]{10,}", "slack_token", (), _random_token, not_after=_TOKEN_EDGE),
     ),
     _rule(
-        ("https://",),
+        ("hooks.slack.com",),
         _Alt(
-            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<slk>[A-Za-z0-9_/-]{10,})",
+            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<slk>[A-Za-z0-9_/+-]{10,})",
             "slack_webhook",
             ("slk",),
         ),
+    ),
+    _rule(
+        ("webhook.office.com",),
+        _Alt(r"webhook\.office\.com/webhook(?:b2)?/(?P<teams>[^\s\"'\\<>]{20,})", "teams_webhook", ("teams",)),
+    ),
+    _rule(
+        ("https://",),
         _Alt(
             r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/(?P<dsc>[A-Za-z0-9_-]{20,})",
             "discord_webhook",
             ("dsc",),
         ),
-        prefix=8,
     ),
     _rule(
         ("hf_",),
@@ -653,7 +667,24 @@ def _run_rules(text: str, counts: dict[str, int], gate: bool | None = None) -> s
         if new is not text:
             text = new
             low = text.lower()
-    return text
+    return _splice(text, find_secret_tokens(text), counts)
+
+
+def _splice(text: str, spans: list[Span], counts: dict[str, int]) -> str:
+    """Replace each ``(start, end, kind)`` span (ordered, non-overlapping) with its marker."""
+    if not spans:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for start, end, kind in spans:
+        if start < last or _cuts_marker(text, start, end):
+            continue
+        counts[kind] = counts.get(kind, 0) + 1
+        pieces.append(text[last:start])
+        pieces.append(marker(kind))
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 @lru_cache(maxsize=16384)
