@@ -49,9 +49,12 @@ Span = tuple[int, int, str]  # start, end, kind
 # brackets and backslashes (JSON escapes) end a token.
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=~.:-")
 _T = "[A-Za-z0-9_+/=~.:-]"
-# Candidate tokens: 10+ token characters holding a letter next to a digit, a lower-to-upper hump or a
-# 12-digit run. The look-aheads run only at token starts, so one C-level pass skips words and paths.
-_TOKEN = re.compile(rf"(?<!{_T})(?={_T}{{10}})(?={_T}*?(?:[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]|\d{{12}}))(?:{_T})++")
+# Candidate tokens: 10+ token characters holding a letter next to a digit, a lower-to-upper hump, a
+# 12-digit run or a UUID. The look-aheads run only at token starts, so one C-level pass skips words and paths.
+_UUID_HEAD = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+_TOKEN = re.compile(
+    rf"(?<!{_T})(?={_T}{{10}})(?={_T}*?(?:[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]|\d{{12}}|{_UUID_HEAD}))(?:{_T})++"
+)
 _SEPARATORS = re.compile(r"[-_./+=~:]+")
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
 _HEXISH = re.compile(r"(?:0x)?[0-9a-fA-F]+(?:[-_.:]+[0-9a-fA-F]+)*")  # hex with separators: UUIDs, MACs, ranges
@@ -89,9 +92,10 @@ _QUERY_NAME = re.compile(r"[?&;]([A-Za-z0-9_.-]{1,40})=\Z")
 _PATH_START = re.compile(r"(?:^|[\s\"'`(=])(?:~|\.{1,2})?/\Z")
 _PREFIX_TUPLE = tuple(PREFIXES)
 # Every detector below needs 3+ letter/digit switches (so 2+ separate letter-digit pairs), 3+ humps of
-# case (base64 letters), a 12-digit number or a known prefix: one C-level search rules most tokens out.
+# case (base64 letters), a 12-digit number, a UUID or a known prefix: one C-level search rules most out.
 _INTERESTING = re.compile(
-    r"(?:[A-Za-z]\d|\d[A-Za-z]).*?(?:[A-Za-z]\d|\d[A-Za-z])|[a-z][A-Z].*?[a-z][A-Z].*?[a-z][A-Z]|\d{12}"
+    r"(?:[A-Za-z]\d|\d[A-Za-z]).*?(?:[A-Za-z]\d|\d[A-Za-z])|[a-z][A-Z].*?[a-z][A-Z].*?[a-z][A-Z]|\d{12}|"
+    + _UUID_HEAD
 )
 _LIBRARY_WINDOW = 160
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import polars as pl
 
+from nous_assets.capture.redact import redact
 from nous_assets.retrieve.packet import format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
@@ -166,6 +167,7 @@ def build_cache(
             text, ids = _packet_for(conn, settings, project, fp, embedder)
             if not text:
                 continue
+            text = redact(text)  # defence in depth: memories are redacted, and so is what the hook prints
             key = f"{project}:{fingerprint_key({'project_id': project, **fp})}"
             rows.append(
                 (
