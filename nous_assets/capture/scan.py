@@ -180,7 +180,8 @@ def scan_partition(settings: Settings, conn: Connection, date: str) -> Partition
         for q in result.quarantined:
             day = next((d for d, t in reversed(dated) if t.byte_start <= q.byte_offset), None) or first
             if day == date:
-                scan.quarantined.append(replace(q, excerpt=redact_text(q.excerpt).text, reason=redact_text(q.reason).text))
+                excerpt, reason = redact_text(q.excerpt).text, redact_text(q.reason).text
+                scan.quarantined.append(replace(q, excerpt=excerpt, reason=reason))
         scan.files.append(
             FileScan(str(f.path), state.inode, state.mtime, result.consumed_offset, region, len(on_date), truncated)
         )
