@@ -304,7 +304,10 @@ def sample_secrets(
         for r in wanted:
             for i in range(2 * (per_rule - len(found[r.id]))):  # one file each: a match may span lines
                 files[f"{r.id}/{i}/{_file_name(r)}"] = _with_keyword(r, sampler.sample(compiled[r.id])) + "\n"
-        for f in _gitleaks_findings(binary, files):
+        findings = _gitleaks_findings(binary, files)  # gitleaks scans files in parallel: sort for a stable corpus
+        for f in sorted(
+            findings, key=lambda f: (f["File"].split("/")[-3:], f["StartLine"], f["StartColumn"], f["RuleID"])
+        ):
             rule_id = Path(f["File"]).parent.parent.name
             secret = _core(f.get("Secret", ""))
             if ("(?P<" in compiled[rule_id] or len(secret) < 8) and len(f.get("Match", "")) > len(secret):
@@ -404,3 +407,52 @@ def jsonl(samples: list[Sample]) -> Iterator[bytes]:
     """The samples' records as transcript lines."""
     for s in samples:
         yield json.dumps(s.record).encode() + b"\n"
+
+
+@dataclass
+class Figures:
+    """How much of the corpus survived redaction, overall, per context and per rule family."""
+
+    total: int = 0
+    leaked: list[Sample] = field(default_factory=list)
+    by_context: dict[str, list[int]] = field(default_factory=dict)  # context -> [samples, leaked]
+    by_family: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def redacted_share(self) -> float:
+        return 1 - len(self.leaked) / self.total if self.total else 0.0
+
+    def as_dict(self) -> dict:
+        def share(pair: list[int]) -> float:
+            return round(100 * (1 - pair[1] / pair[0]), 2)
+
+        return {
+            "samples": self.total,
+            "leaked": len(self.leaked),
+            "redacted_pct": round(100 * self.redacted_share, 2),
+            "by_context_pct": {k: share(v) for k, v in sorted(self.by_context.items())},
+            "by_family_pct": {k: share(v) for k, v in sorted(self.by_family.items())},
+            "leaked_rules": sorted({s.rule_id for s in self.leaked}),
+        }
+
+
+def stored_texts(turn) -> str:
+    """Every text field of a turn that capture stores (what a leak would be found in)."""
+    return "\n".join([turn.text, *(u.input_json for u in turn.tool_uses), *(r.text for r in turn.tool_results)])
+
+
+def evaluate(samples: list[Sample], stored: dict[str, str]) -> Figures:
+    """``stored`` maps each record's uuid to the text persisted for it; a sample leaks when its secret is
+    found there, as is or JSON-escaped (tool inputs are stored as JSON)."""
+    figures = Figures()
+    for s in samples:
+        text = stored[s.record["uuid"]]
+        leaked = s.secret in text or json.dumps(s.secret)[1:-1] in text
+        figures.total += 1
+        for table, key in ((figures.by_context, s.context), (figures.by_family, family(s.rule_id))):
+            pair = table.setdefault(key, [0, 0])
+            pair[0] += 1
+            pair[1] += leaked
+        if leaked:
+            figures.leaked.append(s)
+    return figures
