@@ -49,12 +49,10 @@ Span = tuple[int, int, str]  # start, end, kind
 # brackets and backslashes (JSON escapes) end a token.
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=~.:-")
 _T = "[A-Za-z0-9_+/=~.:-]"
-# Candidate tokens: 10+ token characters holding a letter next to a digit, a lower-to-upper hump, a
-# 12-digit run or a UUID. The look-aheads run only at token starts, so one C-level pass skips words and paths.
+# Candidate tokens: runs of 10+ token characters. Most are words, paths and numbers, ruled out by one
+# C-level search for what every detector needs (see _INTERESTING) before any Python work.
+_TOKEN = re.compile(rf"{_T}{{10,}}")
 _UUID_HEAD = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-_TOKEN = re.compile(
-    rf"(?<!{_T})(?={_T}{{10}})(?={_T}*?(?:[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]|\d{{12}}|{_UUID_HEAD}))(?:{_T})++"
-)
 _SEPARATORS = re.compile(r"[-_./+=~:]+")
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
 _HEXISH = re.compile(r"(?:0x)?[0-9a-fA-F]+(?:[-_.:]+[0-9a-fA-F]+)*")  # hex with separators: UUIDs, MACs, ranges
@@ -91,6 +89,7 @@ _HTML_ATTRIBUTE = re.compile(r"\s([A-Za-z][\w:-]*)=\\*[\"']\Z")
 _QUERY_NAME = re.compile(r"[?&;]([A-Za-z0-9_.-]{1,40})=\Z")
 _PATH_START = re.compile(r"(?:^|[\s\"'`(=])(?:~|\.{1,2})?/\Z")
 _PREFIX_TUPLE = tuple(PREFIXES)
+_PREFIX_HEADS = frozenset(p[:2] for p in PREFIXES)
 # Every detector below needs 3+ letter/digit switches (so 2+ separate letter-digit pairs), 3+ humps of
 # case (base64 letters), a 12-digit number, a UUID or a known prefix: one C-level search rules most out.
 _INTERESTING = re.compile(
@@ -347,22 +346,27 @@ def _excluded_by_position(text: str, start: int, end: int) -> bool:
     return False
 
 
-def _worth_judging(text: str, start: int, end: int) -> bool:
-    """Cheap test run on every token: can it pass any of the checks below? (Most words and paths cannot.)"""
-    if _INTERESTING.search(text, start, end) is not None or text.startswith(_PREFIX_TUPLE, start, end):
+def _has_known_prefix(text: str, start: int, end: int) -> bool:
+    """Whether the token, or the value of a ``NAME=value`` token, starts with a credential prefix."""
+    if text[start : start + 2] in _PREFIX_HEADS and text.startswith(_PREFIX_TUPLE, start, end):
         return True
-    eq = _ASSIGN.search(text, start, end)  # NAME=value: the value may carry a known prefix
-    return eq is not None and text.startswith(_PREFIX_TUPLE, eq.end(), end)
+    for sep in "=:":  # NAME=value: the value may carry a known prefix
+        eq = text.find(sep, start, end) + 1
+        if eq and text[eq : eq + 2] in _PREFIX_HEADS and text.startswith(_PREFIX_TUPLE, eq, end):
+            return True
+    return False
 
 
 def _scan(text: str) -> tuple[list[Span], list[tuple[int, int]]]:
     """Spans to redact, and the spans of tokens still suspicious (for the library's second opinion)."""
     spans: list[Span] = []
     suspicious: list[tuple[int, int]] = []
+    interesting = _INTERESTING.search
     for m in _TOKEN.finditer(text):
-        if not _worth_judging(text, m.start(), m.end()):
-            continue
-        start, end = _trim(text, m.start(), m.end())
+        start, end = m.span()
+        if interesting(text, start, end) is None and not _has_known_prefix(text, start, end):
+            continue  # what every detector needs is missing: most words, paths and numbers stop here
+        start, end = _trim(text, start, end)
         if end - start < 10:
             continue
         token = text[start:end]
