@@ -1,10 +1,10 @@
-"""Capture benchmark: parser throughput and end-to-end backfill time on a >= 200 MB transcript corpus.
+"""Capture benchmark: parser and redaction throughput, end-to-end backfill time on a >= 200 MB corpus.
 
 The corpus replicates ``../shared/data/transcripts`` with every uuid rewritten per copy, so copies are
 distinct sessions (nothing is de-duplicated away). Prints each figure and saves them all to
 ``benchmarks/results/capture-<time>.json``.
 
-    python benchmarks/bench_capture.py [--target-mb 200] [--workdir DIR]
+    python benchmarks/bench_capture.py [--target-mb 200] [--workdir DIR] [--skip-backfill]
 """
 
 from __future__ import annotations
@@ -58,6 +58,23 @@ def bench_parse(projects: Path) -> dict:
             "parse_mb_per_s": round(size / 1e6 / seconds, 1), "parse_turns": turns}
 
 
+def bench_redact(projects: Path) -> dict:
+    """Redaction throughput over what capture redacts: each turn's text, tool inputs and tool results."""
+    from nous_assets.capture.parser import parse_chunk
+    from nous_assets.capture.redact import redact_text
+
+    texts = []
+    for path in sorted(projects.rglob("*.jsonl")):
+        for t in parse_chunk(path.read_bytes(), base_offset=0, path=str(path), project_id="bench").turns:
+            texts += [t.text, *(u.input_json for u in t.tool_uses), *(r.text for r in t.tool_results)]
+    size = sum(len(x.encode()) for x in texts)
+    t = time.perf_counter()
+    found = sum(redact_text(x).total for x in texts)
+    seconds = time.perf_counter() - t
+    return {"redact_mb": round(size / 1e6, 1), "redact_seconds": round(seconds, 2),
+            "redact_mb_per_s": round(size / 1e6 / seconds, 1), "redactions": found}  # fmt: skip
+
+
 def bench_backfill(root: Path) -> dict:
     os.environ.update({
         "HOME": str(root / "home"),
@@ -103,6 +120,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--target-mb", type=float, default=200)
     parser.add_argument("--workdir")
+    parser.add_argument("--skip-backfill", action="store_true", help="only parse and redaction throughput")
     args = parser.parse_args()
     root = Path(args.workdir or tempfile.mkdtemp(prefix="nous-capture-bench-"))
     shutil.rmtree(root / "projects", ignore_errors=True)
@@ -116,7 +134,11 @@ def main() -> None:
         "corpus_files": files,
     }
     print(f"{'corpus_mb':40} {results['corpus_mb']}\n{'corpus_files':40} {files}")
-    for figures in (bench_parse(root / "projects"), bench_backfill(root)):
+    stages = [lambda: bench_parse(root / "projects"), lambda: bench_redact(root / "projects")]
+    if not args.skip_backfill:
+        stages.append(lambda: bench_backfill(root))
+    for stage in stages:
+        figures = stage()
         results.update(figures)
         for key, value in figures.items():
             print(f"{key:40} {value}")
