@@ -198,9 +198,11 @@ def _bearer_check(value: str, _m: re.Match[str]) -> bool:
     return any(c.isdigit() for c in value) or _looks_random_letters(value)
 
 
-def _curl_user_check(value: str, _m: re.Match[str]) -> bool:
-    """``docker -u 1000:1000`` is a uid:gid, not a password."""
-    return not _is_placeholder(value) and not _NUMBER.fullmatch(value)
+def _curl_user_check(value: str, m: re.Match[str]) -> bool:
+    """``docker -u 1000:1000`` is a uid:gid, not a password; a user name alone is a key only if random."""
+    if _is_placeholder(value) or _NUMBER.fullmatch(value):
+        return False
+    return m.start("cu") == -1 or (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
 
 
 def _mysql_check(value: str, _m: re.Match[str]) -> bool:
@@ -346,6 +348,10 @@ _WORD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _TOKEN_EDGE = _WORD + "_-"
 _R = r"(?![A-Za-z0-9_-])"  # right edge of a token
 _Q = r"""\\?["']?"""  # an optional quote, maybe JSON-escaped
+# curl -u user:password (the password), -u :password, and -u key: (an API key sent as the user name)
+_CURL_CREDENTIAL = (
+    r"(?:(?P<cu>[^\s:\"'\\]{8,}):(?=[\s\"'\\]|\Z)|[^\s:\"'\\]*:(?P<cv>[^\s\"'\\]+))"
+)
 _KSEP = _Q + r"[ \t]{0,8}(?:=|:)[ \t]{0,8}" + _Q  # closing key quote, separator, opening value quote
 _SEP = _Q + r"""[ \t]{0,8}(?P<op>===?|!==?|=>|:=|\?=|=|:)[ \t]{0,8}"""
 _VALUE = (
@@ -522,7 +528,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         ("--",),
         # curl --user user:password
-        _Alt(r"--user[ \t]+" + _Q + r"[^\s:\"'\\]+:(?P<cv>[^\s\"'\\]+)", "password", ("cv",), _curl_user_check),
+        _Alt(r"--user[ \t]+" + _Q + _CURL_CREDENTIAL, "password", ("cv", "cu"), _curl_user_check),
         # --password hunter2 (the --password=hunter2 form is a generic assignment).
         _Alt(
             r"--(?i:(?P<kw>password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token"
@@ -539,8 +545,9 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         ("-u",),
         _Alt(
-            r"-u[ \t]+" + _Q + r"[^\s:\"'\\]+:(?P<v>[^\s\"'\\]+)",
+            r"-u[ \t]+" + _Q + _CURL_CREDENTIAL,
             "password",
+            ("cv", "cu"),
             check=_curl_user_check,
             not_after=_WORD + "_-",
         ),

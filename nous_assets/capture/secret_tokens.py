@@ -66,8 +66,10 @@ _HASH_CONTEXT = re.compile(
 )
 _WORD_SEGMENT = re.compile(r"[A-Z]?[a-z]{2,}|[A-Z]{3,}")
 _VOWEL = re.compile(r"[aeiouyAEIOUY]")
+_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ]{4}")  # unlikely inside a real word
 _CAMEL_WORD = re.compile(r"[A-Z][a-z]{2,}|^[a-z]{2,}(?=[A-Z])")
 _FILE_NAME = re.compile(r"\.(?:[a-z]{1,4}|json|yaml|toml|html|scss|tsx|jsx)(?::\d+){0,2}\Z")
+_AZURE_AD_SECRET = re.compile(r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}")
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d")
 _BLOB = 200  # longer runs without a known prefix are data (signatures, images, compressed state), not keys
 _NO_DIGITS = str.maketrans("", "", "0123456789")
@@ -133,7 +135,7 @@ def _hex_with_words(token: str) -> bool:
 
 def _camel_letters(part: str) -> int:
     """How many letters of ``part`` belong to camelCase words with a vowel (``randomPrivateKey``: all)."""
-    return sum(len(w) for w in _CAMEL_WORD.findall(part) if _VOWEL.search(w))
+    return sum(len(w) for w in _CAMEL_WORD.findall(part) if _VOWEL.search(w) and not _CONSONANTS.search(w))
 
 
 def _camel_case(token: str) -> bool:
@@ -166,12 +168,12 @@ def is_random_token(token: str) -> bool:
     if len(segment) < 12 or _HEX.fullmatch(segment) or segment.isdigit():
         return False
     digits = _count(segment, _NO_DIGITS)
-    if digits < 2:  # base62 letters: case must flip at random, far more often than in camelCase
-        return len(segment) >= 20 and _case_changes(segment) >= 0.45 * len(segment) and _entropy(token) >= 3.8
-    if len(segment) - digits < 4:
-        return False
+    # base62 letters: case flips at random, far more often than in camelCase
+    flips = len(segment) >= 20 and _case_changes(segment) >= 0.45 * len(segment) and _entropy(token) >= 3.8
+    if digits < 2 or len(segment) - digits < 4:
+        return flips
     if _transitions(segment) < max(4, len(segment) // 7):
-        return False
+        return flips
     return _entropy(token) >= (3.3 if len(token) < 24 else 3.6)
 
 
@@ -193,9 +195,11 @@ def _weak_shape(token: str) -> bool:
     if letters >= 10 and _case_changes(joined) >= 0.4 * letters and _entropy(token) >= 3.4:
         return not _camel_case(token)  # base64 letters whose case flips at random, unlike identifiers
     digits = alnum - letters
+    if digits == 1 and letters >= 10 and not joined.islower() and not joined.isupper():
+        return not _camel_case(token) and _entropy(token) >= 3.3  # base62 with a single digit
     if digits < 2 or letters < 2 or not _mixed_segment(token, 8):
         return False
-    return _transitions(joined) >= max(3, len(joined) // 8) and _entropy(token) >= 3.0
+    return _transitions(joined) >= max(3, len(joined) // 10) and _entropy(token) >= 3.0
 
 
 def _words(text: str) -> list[str]:
@@ -209,6 +213,8 @@ def _has_secret_word(words: list[str], strong: bool = False, providers: bool = T
     vocabulary = STRONG_SECRET_WORDS if strong else SECRET_WORDS
     if "public" in words or "publishable" in words:
         return False  # publicKeyToken, a publishable key: meant to be seen
+    if providers and any(a + b in PROVIDERS for a, b in zip(words, words[1:], strict=False)):
+        return True  # MessageBirdClientID: message + bird
     for i, w in enumerate(words):
         hit = w in vocabulary or (providers and w in PROVIDERS) or w.endswith(("token", "secret", "password", "apikey"))
         if hit and not (i > 0 and words[i - 1] in NOT_SECRET_QUALIFIERS) and w not in NOT_SECRET_QUALIFIERS:
@@ -252,7 +258,7 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     a JSON escape before it (``\\nabc123`` in a raw transcript line starts at ``abc123``)."""
     if start > 0 and text[start - 1] == "\\" and text[start] in "nrtbfu":
         start += 1
-    while start < end and text[start] in ".-=/+~_:":
+    while start < end and text[start] in ".-=/+_:":
         start += 1
     while end > start and text[end - 1] in ".-/~_:":
         end -= 1
@@ -295,6 +301,8 @@ def _judge(token: str) -> tuple[str, bool] | None:
         if kind == "mailgun_api_key" and not _HEX.fullmatch(body):
             return None
         return kind, True
+    if _AZURE_AD_SECRET.fullmatch(token):
+        return "azure_ad_client_secret", True  # Entra ID client secrets: 3 characters, a digit, "Q~", 31-34 more
     if _FILE_NAME.search(token):
         return None  # chunk-36jrqfj4.js:2322, report-3f9a.html
     if token.startswith(ID_PREFIXES) or (token.startswith("eyJ") and "." not in token):
