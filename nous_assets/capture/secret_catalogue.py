@@ -155,5 +155,6 @@ ID_PREFIXES: tuple[str, ...] = (
     "toolu_", "srvtoolu_", "msg_", "req_", "call_", "chatcmpl-", "run_", "asst_", "thread_", "file-", "batch_",
     "evt_", "cus_", "pi_", "ch_", "price_", "prod_", "sub_", "in_", "acct_", "txn_", "seti_", "pm_", "src_",
     "AIDA", "AROA", "AGPA", "ANPA", "ANVA", "AIPA", "APKA", "ASCA",  # AWS ids of users, roles... (not keys)
+    "h1:", "sha1:", "sha256:", "sha512:", "md5:",  # digests with their algorithm
     "agent_msg_", "sha1-", "sha256-", "sha384-", "sha512-", "bafy", "bafk", "bafz", "k51qzi5uqu5",
 )  # fmt: skip

@@ -307,6 +307,8 @@ def _judge(token: str) -> tuple[str, bool] | None:
         return None  # chunk-36jrqfj4.js:2322, report-3f9a.html
     if token.startswith(ID_PREFIXES) or (token.startswith("eyJ") and "." not in token):
         return None  # public id formats; a lone base64 JSON header ({"alg":...}) is not a token
+    if _sequential(token):
+        return None  # 0123456789abcdef…, ABCDEFGH…: a stub (detect-secrets' heuristic)
     if is_random_token(token):
         return "high_entropy_secret", True
     if _weak_shape(token):
@@ -338,10 +340,18 @@ def _in_public_pem(text: str, start: int) -> bool:
     return begin >= 0 and text.find("-----END", begin, start) < 0 and "PRIVATE" not in text[begin : begin + 60]
 
 
+def _in_data_context(text: str, start: int) -> bool:
+    """Digests, data URIs, paths and certificates: places where random-looking text is not a credential."""
+    left = text[max(0, start - 24) : start]
+    return _HASH_CONTEXT.search(left) is not None or _PATH_START.search(left) is not None or _in_public_pem(
+        text, start
+    )
+
+
 def _excluded_by_position(text: str, start: int, end: int) -> bool:
     """Hashes in hash context, URLs (but for secret-named query values), paths and data are no credentials."""
     left = text[max(0, start - 24) : start]
-    if _HASH_CONTEXT.search(left) or _PATH_START.search(left) or _in_public_pem(text, start):
+    if _in_data_context(text, start):
         return True
     attribute = _html_attribute(text, start)
     if attribute is not None:  # <tag attr="value">: only secret-named attributes hold credentials
@@ -381,6 +391,9 @@ def _scan(text: str) -> tuple[list[Span], list[tuple[int, int]]]:
         if end - start < 10:
             continue
         token = text[start:end]
+        if "://" in token:
+            suspicious.append((start, end))  # a URL is judged by the library's URL-shaped credentials
+            continue
         offset = 0 if token.startswith(_PREFIX_TUPLE) and prefix_kind(token) else _name_split(token)
         if offset:
             start += offset
@@ -395,6 +408,7 @@ def _scan(text: str) -> tuple[list[Span], list[tuple[int, int]]]:
             spans.append((start, end, kind))
             continue
         if _excluded_by_position(text, start, end):
+            suspicious.append((start, end))  # URLs and the like: the library knows some credential URLs
             continue
         if certain or secret_context(text, start, end, strong=_HEXISH.fullmatch(token) is not None):
             spans.append((start, end, kind))
@@ -427,6 +441,13 @@ _LIBRARY_PLUGINS = (
 )
 
 
+def _sequential(token: str) -> bool:
+    """detect-secrets' test for keyboard/alphabet runs, on the token without separators."""
+    from detect_secrets.filters.heuristic import is_sequential_string
+
+    return is_sequential_string(_SEPARATORS.sub("", token))
+
+
 @lru_cache(maxsize=1)
 def _library_detectors() -> tuple[tuple[str, Callable[[str], Iterable[str]]], ...]:
     """(kind, analyze_string) of each detector; imported on first use (detect-secrets takes ~0.1 s)."""
@@ -457,10 +478,18 @@ def _library_spans(text: str, suspicious: list[tuple[int, int]]) -> list[Span]:
                 at = window.find(found)
                 while at >= 0:
                     a, b = lo + at, lo + at + len(found)
-                    if not _excluded_by_position(text, a, b) and not _in_blob(text, a, b):
-                        spans.append((a, b, kind))
+                    if not _in_blob(text, a, b) and not _in_data_context(text, _token_start(text, a)):
+                        spans.append((a, b, kind))  # its patterns carry their own context (URLs too)
                     at = window.find(found, at + len(found))
     return spans
+
+
+def _token_start(text: str, start: int) -> int:
+    """Where the run of token characters holding ``start`` begins (at most :data:`_BLOB` back)."""
+    left = start
+    while left > 0 and text[left - 1] in _TOKEN_CHARS and start - left <= _BLOB:
+        left -= 1
+    return left
 
 
 def _in_blob(text: str, start: int, end: int) -> bool:
