@@ -750,7 +750,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Re-apply the current secret redactor to everything already stored: lake partitions (rewritten "
         "atomically), transcript chunks, event payloads (the one sanctioned in-place edit of the log), "
         "injection packets and queue errors; the projection is rebuilt and every change is recorded in the "
-        "redaction_audit table (kind, location, time; never the secret). Idempotent.",
+        "redaction_audit table (kind, location, time; never the secret). Idempotent; run it while the "
+        "pipeline (`nous run`) is stopped.",
     )
     p.add_argument("--rescan", action="store_true", help="scan stored data again and redact what is found")
     p.add_argument("--dry-run", action="store_true", help="only count what would be redacted; write nothing")
