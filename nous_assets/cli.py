@@ -514,9 +514,10 @@ def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
 
 def _review_line(text: str, limit: int = 0) -> str:
     """Terminal-safe one line: control characters (escape sequences) and credentials out, whitespace collapsed."""
-    from nous_assets.safety.guard import normalize, redact_secrets
+    from nous_assets.capture.redact import redact
+    from nous_assets.safety.guard import normalize
 
-    line = " ".join(redact_secrets(normalize(text)).split())
+    line = " ".join(redact(normalize(text)).split())
     return line if not limit or len(line) <= limit else line[: limit - 1] + "…"
 
 
