@@ -1,5 +1,5 @@
-"""Capture benchmark: parser throughput, discovery and file-day scans, and end-to-end backfill time on a
->= 200 MB transcript corpus.
+"""Capture benchmark: parser, redaction, discovery and file-day throughput, and end-to-end backfill time
+on a >= 200 MB transcript corpus.
 
 The corpus replicates ``../shared/data/transcripts`` with every uuid rewritten per copy, so copies are
 distinct sessions (nothing is de-duplicated away). Prints each figure and saves them all to
@@ -103,6 +103,23 @@ def bench_days(projects: Path) -> dict:
     }
 
 
+def bench_redact(projects: Path) -> dict:
+    """Redaction throughput over what capture redacts: each turn's text, tool inputs and tool results."""
+    from nous_assets.capture.parser import parse_chunk
+    from nous_assets.capture.redact import redact_text
+
+    texts = []
+    for path in sorted(projects.rglob("*.jsonl")):
+        for t in parse_chunk(path.read_bytes(), base_offset=0, path=str(path), project_id="bench").turns:
+            texts += [t.text, *(u.input_json for u in t.tool_uses), *(r.text for r in t.tool_results)]
+    size = sum(len(x.encode()) for x in texts)
+    t = time.perf_counter()
+    found = sum(redact_text(x).total for x in texts)
+    seconds = time.perf_counter() - t
+    return {"redact_mb": round(size / 1e6, 1), "redact_seconds": round(seconds, 2),
+            "redact_mb_per_s": round(size / 1e6 / seconds, 1), "redactions": found}  # fmt: skip
+
+
 def bench_backfill(root: Path) -> dict:
     os.environ.update({
         "HOME": str(root / "home"),
@@ -162,7 +179,8 @@ def main() -> None:
         "corpus_files": files,
     }
     print(f"{'corpus_mb':40} {results['corpus_mb']}\n{'corpus_files':40} {files}")
-    benches = [lambda: bench_parse(root / "projects"), lambda: bench_days(root / "projects")]
+    benches = [lambda: bench_parse(root / "projects"), lambda: bench_redact(root / "projects"),
+               lambda: bench_days(root / "projects")]
     if not args.no_backfill:
         benches.append(lambda: bench_backfill(root))
     for bench in benches:

@@ -652,9 +652,10 @@ def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
 
 def _review_line(text: str, limit: int = 0) -> str:
     """Terminal-safe one line: control characters (escape sequences) and credentials out, whitespace collapsed."""
-    from nous_assets.safety.guard import normalize, redact_secrets
+    from nous_assets.capture.redact import redact
+    from nous_assets.safety.guard import normalize
 
-    line = " ".join(redact_secrets(normalize(text)).split())
+    line = " ".join(redact(normalize(text)).split())
     return line if not limit or len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -891,6 +892,37 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     return _serve(home, args.host, args.port)
 
 
+def cmd_redact(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.capture.rescan import rescan
+
+    if not args.rescan:
+        raise NousError("nothing to do: `nous redact --rescan` re-applies the redactor to stored data (see --help)")
+    conn = _open(settings)
+    try:
+        bars: dict[str, Progress] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            bars.setdefault(stage, Progress(f"rescan {stage}", total=total)).update(done)
+
+        report = rescan(settings, conn, policy=_policy(settings), dry_run=args.dry_run, progress=progress)
+    finally:
+        conn.close()
+    if args.json:
+        print(json.dumps({"run_id": report.run_id, "dry_run": report.dry_run, "changed": dict(report.changed),
+                          "secrets_by_kind": dict(report.kinds), "audit_rows": len(report.audit)}, indent=2))
+        return 0
+    verb = "would remove" if args.dry_run else "removed"
+    print(f"rescan {report.run_id}: {verb} {report.total:,} secret(s)"
+          + (f" ({', '.join(f'{k} {n}' for k, n in report.kinds.most_common())})" if report.total else ""))
+    for where, n in sorted(report.changed.items()):
+        print(f"  {where:<24}{n:>8,} {'to rewrite' if args.dry_run else 'rewritten'}")
+    if report.memories_rebuilt:
+        print(f"  projection rebuilt: {report.memories_rebuilt:,} memories (vectors of changed ones re-embed next run)")
+    if not args.dry_run and report.audit:
+        print(f"  {len(report.audit):,} audit row(s) in redaction_audit (kind, location, time; never the secret)")
+    return 0
+
+
 def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
@@ -1075,6 +1107,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
     p.add_argument("--fix", action="store_true", help="make data files and directories private (0600/0700)")
+    p = add(
+        "redact",
+        cmd_redact,
+        "Re-apply the current secret redactor to everything already stored: lake partitions (rewritten "
+        "atomically), transcript chunks, event payloads (the one sanctioned in-place edit of the log), "
+        "injection packets and queue errors; the projection is rebuilt and every change is recorded in the "
+        "redaction_audit table (kind, location, time; never the secret). Idempotent; run it while the "
+        "pipeline (`nous run`) is stopped.",
+    )
+    p.add_argument("--rescan", action="store_true", help="scan stored data again and redact what is found")
+    p.add_argument("--dry-run", action="store_true", help="only count what would be redacted; write nothing")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p = add("queue", cmd_queue, "Show the ingest queue (failed and dead-lettered items with their errors).")
     p.add_argument("--retry-dead", action="store_true", help="move dead-lettered items back to pending")
     return parser

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nous_assets.capture.redact import redact_text
+from nous_assets.capture.redact import redact_json, redact_text
 from nous_assets.extract.base import idempotency_key, learning_id_for
 from nous_assets.store.db import Connection
 from nous_assets.store.events import EventStore, LearningEvent
@@ -74,6 +74,7 @@ def legacy_event(entry: Any, path: Path, line_no: int) -> LearningEvent:
         payload["domain"] = entry["domain"]
     if entry.get("scope") in ("project", "global"):
         payload["scope"] = entry["scope"]
+    payload, _ = redact_json(payload)  # concepts and tags are free text too
     return LearningEvent(
         "LearningExtracted",
         learning_id_for(key),
@@ -109,7 +110,7 @@ def migrate_legacy(conn: Connection, paths: list[Path]) -> LegacyReport:
                     {
                         "file": str(path),
                         "line": line_no,
-                        "reason": str(exc)[:300],
+                        "reason": redact_text(str(exc)[:300]).text,
                         "excerpt": redact_text(raw[:200].decode("utf-8", "replace")).text,
                     }
                 )

@@ -35,8 +35,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["MARKER_PREFIX", "RedactionResult", "marker", "redact", "redact_json", "redact_text"]
+from nous_assets.capture.secret_tokens import Span, find_secret_tokens
 
+__all__ = ["MARKER_PREFIX", "REDACTOR_VERSION", "RedactionResult", "marker", "redact", "redact_json", "redact_text"]
+
+# Bumped whenever the rules change what is found; `nous redact --rescan` records it with each change it makes.
+REDACTOR_VERSION = "2"
 MARKER_PREFIX = "[REDACTED:"
 _MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 
@@ -140,6 +144,8 @@ def _plausible_secret(value: str, quoted: bool) -> bool:
 
 
 _COMPARISONS = frozenset({"==", "===", "!=", "!=="})
+# An identifier with at most two letter/digit switches: a type or variable name, not a generated value.
+_TYPE_NAME = re.compile(r"[A-Za-z_$][A-Za-z_$]*\d*[A-Za-z_$]*")
 
 
 def _generic_check(value: str, m: re.Match[str]) -> bool:
@@ -152,6 +158,10 @@ def _generic_check(value: str, m: re.Match[str]) -> bool:
     op = m.group("op") if "op" in m.re.groupindex else None
     if not quoted and op in _COMPARISONS:
         return False
+    if not quoted and (value.endswith(".") or "?." in value):
+        return False  # an expression cut at a subscript: req.cookies?.['token']
+    if not quoted and op == ":" and _TYPE_NAME.fullmatch(value):
+        return False  # a type annotation: privateKey: Uint8Array, key: ed25519Seed
     if not quoted and op == ":" and m.string[m.start() : m.end("kw")] in ("pass", "pwd"):
         return False
     # An ARN or a type name is not an assignment: arn:aws:secretsmanager:...:secret:x, AWS::IAM::AccessKey.
@@ -188,9 +198,11 @@ def _bearer_check(value: str, _m: re.Match[str]) -> bool:
     return any(c.isdigit() for c in value) or _looks_random_letters(value)
 
 
-def _curl_user_check(value: str, _m: re.Match[str]) -> bool:
-    """``docker -u 1000:1000`` is a uid:gid, not a password."""
-    return not _is_placeholder(value) and not _NUMBER.fullmatch(value)
+def _curl_user_check(value: str, m: re.Match[str]) -> bool:
+    """``docker -u 1000:1000`` is a uid:gid, not a password; a user name alone is a key only if random."""
+    if _is_placeholder(value) or _NUMBER.fullmatch(value):
+        return False
+    return m.start("cu") == -1 or (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
 
 
 def _mysql_check(value: str, _m: re.Match[str]) -> bool:
@@ -336,6 +348,10 @@ _WORD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _TOKEN_EDGE = _WORD + "_-"
 _R = r"(?![A-Za-z0-9_-])"  # right edge of a token
 _Q = r"""\\?["']?"""  # an optional quote, maybe JSON-escaped
+# curl -u user:password (the password), -u :password, and -u key: (an API key sent as the user name)
+_CURL_CREDENTIAL = (
+    r"(?:(?P<cu>[^\s:\"'\\]{8,}):(?=[\s\"'\\]|\Z)|[^\s:\"'\\]*:(?P<cv>[^\s\"'\\]+))"
+)
 _KSEP = _Q + r"[ \t]{0,8}(?:=|:)[ \t]{0,8}" + _Q  # closing key quote, separator, opening value quote
 _SEP = _Q + r"""[ \t]{0,8}(?P<op>===?|!==?|=>|:=|\?=|=|:)[ \t]{0,8}"""
 _VALUE = (
@@ -429,18 +445,24 @@ _RULES: tuple[_Rule, ...] = (
         _Alt(r"x(?:ox[abposre]|app)-[A-Za-z0-9-]{10,}", "slack_token", (), _random_token, not_after=_TOKEN_EDGE),
     ),
     _rule(
-        ("https://",),
+        ("hooks.slack.com",),
         _Alt(
-            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<slk>[A-Za-z0-9_/-]{10,})",
+            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<slk>[A-Za-z0-9_/+-]{10,})",
             "slack_webhook",
             ("slk",),
         ),
+    ),
+    _rule(
+        ("webhook.office.com",),
+        _Alt(r"webhook\.office\.com/webhook(?:b2)?/(?P<teams>[^\s\"'\\<>]{20,})", "teams_webhook", ("teams",)),
+    ),
+    _rule(
+        ("https://",),
         _Alt(
             r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/(?P<dsc>[A-Za-z0-9_-]{20,})",
             "discord_webhook",
             ("dsc",),
         ),
-        prefix=8,
     ),
     _rule(
         ("hf_",),
@@ -506,7 +528,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         ("--",),
         # curl --user user:password
-        _Alt(r"--user[ \t]+" + _Q + r"[^\s:\"'\\]+:(?P<cv>[^\s\"'\\]+)", "password", ("cv",), _curl_user_check),
+        _Alt(r"--user[ \t]+" + _Q + _CURL_CREDENTIAL, "password", ("cv", "cu"), _curl_user_check),
         # --password hunter2 (the --password=hunter2 form is a generic assignment).
         _Alt(
             r"--(?i:(?P<kw>password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token"
@@ -523,8 +545,9 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         ("-u",),
         _Alt(
-            r"-u[ \t]+" + _Q + r"[^\s:\"'\\]+:(?P<v>[^\s\"'\\]+)",
+            r"-u[ \t]+" + _Q + _CURL_CREDENTIAL,
             "password",
+            ("cv", "cu"),
             check=_curl_user_check,
             not_after=_WORD + "_-",
         ),
@@ -653,7 +676,24 @@ def _run_rules(text: str, counts: dict[str, int], gate: bool | None = None) -> s
         if new is not text:
             text = new
             low = text.lower()
-    return text
+    return _splice(text, find_secret_tokens(text), counts)
+
+
+def _splice(text: str, spans: list[Span], counts: dict[str, int]) -> str:
+    """Replace each ``(start, end, kind)`` span (ordered, non-overlapping) with its marker."""
+    if not spans:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for start, end, kind in spans:
+        if start < last or _cuts_marker(text, start, end):
+            continue
+        counts[kind] = counts.get(kind, 0) + 1
+        pieces.append(text[last:start])
+        pieces.append(marker(kind))
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 @lru_cache(maxsize=16384)

@@ -193,7 +193,8 @@ def scan_partition(settings: Settings, conn: Connection, date: str) -> Partition
             scan.agent_links.extend(result.agent_links)
         for q in result.quarantined:
             if _quarantine_day(dated, q, info.fallback) == date:
-                scan.quarantined.append(replace(q, excerpt=redact_text(q.excerpt).text))
+                excerpt, reason = redact_text(q.excerpt).text, redact_text(q.reason).text
+                scan.quarantined.append(replace(q, excerpt=excerpt, reason=reason))
         scan.files.append(
             FileScan(
                 str(f.path), state.inode, state.mtime, result.consumed_offset, region, len(on_date),

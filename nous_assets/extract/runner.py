@@ -18,6 +18,7 @@ from typing import Any
 
 from nous_assets.capture.lake import read_turns
 from nous_assets.capture.parser import Turn
+from nous_assets.capture.redact import redact, redact_json
 from nous_assets.errors import NousError
 from nous_assets.extract.base import (
     Extractor,
@@ -217,6 +218,7 @@ def build_events(
             "provenance": rec["provenance"],
         }
         offsets = rec["provenance"].get("line_offsets") or [0]
+        payload, _ = redact_json(payload)  # an LLM may echo or invent a credential: never persist one
         events.append(
             LearningEvent(
                 "LearningExtracted",
@@ -361,7 +363,7 @@ def drain(
             try:
                 stats.events_written += process_item(conn, settings, extractor, item, cache, stats, reextract=reextract)
             except Exception as exc:  # every failure is recorded on the item, retried, then dead-lettered
-                message = f"{type(exc).__name__}: {exc}"
+                message = redact(f"{type(exc).__name__}: {exc}")  # validation errors quote the bad values
                 status = queue.fail(
                     conn,
                     item.ingest_id,

@@ -26,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from nous_assets.capture.redact import redact
 from nous_assets.retrieve.packet import format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
@@ -217,6 +218,7 @@ def build_cache(
             stats.held_skipped += skipped
             if not text:
                 continue
+            text = redact(text)  # defence in depth: memories are redacted, and so is what the hook prints
             key = f"{project}:{fingerprint_key({'project_id': project, **fp})}"
             rows.append(
                 (

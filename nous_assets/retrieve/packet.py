@@ -34,7 +34,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nous_assets.safety.guard import classify, redact_secrets
+from nous_assets.capture.redact import redact
+from nous_assets.safety.guard import classify
 
 FILTERED = "[filtered]"
 ELLIPSIS = "…"
@@ -123,7 +124,7 @@ def sanitize(text: Any) -> str:
 
 def clean(text: Any) -> str:
     """Sanitised and redacted: what any memory text must become before it is injected."""
-    return redact_secrets(sanitize(text))
+    return redact(sanitize(text))
 
 
 @dataclass(frozen=True)

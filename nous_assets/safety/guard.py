@@ -17,10 +17,8 @@ real harm when followed blindly, by what they *do*, not by who said them:
                       and "disable/skip/bypass/remove the hooks, CI, tests, linters, type checks";
 ``exfiltration``      credentials, keys, ``.env`` files or environment dumps sent to a URL, webhook,
                       paste site, e-mail address or raw socket (``curl -d @.env``, ``nc host port < key``);
-``secret``            a redaction marker (a credential was there), anything the redactor still finds,
-                      or a credential-shaped value the redactor does not know (``rk_test_…``,
-                      ``SOME_KEY=<long random value>``): the guard must not depend on the capture-time
-                      redactor having known every token shape.
+``secret``            a redaction marker (a credential was there) or anything the current redactor
+                      finds (a memory stored by an older redactor); the evidence shown is redacted.
 
 A memory that *warns* against one of these ("never force-push main", "the hook cannot be bypassed with
 ``--no-verify``") is worth keeping, so every occurrence is checked for a governing negation in its own
@@ -39,11 +37,11 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from nous_assets.capture.redact import MARKER_PREFIX, marker, redact, redact_text
+from nous_assets.capture.redact import MARKER_PREFIX, redact, redact_text
 
-__all__ = ["CATEGORIES", "GUARD_VERSION", "Finding", "Verdict", "classify", "normalize", "redact_secrets"]
+__all__ = ["CATEGORIES", "GUARD_VERSION", "Finding", "Verdict", "classify", "normalize"]
 
-GUARD_VERSION = "guard-1"
+GUARD_VERSION = "guard-2"
 CATEGORIES = ("remote_code", "force_push_main", "skip_permissions", "disable_checks", "exfiltration", "secret")
 LABELS = {
     "remote_code": "runs code downloaded from the network",
@@ -160,17 +158,8 @@ _EXFILTRATION = (
     rf"\bscp\b[^\n]{{0,{_CMD}}}?(?:{_SENSITIVE})[^\n]{{0,{_CMD}}}?\s\S*@?[\w.-]+:",
     rf"\b(?:{_SEND_VERBS})\b[^.\n;]{{0,80}}?(?:{_SENSITIVE})[^.\n;]{{0,80}}?(?:{_SINK})",
 )
-_SECRET = (
-    re.escape(MARKER_PREFIX) + r"[a-z0-9_]+\]",
-    # provider-style keys with an environment infix: sk_live_…, rk_test_…, xyz_prod_…
-    r"\b(?-i:[a-z]{2,6}_(?:live|test|prod)_)(?P<value>[A-Za-z0-9]{12,})\b",
-    # a secret-named assignment whose value looks random (letters and digits, 16+ characters)
-    r"\b[\w-]*(?:key|token|secret|passw(?:or)?d|passwd|pwd|credential|auth)[\w-]*[\"']?\s*[:=]\s*[\"']?"
-    r"(?P<value>(?=[A-Za-z0-9+/_.=-]*\d)(?=[A-Za-z0-9+/_.=-]*[A-Za-z])[A-Za-z0-9+/_.=-]{16,})",
-)
-_PLACEHOLDER = re.compile(r"(?i)your|example|dummy|placeholder|changeme|x{4}|\*{3}|<[^>]*>|\$\{|test[-_]?key")
-# words joined by separators with a number at the end: an identifier (get_token_from_env_2), not a secret
-_IDENTIFIER = re.compile(r"[A-Za-z]+(?:[_.-][A-Za-z]+)*[_.-]?\d*")
+# A redaction marker says a credential was there; what the redactor still finds is added in classify().
+_SECRET = (re.escape(MARKER_PREFIX) + r"[a-z0-9_]+\]",)
 
 _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
     category: tuple(re.compile(p, _I) for p in patterns)
@@ -299,51 +288,13 @@ def _evidence(text: str) -> str:
     return one if len(one) <= MAX_EVIDENCE else one[: MAX_EVIDENCE - 1] + "…"
 
 
-def _wordy(value: str) -> bool:
-    """Mostly words joined by separators ("test-only-secret-base-64-bytes"): a stub, not a random key."""
-    parts = [p for p in re.split(r"[-_.]", value) if p]
-    words = [p for p in parts if p.isalpha() and len(p) >= 3]
-    return len(words) >= 3 and len(words) * 3 >= len(parts) * 2
-
-
-def _secret_value_ok(match: re.Match[str]) -> bool:
-    """A credential-shaped match that is neither a placeholder (``API_KEY=your-key-here-1``) nor an identifier."""
-    if match.group(0).startswith(MARKER_PREFIX):
-        return True
-    value = match.groupdict().get("value")
-    if value and (_IDENTIFIER.fullmatch(value) or _wordy(value)):
-        return False
-    return not _PLACEHOLDER.search(match.group(0))
-
-
-def _mask(match: re.Match[str]) -> str:
-    """A credential-shaped match with its value replaced by a redaction marker (the name stays readable)."""
-    if match.group(0).startswith(MARKER_PREFIX) or not _secret_value_ok(match):
-        return match.group(0)
-    if match.groupdict().get("value"):
-        return match.group(0)[: match.start("value") - match.start()] + marker("credential")
-    return marker("credential")
-
-
-def redact_secrets(text: str) -> str:
-    """:func:`~nous_assets.capture.redact.redact` plus the credential shapes the guard knows.
-
-    What may be shown or injected: even a memory the user approved never puts such a value in a packet.
-    """
-    out = redact("" if text is None else str(text))
-    for pattern in _PATTERNS["secret"]:
-        out = pattern.sub(_mask, out)
-    return out
-
-
 def _findings(text: str, category: str) -> list[Finding]:
     out: list[Finding] = []
     for pattern in _PATTERNS[category]:
         for m in pattern.finditer(text):
             if category == "secret":
-                if _secret_value_ok(m):
-                    out.append(Finding(category, _evidence(_mask(m)), False))
-                continue
+                out.append(Finding(category, _evidence(text), False))
+                break
             out.append(Finding(category, _evidence(m.group(0)), _negated(text, m.start(), m.end())))
     if category == "skip_permissions":
         for m in _NO_SANDBOX.finditer(text):
@@ -359,9 +310,6 @@ def classify(text: str) -> Verdict:
     findings: list[Finding] = []
     for category in CATEGORIES:
         findings.extend(_findings(clean, category))
-    if not any(f.category == "secret" for f in findings):
-        found = redact_text(clean)
-        if found.total:
-            kinds = ", ".join(sorted(found.counts))
-            findings.append(Finding("secret", f"redactor finds {kinds}", False))
+    if not any(f.category == "secret" for f in findings) and redact_text(clean).total:
+        findings.append(Finding("secret", _evidence(clean), False))
     return Verdict(tuple(findings))

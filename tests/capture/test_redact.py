@@ -153,6 +153,22 @@ _case("secret_key", "SIGNING_KEY={s}", _rand(32, LOWER + UPPER))  # letters-only
 _case("credential", "credentials={s}", base64.b64encode(_rand(30).encode()).decode())
 _case("access_key", "MINIO_ACCESS_KEY={s}", _rand(20, UPPER + DIGITS))
 
+# Token-level detection: keys pasted in prose, unlisted names, known prefixes, random tokens.
+_case("secret", "HEROKU_KEY={s}", str(uuid.UUID(int=_RNG.getrandbits(128), version=4)))
+_case("secret", "the sentry token is {s} for staging", _rand(64, HEX))
+_case("stripe_key", "use {s} for the webhook tests", "rk_" + "test_" + _rand(24))
+_case("high_entropy_secret", "here it is: {s} — keep it safe", _rand(32, LOWER + DIGITS))
+_case("high_entropy_secret", "ADAFRUIT={s}", _rand(40, ALNUM))
+_case("pulumi_token", "pulumi login with {s}", "pul-" + _rand(40, HEX))
+_case("azure_ad_client_secret", "<value>{s}</value>", _rand(3) + "8Q~" + _rand(34, ALNUM + "_~.-"))
+_case(
+    "onepassword_secret_key",
+    "the emergency kit says {s}",
+    "A3-" + "-".join(_rand(n, UPPER + DIGITS) for n in (6, 6, 5, 5, 5, 5)),
+)
+_case("password", "curl -u {s}: https://api.acme.dev/v1/charges", _rand(24))
+_case("softlayer_api_key", "curl https://api.softlayer.com/soap/v3/{s}/SoftLayer_Account.json", _rand(64, HEX))
+
 KINDS = sorted({kind for kind, _, _ in SECRETS})
 
 
@@ -327,6 +343,15 @@ UNCHANGED = [
     'requester_id = "AROA' + "Z3Y4X5W6V7U8T9S0" + '"',  # a role id, not a key id
     # ids and paths
     "session 4d5611e5-241a-462a-8d15-5122611a9569 resumed",
+    'the secret key rotation landed","uuid":"4d5611e5-241a-462a-8d15-5122611a9569","timestamp":"2026-02-12"',
+    "To https://github.com/acme/repo.git\n   6c08b3d..1a2b3c4  main -> main",
+    "diff --git a/key.ts b/key.ts\nindex 0000000..d9e8f7a 100644",
+    "/usr/bin/git log -1 --format=%H\nebc91a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f\nRun npm run check",
+    "const privateKey = secp256k1.utils.randomPrivateKey();",
+    "| rootIpnsPublicKey removed from vault entity | SECP256K1_PRIVATE_KEY_SIZE |",
+    "warnOnInvalidKey @ chunk-36jrqfj4.js:2322",
+    "For Anthropic: claude-3-5-sonnet-20241022, for OpenAI: gpt-4o-2024-08-06",
+    '"parentToolUseID":"toolu_01Cz2Pnv7qNcnK1ZxYwVuT9s","agentId":"agent_msg_01QVA9ZtQhiqWU7kKBrXThFY"',
     "commit 8cc42b0bd39d04e71e509d7d58e6782ab435329f",
     "md5 d41d8cd98f00b204e9800998ecf8427e",
     "/home/user/.config/secrets/token.json",
@@ -344,6 +369,16 @@ UNCHANGED = [
     "Token: authentication happens in middleware",
     "Basic usage: run the tool with --help",
     "Bearer tokens expire after an hour.",
+]
+
+
+UNCHANGED += [
+    '<meta name="csrf-token" content="' + _rand(56, ALNUM + "_-") + '"/>',
+    '"integrity": "sha512-' + _b64(86) + '=="',
+    "golang.org/x/net v0.0.0-20210226172049-e18ecbb05110 h1:" + _b64(43) + "=",
+    "ETag: W/\"2b-" + _rand(27, ALNUM) + "\"",
+    "https://cdn.example.com/img/hero.svg?w=280&fit=max&n=" + _rand(16, ALNUM) + "&s=" + _rand(32, HEX),
+    "-----BEGIN CERTIFICATE-----\n" + _b64(64) + "\n" + _b64(64) + "\n-----END CERTIFICATE-----",
 ]
 
 

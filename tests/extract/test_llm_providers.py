@@ -704,3 +704,40 @@ def test_claude_explicit_binary_path(tmp_path: Path, fake_claude: Path, monkeypa
     monkeypatch.setenv("NOUS_FAKE_CLAUDE_MODE", "valid")
     extractor = claude_extractor(tmp_path, claude_bin=str(tmp_path / "bin" / "claude"))
     assert len(extractor.extract(hand_batch())) == 2
+
+
+def test_openai_output_holding_a_secret_is_redacted_before_it_is_stored(
+    tmp_path: Path, fake_openai: FakeOpenAI, no_openai_env: None, conn
+) -> None:
+    """An LLM may echo a credential from its context (or invent one): the event payload never holds it."""
+    import random
+    import string
+
+    from nous_assets.extract.runner import DrainStats, build_events
+    from nous_assets.extract.schema import records_from_frame
+    from nous_assets.store.events import EventStore
+
+    rng = random.Random(5)
+    key = "sk_live_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(32))
+    token = "".join(rng.choice("0123456789abcdef") for _ in range(40))
+    fake_openai.content = json.dumps(
+        {
+            "learnings": [
+                learning(
+                    content=f"Deploys use the Stripe key {key}; the sentry token is {token} for staging.",
+                    concepts=["stripe", "deploy", f"key {key}"],
+                )
+            ]
+        }
+    )
+    batch = hand_batch()
+    records = records_from_frame(validate_learnings(openai_extractor(tmp_path, fake_openai).extract(batch)))
+    assert key in records[0]["content"]  # the provider really returned it
+    events, _ = build_events(
+        conn, batch, records, extractor_version="openai-test", source="historical_backfill", reextract=False,
+        stats=DrainStats(),
+    )  # fmt: skip
+    EventStore(conn).append_many(events)
+    stored = "\n".join(r[0] for r in conn.execute("SELECT payload_json FROM learning_events"))
+    assert stored and key not in stored and token not in stored
+    assert "[REDACTED:stripe_key]" in stored

@@ -351,3 +351,24 @@ def test_reextraction_supersedes_instead_of_duplicating(conn, store):
     superseded = [e for e in store.replay(0) if e.event_type == "LearningSuperseded"][0]
     assert superseded.learning_id == old
     assert superseded.payload["superseded_by"] == learning_id_for(idempotency_key("p", "s", index, "v2"))
+
+
+def test_error_messages_quoting_model_output_are_redacted(tmp_path, shared_corpus, pipeline_factory, monkeypatch):
+    """A failing item's error quotes the model's reply; the queue (and the Dagster log) never keep a secret."""
+    projects = tmp_path / "home" / ".claude" / "projects" / "spotter"
+    projects.mkdir(parents=True)
+    (projects / "short.jsonl").write_bytes((shared_corpus / "spotter" / "short.jsonl").read_bytes())
+    config = tmp_path / "home" / ".claude" / "nous" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"extractor": "claude", "thresholds": {"queue_backoff_base_seconds": 0}}))
+    rng = random.Random(3)
+    token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    bin_dir = _claude_stub(tmp_path, f"Sure! I used the token {token} to look around.")
+    pipe = pipeline_factory(str(projects.parent / "**" / "*.jsonl"))
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path('/usr/bin')}:{Path('/bin')}")
+    pipe.run(["2026-02-10"])
+    conn = pipe.conn()
+    items = queue.items(conn)
+    conn.close()
+    assert items and all("not a JSON object" in (i.last_error or "") for i in items)
+    assert all(token not in (i.last_error or "") and "[REDACTED:github_token]" in i.last_error for i in items)

@@ -113,7 +113,7 @@ def gullible_run(tmp_path_factory, pipeline_at):
 
 
 def audit(pipe) -> dict[str, Any]:
-    """Per attempt: leaked / held / not_extracted (+ unguarded: a memory neither held nor injected)."""
+    """Per attempt: leaked / held / redacted / not_extracted (+ unguarded: a memory neither held nor injected)."""
     conn = pipe.conn()
     try:
         packets = [r[0] for r in conn.execute("SELECT packet_text FROM injection_cache")]
@@ -128,8 +128,8 @@ def audit(pipe) -> dict[str, Any]:
         reasons[a["id"]] = [holds[i][1] for i in ids if i in holds]
         if any(a["marker"] in p for p in packets):
             verdicts[a["id"]] = "leaked"
-        elif not ids:
-            verdicts[a["id"]] = "not_extracted"
+        elif not ids:  # a planted secret is redacted at capture: nothing holding it was ever stored
+            verdicts[a["id"]] = "redacted" if a["category"] == "secret" else "not_extracted"
         elif all(holds.get(i, ("",))[0] == "held" for i in ids):
             verdicts[a["id"]] = "held"
         else:
@@ -154,7 +154,7 @@ def _figures(name: str, report: dict[str, Any]) -> str:
     by_channel = Counter(x["channel"] for x in ATTEMPTS if report["attempts"][x["id"]] == "held")
     return (
         f"[{name}] attempts={len(ATTEMPTS)} extracted={a['held'] + a['leaked'] + a['unguarded']} held={a['held']} "
-        f"not_extracted={a['not_extracted']} leaked={a['leaked']} unguarded={a['unguarded']} "
+        f"redacted={a['redacted']} not_extracted={a['not_extracted']} leaked={a['leaked']} unguarded={a['unguarded']} "
         f"held_by_channel={dict(sorted(by_channel.items()))} | controls={len(CONTROLS)} "
         f"kept={c['injected'] + c['framed']} (warnings framed={c['framed']}) held={c['held']} "
         f"other={len(CONTROLS) - c['injected'] - c['framed'] - c['held']}"
@@ -175,7 +175,8 @@ def test_no_poisoning_attempt_reaches_a_packet(run, request, capsys):
         if report["attempts"][a["id"]] == "held":
             assert any(r.startswith(a["category"]) or f"; {a['category']}" in r for r in report["reasons"][a["id"]]), a
     if run == "gullible_run":  # this extractor believes everything: the gate alone stops every attempt
-        assert set(report["attempts"].values()) == {"held"}
+        assert set(report["attempts"].values()) <= {"held", "redacted"}
+        assert list(report["attempts"].values()).count("held") >= len(ATTEMPTS) - 3
 
 
 def test_benign_controls_stay_injected_and_warnings_are_framed(heuristic_run, gullible_run):

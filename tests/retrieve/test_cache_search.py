@@ -67,3 +67,24 @@ def test_search_includes_episodic_chunks_marked_as_such(store, conn, tmp_path):
     plain = retrieve(conn, Query.from_text("when does the staging password rotation happen",
                                            project_id="-home-dev-app"), settings)
     assert all(r.type != "episode" for r in plain)
+
+
+def test_packets_never_carry_a_secret_even_from_an_old_memory(store, conn, tmp_path):
+    """Defence in depth: a memory stored by an older redactor still holds a key; the packet the hook prints
+    does not."""
+    import random
+    import string
+
+    rng = random.Random(11)
+    key = "rk_" + "live_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(24))
+    settings = load_settings({"HOME": str(tmp_path)})
+    _learn(store, "s", f"Payments in the api project use the restricted key {key}", ["payments", "stripe"], "api")
+    _learn(store, "s2", "Payments in the api project are retried by the webhook worker", ["payments"], "api")
+    project(conn)
+    assert any(key in r[0] for r in conn.execute("SELECT content FROM memories"))  # the old memory really holds it
+    build_cache(conn, settings, lake_dir=tmp_path / "lake")
+    packets = [r[0] for r in conn.execute("SELECT packet_text FROM injection_cache")]
+    assert packets and all(key not in p for p in packets)
+    assert any("webhook worker" in p for p in packets)  # the key's memory is held for review, the rest injected
+    held = conn.execute("SELECT reason FROM memory_holds").fetchall()
+    assert held and "secret" in held[0][0]

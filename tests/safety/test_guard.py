@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nous_assets.safety.guard import CATEGORIES, classify, normalize, redact_secrets
+from nous_assets.capture.redact import redact
+from nous_assets.safety.guard import CATEGORIES, classify, normalize
 
 HELD = [
     # remote code
@@ -144,10 +147,10 @@ def test_secret_evidence_and_shown_text_never_carry_the_secret():
     key = "3f9a2b1c-44de-4c2b-9a8e-1234567890ab"
     verdict = classify(f"Always use HEROKU_KEY={key} for deploys")
     assert verdict.held and key not in verdict.reason and "HEROKU_KEY=" in verdict.reason
-    assert redact_secrets(f"use HEROKU_KEY={key} and rk_test_51HxYzQ8tLmN0pQrStUvWxYz12 now") == (
-        "use HEROKU_KEY=[REDACTED:credential] and rk_test_[REDACTED:credential] now"
-    )
-    assert redact_secrets("API_KEY=your-key-here-1234567890") == "API_KEY=your-key-here-1234567890"
+    shown = redact(f"use HEROKU_KEY={key} and rk_test_51HxYzQ8tLmN0pQrStUvWxYz12 now")
+    assert key not in shown and "51HxYzQ8" not in shown
+    assert re.fullmatch(r"use HEROKU_KEY=\[REDACTED:[a-z_]+\] and (rk_test_)?\[REDACTED:[a-z_]+\] now", shown)
+    assert redact("API_KEY=your-key-here-1234567890") == "API_KEY=your-key-here-1234567890"
 
 
 def test_what_the_redactor_finds_is_a_secret_too():
@@ -161,4 +164,4 @@ def test_classify_is_deterministic_and_total(text):
     first, second = classify(text), classify(text)
     assert first == second
     assert set(first.held_categories) | set(first.warning_categories) <= set(CATEGORIES)
-    assert redact_secrets(redact_secrets(text)) == redact_secrets(text)
+    assert redact(redact(text)) == redact(text)
