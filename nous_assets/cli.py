@@ -233,10 +233,11 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _backfill_days(settings: Settings, args: argparse.Namespace) -> list[str]:
+def _window(settings: Settings, args: argparse.Namespace):
+    """The requested [start, end] days, clipped to ``partition_start`` (with a note)."""
     from datetime import UTC, date, datetime
 
-    from nous_assets.defs.backfill import activity_days, parse_since
+    from nous_assets.defs.backfill import parse_since
 
     today = datetime.now(UTC).date()
     try:
@@ -251,41 +252,175 @@ def _backfill_days(settings: Settings, args: argparse.Namespace) -> list[str]:
         print(f"note: days before partition_start {first} are not ingested (set NOUS_PARTITION_START or "
               "config 'partition_start' to go further back)", file=sys.stderr)
         start = first
+    return start, end
+
+
+def _backfill_days(settings: Settings, args: argparse.Namespace) -> list[str]:
+    from nous_assets.defs.backfill import activity_days
+
+    start, end = _window(settings, args)
     return activity_days(settings, start, end) if start <= end else []
 
 
-def _run_days(settings: Settings, days: list[str], source: str, label: str) -> int:
-    from nous_assets.defs.backfill import ensure_dagster_home, run_days
+class RunProgress:
+    """Turns a ranged run's events into the progress line (on a terminal) or one line per step (in a log).
 
-    if not days:
-        print(f"{label}: no transcript activity in that range ({settings.project_glob})")
-        return 0
-    ensure_dagster_home(settings)
+    Progress counts day-steps: every step of the run covers every day of the range; the transcripts step
+    reports each day as it finishes it. Warnings and errors of the run are always printed on their own line.
+    """
+
+    def __init__(self, label: str, days: int, steps: int, stream=None) -> None:
+        self.label, self.days, self.steps = label, days, steps
+        self.bar = Progress(label, total=days * steps, stream=stream)
+        self.finished = self.day_logs = 0
+        self.step = ""
+
+    def _line(self, text: str) -> None:
+        stream = self.bar.stream
+        if self.bar.tty:
+            stream.write("\r\x1b[K")
+        stream.write(f"{self.label}: {text}\n")
+        stream.flush()
+
+    def __call__(self, event) -> None:
+        import logging
+
+        if event.kind == "start":
+            self.step, self.day_logs = event.step, 0
+        elif event.kind == "done":
+            self.finished += 1
+            self.day_logs = 0
+            if not self.bar.tty:
+                self._line(f"step {self.finished}/{self.steps} {event.step} done")
+        elif event.kind == "failed":
+            self._line(f"step {event.step} failed: {event.message.splitlines()[-1] if event.message else ''}")
+        elif event.level >= logging.WARNING:
+            self._line(f"{event.step}: {event.message}")
+        else:
+            self.day_logs = min(self.day_logs + 1, self.days)
+        self.bar.update(
+            self.finished * self.days + self.day_logs,
+            f"step {min(self.finished + 1, self.steps)}/{self.steps} {self.step}",
+        )
+
+    def done(self, summary: str) -> None:
+        self.bar.done(summary)
+
+
+def _older_history_note(settings: Settings, before) -> str | None:
+    """'older history: …' when transcripts have activity before ``before`` that was never ingested."""
+    from nous_assets.defs.backfill import older_history
+
+    older = older_history(settings, before)
+    if not older:
+        return None
+    return (
+        f"older history: {len(older)} day(s) with transcript activity from {older[0]} to {older[-1]} not "
+        f"ingested; take it with `nous backfill --since {older[0]}`"
+    )
+
+
+def _ingest_range(settings: Settings, days: list[str], *, label: str, source: str = "historical_backfill") -> int:
+    """Ingest ``days`` in the persistent instance: one run per stretch of activity (one run for a week of
+    daily sessions), each with a progress display and a summary; non-zero when anything failed."""
     import dagster as dg
 
-    bar = Progress(label, total=len(days))
-    done = {"days": 0, "learnings": 0, "turns": 0, "failed": 0}
+    from nous_assets.defs.backfill import job_steps, stretches
+    from nous_assets.defs.instance import ensure_dagster_home
+    from nous_assets.defs.runs import reap_dead_runs
 
-    def on_day(r) -> None:
-        done["days"] += 1
-        done["learnings"] += r.learnings
-        done["turns"] += r.turns
-        done["failed"] += not r.success
-        if not r.success:
-            print(f"\n{label}: {r.day} failed: {r.error}", file=sys.stderr)
-        bar.update(done["days"], f"{r.day} learnings={done['learnings']:,}")
-
+    home, backup = ensure_dagster_home(settings)
+    if backup is not None:
+        print(f"{label}: {home / 'dagster.yaml'} now follows the repo's dagster.yaml (previous one: {backup})")
+    ranges = stretches(days)
+    started = time.monotonic()
+    totals = {"turns": 0, "learnings": 0, "failed_days": 0, "failed_runs": 0}
     with dg.DagsterInstance.get() as instance:
-        run_days(days, source=source, instance=instance, on_day=on_day)
-    bar.done(
-        f"{len(days)} day(s), {done['turns']:,} turns, {done['learnings']:,} learnings, {done['failed']} failed day(s)"
+        for run_id in reap_dead_runs(instance):
+            print(f"{label}: run {run_id[:8]} had lost its process; marked failed (its days are ingested again)")
+        steps = job_steps()
+        for i, (first, last) in enumerate(ranges, 1):
+            name = label if len(ranges) == 1 else f"{label} {i}/{len(ranges)}"
+            result = _ingest_stretch(instance, [d for d in days if first <= d <= last], name, source, steps)
+            totals["turns"] += result.turns
+            totals["learnings"] += result.learnings
+            totals["failed_days"] += len(result.failed_days)
+            totals["failed_runs"] += not result.success
+    if len(ranges) > 1:
+        print(
+            f"{label}: {len(days)} day(s) with activity from {days[0]} to {days[-1]} in {len(ranges)} runs: "
+            f"{totals['turns']:,} turns, {totals['learnings']:,} learnings, {totals['failed_runs']} failed run(s), "
+            f"{totals['failed_days']} failed day(s) in {time.monotonic() - started:.1f}s",
+            file=sys.stderr,
+        )
+    return EXIT_ERROR if totals["failed_runs"] or totals["failed_days"] else 0
+
+
+def _ingest_stretch(instance, days: list[str], label: str, source: str, steps: int):
+    """One ranged run over ``days[0]..days[-1]``, shown as it goes and summarised."""
+    from datetime import date
+
+    from nous_assets.defs.backfill import run_range
+    from nous_assets.defs.runs import cancel_superseded
+
+    first, last = days[0], days[-1]
+    superseded = cancel_superseded(instance, first, last)
+    if superseded:
+        print(f"{label}: canceled {len(superseded)} queued run(s) of days this run covers")
+    span = (date.fromisoformat(last) - date.fromisoformat(first)).days + 1
+    progress = RunProgress(label, span, steps)
+    result = run_range(first, last, instance=instance, source=source, on_event=progress)
+    what = f"{len(days)} day(s) with activity, {first}..{last} in one run ({result.run_id[:8]})"
+    if not result.success:
+        progress.done(f"{what} FAILED in step {result.failed_step or '?'}: {result.error}")
+        print(
+            f"{label}: nothing is lost: what the run finished is kept and file cursors only advance after "
+            f"extraction; run `nous backfill --from {first} --to {last}` again to finish (idempotent)",
+            file=sys.stderr,
+        )
+        return result
+    progress.done(
+        f"{what}: {result.turns:,} turns, {result.learnings:,} learnings, {len(result.failed_days)} failed day(s)"
     )
-    return EXIT_ERROR if done["failed"] else 0
+    for day, error in sorted(result.failed_days.items()):
+        print(f"{label}: {day} not ingested: {error} (its files keep their cursors: the next run retries it)",
+              file=sys.stderr)
+    return result
+
+
+def _record_floor(settings: Settings, first, last) -> None:
+    """The watch sensor's window now reaches down to ``first`` (see :mod:`nous_assets.store.floor`)."""
+    from nous_assets.defs.resources import open_pipeline_db
+    from nous_assets.store.floor import lower_floor
+
+    conn = open_pipeline_db(settings)  # like a run: refuses to recreate a cortex.db that vanished
+    try:
+        lower_floor(conn, first.isoformat(), last.isoformat())
+    finally:
+        conn.close()
+
+
+def _backfill(settings: Settings, start, end, *, label: str) -> int:
+    """Backfill [start, end]: extend the watched window, ingest the activity days, mention older history."""
+    from nous_assets.defs.backfill import activity_days
+
+    _record_floor(settings, start, end)
+    days = activity_days(settings, start, end)
+    older = _older_history_note(settings, start)
+    if not days:
+        where = f"between {start} and {end}" if older else f"in that range ({settings.project_glob})"
+        print(f"{label}: no transcript activity {where}")
+        status = 0
+    else:
+        status = _ingest_range(settings, days, label=label)
+    if older:
+        print(older)
+    return status
 
 
 def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
-    days = _backfill_days(settings, args)
-    return _run_days(settings, days, "historical_backfill", "backfill")
+    start, end = _window(settings, args)
+    return _backfill(settings, start, end, label="backfill")
 
 
 def cmd_reextract(settings: Settings, args: argparse.Namespace) -> int:
@@ -306,7 +441,10 @@ def cmd_reextract(settings: Settings, args: argparse.Namespace) -> int:
         )
     days = _backfill_days(settings, args)
     settings = replace(settings, reextract_on_version_change=True)
-    return _run_days(settings, days, "historical_backfill", "reextract")
+    if not days:
+        print(f"reextract: no transcript activity in that range ({settings.project_glob})")
+        return 0
+    return _ingest_range(settings, days, label="reextract")
 
 
 def cmd_migrate_legacy(settings: Settings, args: argparse.Namespace) -> int:
@@ -633,15 +771,98 @@ def _demo_glob(settings: Settings) -> str:
     return str(target / "**" / "*.jsonl")
 
 
-def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
-    """Initialise, backfill recent history, then serve the Dagster UI + daemon with the sensor on."""
-    import os
+def _floor(settings: Settings) -> str | None:
+    from nous_assets.store.floor import get_floor
+
+    conn = _open(settings, create=True)
+    try:
+        return get_floor(conn)
+    finally:
+        conn.close()
+
+
+def _new_days(settings: Settings, floor: str) -> list[str]:
+    """Days from ``floor`` to today whose transcripts gained complete lines since their cursors."""
+    from datetime import UTC, datetime
+
+    from nous_assets.capture.scan import plan_new_data
+
+    today = datetime.now(UTC).date().isoformat()
+    conn = _open(settings, create=True)
+    try:
+        return sorted(d for d in plan_new_data(settings, conn).dates if floor <= d <= today)
+    finally:
+        conn.close()
+
+
+def _serve(home: Path, host: str, port: int) -> int:
+    """The Dagster UI and daemon (sensor, schedule, run queue) until Ctrl-C; returns an exit status.
+
+    ``dagster-webserver`` + ``dagster-daemon`` are what ``dagster dev`` starts, without its superseded
+    command (a warning on every start) and its complaint about the repo's dagster.yaml (it runs in the
+    instance directory). The daemon logs at WARNING: at INFO it prints two lines per sensor tick (every
+    5 s); the runs themselves log at INFO (ingest_job's config).
+    """
     import signal
     import subprocess
+
+    workspace = Path(__file__).resolve().parents[1] / "workspace.yaml"
+    target = ["-w", str(workspace)] if workspace.exists() else ["-m", "nous_assets.definitions"]
+    bin_dir = Path(sys.executable).parent
+    commands = {
+        "dagster-webserver": [str(bin_dir / "dagster-webserver"), *target, "-h", host, "-p", str(port),
+                              "--dagster-log-level", "info"],
+        "dagster-daemon": [str(bin_dir / "dagster-daemon"), "run", *target, "--log-level", "warning"],
+    }
+    print(f"serving Dagster (DAGSTER_HOME={home}); UI at http://{host}:{port}; the watch sensor ingests new "
+          "transcript lines. Ctrl-C to stop", flush=True)
+
+    def terminate(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminate)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started from a shell that ignores it
+    procs: dict[str, subprocess.Popen] = {}
+    sys.stdout.flush()  # our lines before theirs in a shared log
+    try:
+        for name, command in commands.items():
+            procs[name] = subprocess.Popen(command, cwd=home)
+        while True:
+            for name, proc in procs.items():
+                if proc.poll() is not None:
+                    print(f"nous: {name} exited with status {proc.returncode}; stopping", file=sys.stderr)
+                    return proc.returncode or EXIT_ERROR
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        _stop(procs)
+
+
+def _stop(procs: dict) -> None:
+    """Stop child processes: SIGTERM, then SIGKILL for any still alive after 30 s."""
+    import subprocess
+
+    for proc in procs.values():
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + 30
+    for proc in procs.values():
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
+    """Initialise, ingest recent history in one ranged run, then serve the Dagster UI + daemon (sensor on)."""
+    import os
     from dataclasses import replace
+    from datetime import date
 
     from nous_assets.capture.discovery import discover
-    from nous_assets.defs.backfill import ensure_dagster_home
+    from nous_assets.defs.instance import ensure_dagster_home
 
     cmd_init(settings, args)
     if not discover(settings.project_glob).files:
@@ -651,25 +872,24 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         settings = replace(settings, project_glob=glob)
         args.since = settings.partition_start
     args.from_date = args.to_date = None
-    status = _run_days(settings, _backfill_days(settings, args), "historical_backfill", "backfill")
+    start, end = _window(settings, args)
+    floor = _floor(settings)
+    if floor is not None and floor <= start.isoformat():  # a restart: the window was taken before
+        days = _new_days(settings, floor)
+        if days:
+            status = _ingest_range(settings, days, label="catch-up")
+        else:
+            print("catch-up: no new transcript lines since the last run")
+            status = 0
+        older = _older_history_note(settings, date.fromisoformat(floor))
+        if older:
+            print(older)
+    else:
+        status = _backfill(settings, start, end, label="backfill")
     if args.no_serve:
         return status
-    home = ensure_dagster_home(settings)
-    workspace = Path(__file__).resolve().parents[1] / "workspace.yaml"
-    target = ["-w", str(workspace)] if workspace.exists() else ["-m", "nous_assets.definitions"]
-    dagster = Path(sys.executable).parent / "dagster"
-    command = [str(dagster), "dev", *target, "-h", args.host, "-p", str(args.port)]
-    print(f"starting Dagster (DAGSTER_HOME={home}); UI at http://{args.host}:{args.port}  — Ctrl-C to stop", flush=True)
-    proc = subprocess.Popen(command, cwd=workspace.parent if workspace.exists() else None)
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        return 0
+    home, _ = ensure_dagster_home(settings)
+    return _serve(home, args.host, args.port)
 
 
 def cmd_redact(settings: Settings, args: argparse.Namespace) -> int:
@@ -764,8 +984,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "backfill",
         cmd_backfill,
-        "Ingest historical transcripts day by day (capture, extract, project), "
-        "in-process with a progress bar; idempotent, safe to re-run.",
+        "Ingest historical transcripts through the whole pipeline in one run per stretch of activity, recorded "
+        "in the Dagster instance (the UI shows it), with progress and a summary; idempotent, safe to re-run. "
+        "Days before the watched window are reported, not taken, until you backfill them: that extends the "
+        "window the watch sensor keeps up to date.",
     )
     add_range(p)
     p = add(
@@ -787,13 +1009,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "run",
         cmd_run,
-        "The main job: init, backfill recent transcripts (or the shipped demo corpus when "
-        "there are none), then serve the Dagster UI and daemon on 127.0.0.1 with the watch sensor on.",
+        "The main job: init, ingest recent transcripts like `nous backfill` (on a restart: only days with new "
+        "lines), or the shipped demo corpus when there are none, then serve the Dagster UI and daemon on "
+        "127.0.0.1: the watch sensor keeps up with new lines, one run at a time.",
     )
     p.add_argument("--since", default="90d", help="history to backfill first (default 90d)")
     p.add_argument("--host", default="127.0.0.1", help="UI bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=3000, help="UI port (default 3000)")
-    p.add_argument("--no-serve", action="store_true", help="stop after the backfill")
+    p.add_argument("--no-serve", action="store_true", help="stop after the initial ingest (do not serve)")
     p = add(
         "bench",
         cmd_bench,

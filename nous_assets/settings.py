@@ -68,12 +68,14 @@ class RetrieveSettings:
 
 @dataclass(frozen=True)
 class EmbedSettings:
-    """config ``embed``: provider (local MiniLM or OpenAI), model, dimensions, batch size."""
+    """config ``embed``: provider (local MiniLM or OpenAI), model, dimensions, batch size, and how long one
+    pipeline run may spend embedding (model load included); what is left waits for the next run."""
 
     provider: str = "local"  # local | openai
     model: str = "all-MiniLM-L6-v2"
     dimensions: int = 384
     batch_size: int = 64
+    run_budget_seconds: float = 300.0
 
 
 @dataclass(frozen=True)

@@ -1,32 +1,37 @@
-"""`nous backfill`: run the capture -> extract -> project assets for a range of days, in-process.
+"""`nous backfill` and the start of `nous run`: history as ranged runs of ``ingest_job``, in-process.
 
-Each day is one Dagster run (``materialize``) recorded in the persistent instance, so backfills
-show up in the UI exactly like the ones launched from it.
+One run over a whole stretch of days (the assets loop over ``context.partition_keys``; single-run
+backfill policy) instead of a run per day: the projection, embedding, edge and cache steps run once,
+and the instance shows one run for the stretch, exactly like a range launched from the UI. History
+with long gaps (months without a session) is split at the gaps (:func:`stretches`), still one run
+per day at most. Runs are recorded in the persistent instance, so the watch sensor sees their days
+as in flight and never requests them again meanwhile. Their events drive progress callbacks.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
+import logging
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 
 import dagster as dg
 
 from nous_assets.capture.days import file_days
+from nous_assets.capture.lake import turns_path
 from nous_assets.capture.scan import candidate_files
-from nous_assets.datadir import check_data_dir
 from nous_assets.defs.assets.capture import SOURCE_TAG, learning_events, transcripts
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
 from nous_assets.defs.failures import failure_reason
 from nous_assets.defs.resources import NousResource
+from nous_assets.defs.runs import WORKER_TAG, range_tags, worker_id
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
 
-REPO_DAGSTER_YAML = Path(__file__).resolve().parents[2] / "dagster.yaml"
+QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+"""In-process runs of the CLI print nothing themselves: their events drive the progress line instead."""
 
 
 def parse_since(text: str, today: date | None = None) -> date:
@@ -55,18 +60,139 @@ def activity_days(settings: Settings, start: date, end: date) -> list[str]:
     return sorted(days)
 
 
-def ensure_dagster_home(settings: Settings) -> Path:
-    """Use $DAGSTER_HOME, or $NOUS_DATA_DIR/dagster with the repo's instance settings.
+def older_history(settings: Settings, before: date) -> list[str]:
+    """Days before ``before`` (from ``partition_start``) with transcript activity that were never ingested."""
+    first = date.fromisoformat(settings.partition_start)
+    end = before - timedelta(days=1)
+    if end < first:
+        return []
+    return [d for d in activity_days(settings, first, end) if not turns_path(settings.lake_dir, d).exists()]
 
-    Checks first that the data directory and Dagster's storage can be written (one clear line,
-    not a SQLAlchemy traceback, when they are read-only or full).
+
+MAX_GAP_DAYS = 3
+"""Empty days a range bridges between days with activity; a longer gap starts the next run. Every day of a
+range costs a dozen event-log writes even when it has no transcripts (measured: ~0.7 s a day on the 2-core
+dev machine), while another run costs ~2 s: weekends stay inside one run, months without sessions do not."""
+
+
+def stretches(days: list[str], max_gap: int = MAX_GAP_DAYS) -> list[tuple[str, str]]:
+    """(first, last) of each stretch of ``days`` whose gaps are at most ``max_gap`` empty days."""
+    out: list[tuple[str, str]] = []
+    for day in sorted(set(days)):
+        if out and (date.fromisoformat(day) - date.fromisoformat(out[-1][1])).days <= max_gap + 1:
+            out[-1] = (out[-1][0], day)
+        else:
+            out.append((day, day))
+    return out
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """What a run just did, for a progress display: a step started, finished or failed, or a log message."""
+
+    kind: str  # start | done | failed | log
+    step: str
+    message: str = ""
+    level: int = logging.INFO
+
+
+def run_event(entry: dg.EventLogEntry) -> RunEvent | None:
+    """The progress-relevant part of a Dagster event log entry (None for engine chatter)."""
+    if entry.is_dagster_event:
+        event = entry.get_dagster_event()
+        kind = {"STEP_START": "start", "STEP_SUCCESS": "done", "STEP_FAILURE": "failed"}.get(event.event_type_value)
+        if kind is None or not entry.step_key:
+            return None
+        message = ""
+        if kind == "failed" and event.step_failure_data.error is not None:
+            message = event.step_failure_data.error.message.strip()
+        return RunEvent(kind, entry.step_key, message, entry.level)
+    if entry.step_key and entry.user_message and entry.level >= logging.INFO:
+        return RunEvent("log", entry.step_key, entry.user_message, entry.level)
+    return None
+
+
+@dataclass
+class RangeResult:
+    """What one ranged run did: its outcome and the totals the CLI summarises."""
+
+    run_id: str
+    first: str
+    last: str
+    success: bool
+    turns: int = 0
+    learnings: int = 0
+    failed_days: dict[str, str] = field(default_factory=dict)  # days the transcripts step could not ingest
+    failed_step: str | None = None
+    error: str | None = None
+
+
+def _first_metadata(result: dg.ExecuteInProcessResult, asset: str, key: str):
+    """A range materialises every day with the run's totals attached to each: read them once."""
+    for mat in result.asset_materializations_for_node(asset):
+        value = mat.metadata.get(key)
+        if value is not None:
+            return value.value
+    return None
+
+
+def _listener(on_event: Callable[[RunEvent], None]) -> Callable[[dg.EventLogEntry], None]:
+    def listen(entry: dg.EventLogEntry) -> None:
+        try:
+            event = run_event(entry)
+            if event is not None:
+                on_event(event)
+        except Exception:  # a display problem must never fail the run
+            logging.getLogger(__name__).debug("progress callback failed", exc_info=True)
+
+    return listen
+
+
+def job_steps() -> int:
+    """How many steps a run of ``ingest_job`` has (assets and their checks), for a progress total."""
+    from nous_assets.definitions import defs
+
+    return len(defs.resolve_job_def("ingest_job").graph.nodes)
+
+
+def run_range(
+    first: str,
+    last: str,
+    *,
+    instance: dg.DagsterInstance,
+    source: str = "historical_backfill",
+    resource: NousResource | None = None,
+    on_event: Callable[[RunEvent], None] | None = None,
+) -> RangeResult:
+    """Run ``ingest_job`` once over every day from ``first`` to ``last``, in this process, recorded in ``instance``.
+
+    Never raises for a failed run: the result says which step failed and why. Nothing done before a
+    failure is lost (lake partitions, events and vectors are written idempotently; file cursors only
+    advance once extraction completed), so running the same range again finishes the work.
     """
-    home = Path(os.environ.get("DAGSTER_HOME") or settings.data_dir / "dagster")
-    check_data_dir(settings, home)
-    if not (home / "dagster.yaml").exists() and REPO_DAGSTER_YAML.exists():
-        shutil.copyfile(REPO_DAGSTER_YAML, home / "dagster.yaml")
-    os.environ["DAGSTER_HOME"] = str(home)
-    return home
+    from nous_assets.definitions import defs
+
+    run_id = str(uuid.uuid4())
+    if on_event is not None:
+        instance.add_event_listener(run_id, _listener(on_event))
+    result = defs.resolve_job_def("ingest_job").execute_in_process(
+        run_config=QUIET_CONSOLE,
+        instance=instance,
+        partition_key=first if first == last else None,
+        tags={SOURCE_TAG: source, WORKER_TAG: worker_id(), **({} if first == last else range_tags(first, last))},
+        run_id=run_id,
+        raise_on_error=False,
+        resources={"nous": resource} if resource is not None else None,
+    )
+    outcome = RangeResult(run_id, first, last, result.success)
+    outcome.turns = int(_first_metadata(result, "transcripts", "turns") or 0)
+    outcome.learnings = int(_first_metadata(result, "learning_events", "learnings") or 0)
+    outcome.failed_days = dict(_first_metadata(result, "transcripts", "failed_days") or {})
+    if not result.success:
+        failed = next((e for e in result.all_events if e.is_step_failure), None)
+        outcome.failed_step = failed.step_key if failed is not None else None
+        outcome.error = failure_reason(result).removeprefix(f"{outcome.failed_step}: ")
+    return outcome
 
 
 @dataclass
@@ -79,11 +205,7 @@ class DayResult:
 
 
 def _metadata_int(result: dg.ExecuteInProcessResult, asset: str, key: str) -> int:
-    for mat in result.asset_materializations_for_node(asset):
-        value = mat.metadata.get(key)
-        if value is not None:
-            return int(value.value)
-    return 0
+    return int(_first_metadata(result, asset, key) or 0)
 
 
 def run_days(
@@ -94,6 +216,7 @@ def run_days(
     instance: dg.DagsterInstance | None = None,
     on_day: Callable[[DayResult], None] | None = None,
 ) -> list[DayResult]:
+    """One run per day (tests and benchmarks that step through days); the CLI uses :func:`run_range`."""
     results = []
     for day in days:
         result = dg.materialize(

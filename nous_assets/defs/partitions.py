@@ -1,8 +1,10 @@
-"""Daily partitions: the UTC date of transcript activity."""
+"""Daily partitions: the UTC date of transcript activity, and the decorator every daily asset uses."""
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import dagster as dg
 
@@ -14,7 +16,20 @@ def daily_partitions() -> dg.DailyPartitionsDefinition:
     return dg.DailyPartitionsDefinition(start_date=load_settings().partition_start, end_offset=1)
 
 
-# BackfillPolicy.single_run() is how a whole date range runs as one run (CLI and UI); it is "beta" in 1.13.
-warnings.filterwarnings("ignore", category=dg.BetaWarning)
-
 daily = daily_partitions()
+
+
+def daily_asset(**kwargs: Any) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
+    """``@dg.asset`` on the daily partitions whose date ranges run as ONE run (``BackfillPolicy.single_run``).
+
+    A range in one run is how ``nous backfill`` and the UI ingest history without a run per day; the assets
+    loop over ``context.partition_keys``. Dagster 1.13 flags the ``backfill_policy`` parameter as beta: we
+    depend on it knowingly, so its BetaWarning is silenced for these decorator calls only (never globally).
+    """
+
+    def decorate(fn: Callable[..., Any]) -> dg.AssetsDefinition:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dg.BetaWarning)
+            return dg.asset(partitions_def=daily, backfill_policy=dg.BackfillPolicy.single_run(), **kwargs)(fn)
+
+    return decorate

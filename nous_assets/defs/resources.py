@@ -16,6 +16,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from nous_assets.defs.runs import WORKER_TAG, worker_id
 from nous_assets.errors import DatabaseVanishedError, NousError, storage_error
 from nous_assets.filemodes import restrict_umask
 from nous_assets.settings import Settings, load_settings
@@ -47,8 +48,14 @@ class NousResource(dg.ConfigurableResource):
     extractor: str | None = None
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        """Runs and sensors write cortex.db, the lake and Dagster's storage: keep them private (0600/0700)."""
+        """Runs and sensors write cortex.db, the lake and Dagster's storage: keep them private (0600/0700).
+
+        A run also records the process executing it (tag ``nous/worker``), so a run whose process died can
+        be told from a running one and stops blocking its days (see :mod:`nous_assets.defs.runs`).
+        """
         restrict_umask()
+        if context.instance is not None and context.run is not None:
+            context.instance.add_run_tags(context.run.run_id, {WORKER_TAG: worker_id()})
 
     def settings(self) -> Settings:
         settings = load_settings()

@@ -1,10 +1,19 @@
 """Automation: a watch sensor on the transcript directory and an hourly reconcile schedule.
 
 Both ask :func:`~nous_assets.capture.scan.plan_new_data` which days gained complete lines since
-the file cursors; the schedule also re-requests days whose queue items are waiting for a retry.
+the file cursors; the schedule also re-requests days whose queue items are waiting for a retry, and
+requests a catch-up run while embeddings are left over from a run's time budget. Neither requests
+a day before the ingest floor (older history is taken explicitly with ``nous backfill --since``)
+nor a day that a queued or running run already covers; ``dagster.yaml`` runs one run at a time.
 """
 
+from __future__ import annotations
+
+import hashlib
+import os
 import time
+from collections.abc import Iterable
+from datetime import UTC, datetime
 
 import dagster as dg
 
@@ -14,28 +23,69 @@ from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
 from nous_assets.defs.partitions import daily
 from nous_assets.defs.resources import NousResource
+from nous_assets.defs.runs import in_flight_days, in_flight_runs
+from nous_assets.embed.backlog import embedding_backlog
+from nous_assets.store.floor import floor_or_default
+
+INFO_CONSOLE = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+"""Runs log INFO and up to the terminal: Dagster's default (DEBUG) prints every engine event."""
 
 ingest_job = dg.define_asset_job(
     "ingest_job",
     selection=dg.AssetSelection.assets(transcripts, learning_events, memories, embeddings, edges, injection_cache),
-    description="Capture, extract, project, embed, link and cache one day of transcripts.",
+    description="Capture, extract, project, embed, link and cache one day (or a range of days) of transcripts.",
+    config=INFO_CONSOLE,
+    executor_def=dg.in_process_executor,  # the steps form a chain: one process, one model load per run
 )
 
 WATCH_INTERVAL_SECONDS = 5
 FULL_SCAN_SECONDS = 60
 
 
-def _valid_days(days, context) -> list[str]:
-    keys = set(daily.get_partition_keys(dynamic_partitions_store=context.instance))
-    return sorted(d for d in days if d in keys)
+def _today() -> str:
+    return datetime.now(UTC).date().isoformat()
+
+
+def _partition_keys(instance: dg.DagsterInstance) -> set[str]:
+    return set(daily.get_partition_keys(dynamic_partitions_store=instance))
+
+
+def wanted_days(days: Iterable[str], floor: str, instance: dg.DagsterInstance) -> tuple[list[str], list[str]]:
+    """(days to request, days skipped because a queued or running run covers them).
+
+    Days before the floor or outside the partitions are dropped silently.
+    """
+    keys = _partition_keys(instance)
+    candidates = sorted(d for d in set(days) if d in keys and d >= floor)
+    busy = in_flight_days(instance) if candidates else set()
+    return [d for d in candidates if d not in busy], [d for d in candidates if d in busy]
+
+
+def files_fingerprint(paths: Iterable[str]) -> str:
+    """A short digest of the files' states (size, inode, mtime): equal while none of them changes."""
+    states = []
+    for path in sorted(set(paths)):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        states.append(f"{path}|{st.st_size}|{st.st_ino}|{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(states).encode()).hexdigest()[:16]
+
+
+def _skip_reason(busy: list[str]) -> str:
+    if busy:
+        return f"new lines on {', '.join(busy)}, already covered by a queued or running run"
+    return "no new transcript lines"
 
 
 @dg.sensor(
     job=ingest_job,
     minimum_interval_seconds=WATCH_INTERVAL_SECONDS,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Watches the Claude Code transcript directory; requests runs for exactly the days whose files "
-    "gained complete lines since their cursor. The Stop hook's wake marker triggers an immediate scan.",
+    description="Watches the Claude Code transcript directory; requests one run for each day whose files "
+    "gained complete lines since their cursor, unless a queued or running run covers that day or it is "
+    "before the ingest floor. The Stop hook's wake marker triggers an immediate scan.",
 )
 def transcript_watch(context: dg.SensorEvaluationContext, nous: NousResource):
     settings = nous.settings()
@@ -47,21 +97,27 @@ def transcript_watch(context: dg.SensorEvaluationContext, nous: NousResource):
         settings.wake_marker.unlink(missing_ok=True)
     with nous.connection() as conn:
         new = plan_new_data(settings, conn)
-    days = _valid_days(new.dates, context)
+        floor = floor_or_default(conn, datetime.now(UTC).date())
+    days, busy = wanted_days(new.dates, floor, context.instance)
     requests = [
-        dg.RunRequest(partition_key=day, run_key=f"fs_watch:{day}:{new.fingerprint}", tags={SOURCE_TAG: "fs_watch"})
+        dg.RunRequest(
+            partition_key=day,
+            run_key=f"fs_watch:{day}:{files_fingerprint(new.dates[day])}",
+            tags={SOURCE_TAG: "fs_watch"},
+        )
         for day in days
     ]
     return dg.SensorResult(
-        run_requests=requests, cursor=str(time.time()), skip_reason=None if requests else "no new transcript lines"
+        run_requests=requests, cursor=str(time.time()), skip_reason=None if requests else _skip_reason(busy)
     )
 
 
 def reconcile_days(nous: NousResource) -> list[str]:
-    """Days with unread lines, plus days whose queue items are pending or waiting for a retry."""
+    """Days with unread lines on or after the floor, plus days whose queue items wait for a retry."""
     settings = nous.settings()
     with nous.connection() as conn:
-        days = set(plan_new_data(settings, conn).dates)
+        floor = floor_or_default(conn, datetime.now(UTC).date())
+        days = {d for d in plan_new_data(settings, conn).dates if d >= floor}
         rows = conn.execute(
             "SELECT DISTINCT json_extract(payload_json, '$.date') FROM ingest_events "
             "WHERE status IN ('pending', 'failed', 'processing')"
@@ -69,18 +125,38 @@ def reconcile_days(nous: NousResource) -> list[str]:
     return sorted(days | {r[0] for r in rows if r[0]})
 
 
+def catch_up_request(nous: NousResource, instance: dg.DagsterInstance, stamp: str) -> dg.RunRequest | None:
+    """A run for today while vectors are left over from a run's embedding budget and no run is in flight."""
+    if in_flight_runs(instance):
+        return None  # the run in flight embeds too
+    with nous.connection() as conn:
+        left = embedding_backlog(conn)
+    if not left:
+        return None
+    return dg.RunRequest(
+        partition_key=_today(),
+        run_key=f"fs_reconcile:embeddings:{stamp}",
+        tags={SOURCE_TAG: "fs_reconcile", "nous/reason": f"embedding backlog ({left})"},
+    )
+
+
 @dg.schedule(
     cron_schedule="17 * * * *",
     job=ingest_job,
     default_status=dg.DefaultScheduleStatus.RUNNING,
     description="Hourly reconcile: re-scans every transcript and recovers anything the watcher missed "
-    "(rotated/truncated files, failed extractions due for retry).",
+    "(rotated/truncated files, failed extractions due for retry, embeddings left over from a run's time "
+    "budget); skips days a queued or running run covers.",
 )
 def transcript_reconcile(context: dg.ScheduleEvaluationContext, nous: NousResource):
     stamp = context.scheduled_execution_time.strftime("%Y%m%dT%H%M") if context.scheduled_execution_time else "now"
-    keys = set(daily.get_partition_keys())
-    return [
+    days, busy = wanted_days(reconcile_days(nous), "", context.instance)
+    requests = [
         dg.RunRequest(partition_key=day, run_key=f"fs_reconcile:{day}:{stamp}", tags={SOURCE_TAG: "fs_reconcile"})
-        for day in reconcile_days(nous)
-        if day in keys
+        for day in days
     ]
+    if not requests:
+        catch_up = catch_up_request(nous, context.instance, stamp)
+        if catch_up is not None:
+            requests.append(catch_up)
+    return requests if requests else dg.SkipReason(_skip_reason(busy))

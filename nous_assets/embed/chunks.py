@@ -8,6 +8,7 @@ message text (chunks have no type or concepts to enrich with).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 
 import numpy as np
@@ -36,21 +37,42 @@ def ensure_chunk_table(conn: Connection, dimensions: int) -> bool:
     return True
 
 
+_PENDING = (
+    "FROM transcript_chunks c LEFT JOIN chunk_vector_meta v ON v.chunk_id = c.id "
+    "WHERE v.chunk_id IS NULL OR v.model != ? OR v.dimensions != ?"
+)
+
+
+def pending_chunk_count(conn: Connection, model: str, dimensions: int) -> int:
+    """Chunks without a vector of this model and dimension."""
+    return int(conn.execute(f"SELECT count(*) {_PENDING}", (model, int(dimensions))).fetchone()[0])
+
+
 def embed_pending_chunks(
-    conn: Connection, provider: EmbeddingProvider, *, batch_size: int = 64, max_batches: int | None = None
+    conn: Connection,
+    provider: EmbeddingProvider,
+    *,
+    batch_size: int = 64,
+    max_batches: int | None = None,
+    deadline: float | None = None,
 ) -> tuple[int, int]:
-    """Embed chunks without a vector of the provider's model; returns (embedded, remaining)."""
+    """Embed chunks without a vector of the provider's model; returns (embedded, remaining).
+
+    Reads one batch of chunk text at a time: a first backfill can hold far more transcript text than
+    should sit in memory at once. Stops after ``max_batches``, or before any batch but the first once
+    ``deadline`` (a ``time.monotonic()`` value) has passed, so a run's time budget holds.
+    """
     model, dims = provider.model, int(provider.dimensions)
     ensure_chunk_table(conn, dims)
-    todo = conn.execute(
-        "SELECT c.id, c.text FROM transcript_chunks c LEFT JOIN chunk_vector_meta v ON v.chunk_id = c.id "
-        "WHERE v.chunk_id IS NULL OR v.model != ? OR v.dimensions != ? ORDER BY c.id",
-        (model, dims),
-    ).fetchall()
-    limit = len(todo) if max_batches is None else min(len(todo), batch_size * max_batches)
-    done = 0
-    for start in range(0, limit, batch_size):
-        batch = todo[start : min(start + batch_size, limit)]
+    done = batches = 0
+    while max_batches is None or batches < max_batches:
+        if batches and deadline is not None and time.monotonic() >= deadline:
+            break
+        batch = conn.execute(
+            f"SELECT c.id, c.text {_PENDING} ORDER BY c.id LIMIT ?", (model, dims, batch_size)
+        ).fetchall()
+        if not batch:
+            break
         vectors = np.asarray(provider.embed([text for _, text in batch]), dtype=np.float32)
         now = now_iso()
         with atomic(conn):
@@ -67,7 +89,8 @@ def embed_pending_chunks(
                     (chunk_id, model, dims, content_hash(text, model, dims), now),
                 )
         done += len(batch)
-    return done, len(todo) - done
+        batches += 1
+    return done, pending_chunk_count(conn, model, dims)
 
 
 def search_chunks(

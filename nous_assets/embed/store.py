@@ -299,6 +299,7 @@ def embed_pending(
     max_batches: int | None = None,
     progress: Callable[[EmbedStats], None] | None = None,
     pause_seconds: float = 0.0,
+    deadline: float | None = None,
 ) -> EmbedStats:
     """Bring ``vectors`` up to date with ``memories`` for ``provider`` (resumable, batch by batch).
 
@@ -306,7 +307,9 @@ def embed_pending(
     transaction, so an interrupted run keeps the finished batches and the next run continues. Texts whose
     hash some memory already has a vector for are copied instead of embedded, and equal texts within a
     batch are embedded once. ``max_batches`` bounds the work per call (``remaining`` tells what is left);
-    ``pause_seconds`` sleeps between batches so foreground readers are not starved.
+    ``pause_seconds`` sleeps between batches so foreground readers are not starved. ``deadline`` (a
+    ``time.monotonic()`` value) is checked before every batch but the first, so a run's time budget holds
+    to within one batch and every call still makes progress.
     """
     if batch_size < 1:
         raise EmbeddingError(f"batch_size must be positive, got {batch_size}")
@@ -320,6 +323,8 @@ def embed_pending(
     todo = pending(conn, model, dimensions, limit)
     for start in range(0, len(todo), batch_size):
         batch = todo[start : start + batch_size]
+        if stats.batches and deadline is not None and time.monotonic() >= deadline:
+            break
         if stats.batches and pause_seconds > 0:
             time.sleep(pause_seconds)
         blobs_by_hash = _cached_blobs(conn, (p.hash for p in batch), model, dimensions)

@@ -19,6 +19,7 @@ from nous_assets.capture.lake import turns_path
 from nous_assets.defs.assets.capture import learning_events, transcripts
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.sensors import transcript_watch
+from nous_assets.store.floor import lower_floor
 
 pytestmark = pytest.mark.slow
 
@@ -101,6 +102,9 @@ def test_truncating_and_rewriting_a_file_adds_no_duplicates(project, pipeline_fa
 def test_watch_sensor_requests_exactly_the_days_that_gained_lines(project, pipeline_factory):
     pipe = pipeline_factory(str(project.parent.parent / "**" / "*.jsonl"))
     resources = {"nous": pipe.resource()}
+    conn = pipe.conn()
+    lower_floor(conn, "2026-01-01")  # as `nous backfill --since 2026-01-01` does: the sensor watches from there
+    conn.close()
     first = transcript_watch(dg.build_sensor_context(instance=pipe.instance, resources=resources))
     assert [r.partition_key for r in first.run_requests] == [DAY]  # new file: its day
     assert first.run_requests[0].tags["nous/source"] == "fs_watch"

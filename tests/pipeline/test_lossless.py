@@ -21,6 +21,7 @@ from nous_assets.capture.scan import plan_new_data
 from nous_assets.defs.assets.capture import learning_events, transcripts
 from nous_assets.defs.backfill import run_days
 from nous_assets.defs.sensors import reconcile_days, transcript_watch
+from nous_assets.store.floor import lower_floor
 
 pytestmark = pytest.mark.slow
 
@@ -97,6 +98,9 @@ def test_out_of_order_days_are_ingested_fully_and_the_cursor_promoted(shared_cor
     assert days.count("2025-09-19") == 5 and days.count("2025-09-20") == len(expected) - 5
 
     assert pipe.days() == ["2025-09-19", "2025-09-20"]  # backfill candidates: every day, not head..tail
+    conn = pipe.conn()
+    lower_floor(conn, "2025-09-01")  # as `nous backfill --since 2025-09-01` does: the sensor watches from there
+    conn.close()
     sensor = transcript_watch(dg.build_sensor_context(instance=pipe.instance, resources={"nous": pipe.resource()}))
     requested = [r.partition_key for r in sensor.run_requests]
     assert requested == ["2025-09-19", "2025-09-20"]

@@ -1,20 +1,25 @@
 """Capture layer: transcripts -> the day's lake partition -> learning events in cortex.db."""
 
+from dataclasses import replace
+
 import dagster as dg
 
 from nous_assets.capture.lake import write_partition
 from nous_assets.capture.scan import (
+    PartitionScan,
     promote_cursors,
     read_manifest,
     record_file_progress,
     scan_partition,
     write_manifest,
 )
-from nous_assets.defs.partitions import daily
+from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
+from nous_assets.errors import NousError, storage_error
 from nous_assets.extract.registry import get_extractor
 from nous_assets.extract.runner import drain, enqueue_partition, incomplete_paths
 from nous_assets.store import queue
+from nous_assets.store.floor import get_floor
 
 SOURCE_TAG = "nous/source"
 GROUP = "capture"
@@ -29,9 +34,7 @@ def run_source(context: dg.AssetExecutionContext) -> str:
     return "historical_backfill"
 
 
-@dg.asset(
-    partitions_def=daily,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+@daily_asset(
     group_name=GROUP,
     kinds={"parquet", "polars"},
     description="Parsed, de-duplicated and redacted turns of the day's Claude Code transcripts "
@@ -50,19 +53,28 @@ def transcripts(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mat
         "lines_with_replaced_bytes": 0,
     }
     reasons: dict[str, int] = {}
+    failed: dict[str, str] = {}
     skipped = loops = repeated = 0
     with nous.connection() as conn:
         for date in context.partition_keys:
-            scan = scan_partition(settings, conn, date)
-            write_partition(
-                settings.lake_dir,
-                date,
-                scan.turns,
-                scan.quarantined,
-                scan.agent_links,
-                forget_projects=settings.opt_out_projects,
-            )
-            write_manifest(settings.lake_dir, scan)
+            try:
+                scan = scan_partition(settings, conn, date)
+                write_partition(
+                    settings.lake_dir,
+                    date,
+                    scan.turns,
+                    scan.quarantined,
+                    scan.agent_links,
+                    forget_projects=settings.opt_out_projects,
+                )
+                write_manifest(settings.lake_dir, scan)
+            except Exception as exc:
+                if storage_error(exc) is not None:
+                    raise  # read-only, full or locked storage fails every day alike: stop with the reason
+                # one bad day must not stop a range: its files keep their cursors, so the next run retries it
+                failed[date] = f"{type(exc).__name__}: {exc}"
+                context.log.error(f"{date}: not ingested ({failed[date]}); it is retried by the next run")
+                continue
             totals["files"] += sum(1 for f in scan.files if f.turns_on_date)
             totals["sessions"] += len(scan.sessions)
             totals["turns"] += len(scan.turns)
@@ -82,9 +94,12 @@ def transcripts(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mat
         context.log.warning(
             f"discovery: {loops} symlink loop(s) not followed, {repeated} path(s) reached twice read once"
         )
+    if failed and len(failed) == len(context.partition_keys):
+        raise NousError(f"no day could be ingested: {next(iter(failed.values()))}")
     return dg.MaterializeResult(
         metadata={
             **{k: dg.MetadataValue.int(v) for k, v in totals.items()},
+            "failed_days": dg.MetadataValue.json(failed),
             "non_transcript_files_skipped": dg.MetadataValue.int(skipped),
             "symlink_loops_skipped": dg.MetadataValue.int(loops),
             "repeated_paths_skipped": dg.MetadataValue.int(repeated),
@@ -94,9 +109,19 @@ def transcripts(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mat
     )
 
 
-@dg.asset(
-    partitions_def=daily,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+def above_floor(scan: PartitionScan, floor: str | None) -> PartitionScan:
+    """The scan without days before the ingest floor among each file's new-bytes days.
+
+    Those days are only ingested when asked for (``nous backfill --since``), so they must not hold a file's
+    cursor back: a session file that started before the floor would otherwise look new to every sensor scan.
+    """
+    if floor is None:
+        return scan
+    files = [replace(f, region_ends={d: e for d, e in f.region_ends.items() if d >= floor}) for f in scan.files]
+    return replace(scan, files=files)
+
+
+@daily_asset(
     group_name=GROUP,
     deps=[transcripts],
     kinds={"sqlite"},
@@ -124,8 +149,9 @@ def learning_events(context: dg.AssetExecutionContext, nous: NousResource) -> dg
             reextract=settings.reextract_on_version_change,
         )
         promoted = 0
+        floor = get_floor(conn)
         for date in context.partition_keys:
-            scan = read_manifest(settings.lake_dir, date)
+            scan = above_floor(read_manifest(settings.lake_dir, date), floor)
             blocked = incomplete_paths(conn, date)
             record_file_progress(conn, scan, {f.path for f in scan.files} - blocked)
             promoted += len(promote_cursors(conn, scan))

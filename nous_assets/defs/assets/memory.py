@@ -3,7 +3,7 @@
 import dagster as dg
 
 from nous_assets.defs.assets.capture import learning_events
-from nous_assets.defs.partitions import daily
+from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
 from nous_assets.store.projection import Policy
 from nous_assets.store.projector import project, verify
@@ -14,9 +14,7 @@ def policy_from(nous: NousResource) -> Policy:
     return Policy(t.initial_reinforcement, t.superseded_multiplier, t.contradiction_multiplier)
 
 
-@dg.asset(
-    partitions_def=daily,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+@daily_asset(
     group_name="memory",
     deps=[learning_events],
     kinds={"sqlite"},

@@ -7,65 +7,65 @@ import dagster as dg
 from nous_assets.capture.chunks import upsert_chunks
 from nous_assets.capture.lake import read_links, read_turns
 from nous_assets.defs.assets.memory import memories
-from nous_assets.defs.partitions import daily
+from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
-from nous_assets.embed.chunks import embed_pending_chunks
+from nous_assets.embed.chunks import embed_pending_chunks, pending_chunk_count
 from nous_assets.embed.registry import get_embedder
 from nous_assets.embed.store import embed_pending
 from nous_assets.extract.runner import batch_session_id
 from nous_assets.reconcile.edges import derive_edges
 
 GROUP = "retrieval"
-EMBED_TIME_BUDGET_S = 300  # a run embeds for at most this long; the rest continues in the next run
+EMBED_POOL = "nous_embeddings"  # dagster.yaml: one step per pool at a time, so two runs never embed the same rows
 
 
-@dg.asset(
-    partitions_def=daily,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+@daily_asset(
     group_name=GROUP,
     deps=[memories],
     kinds={"sqlite", "pytorch"},
+    pool=EMBED_POOL,
     description="Vectors (sqlite-vec, cosine) for every memory and for the day's episodic transcript chunks, "
     "from the configured embedding model; stale vectors (model/dimension change, edited text) are re-embedded "
-    "in resumable batches while retrieval falls back to FTS for the rest.",
+    "in resumable batches while retrieval falls back to FTS for the rest. A run embeds for at most "
+    "embed.run_budget_seconds (model load included); the hourly reconcile requests a run for what is left.",
 )
 def embeddings(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
     settings = nous.settings()
+    budget = settings.embed.run_budget_seconds
+    deadline = time.monotonic() + budget  # the model loads on the first batch: that counts against the budget
     embedder = get_embedder(settings)
     batch = settings.embed.batch_size
     new_chunks = changed_chunks = 0
-    started = time.monotonic()
     with nous.connection() as conn:
         for day in context.partition_keys:
             new, changed = upsert_chunks(conn, read_turns(settings.lake_dir, day))
             new_chunks, changed_chunks = new_chunks + new, changed_chunks + changed
-        embedded = reused = 0
-        while True:
-            stats = embed_pending(conn, embedder, batch_size=batch, max_batches=8)
-            embedded, reused = embedded + stats.embedded, reused + stats.reused_from_cache
-            if stats.remaining == 0 or time.monotonic() - started > EMBED_TIME_BUDGET_S:
-                break
+        stats = embed_pending(conn, embedder, batch_size=batch, deadline=deadline)
         chunk_done = 0
-        while time.monotonic() - started <= EMBED_TIME_BUDGET_S:
-            done, chunk_left = embed_pending_chunks(conn, embedder, batch_size=batch, max_batches=8)
-            chunk_done += done
-            if chunk_left == 0:
-                break
+        if time.monotonic() < deadline:
+            chunk_done, chunk_left = embed_pending_chunks(conn, embedder, batch_size=batch, deadline=deadline)
+        else:
+            chunk_left = pending_chunk_count(conn, embedder.model, embedder.dimensions)
         total_chunks = conn.execute("SELECT count(*) FROM transcript_chunks").fetchone()[0]
         vectors = conn.execute("SELECT count(*) FROM vector_meta").fetchone()[0]
-    if stats.remaining:
-        context.log.warning(f"{stats.remaining} memories still to embed; they use FTS-only scoring until then")
+    if stats.remaining or chunk_left:
+        context.log.warning(
+            f"embedding budget ({budget:g}s) reached: {stats.remaining} memories and {chunk_left} transcript chunks "
+            "left for the next run (the hourly reconcile requests one); memories use FTS-only scoring until then"
+        )
     return dg.MaterializeResult(
         metadata={
             "model": dg.MetadataValue.text(f"{embedder.model} ({embedder.dimensions}d)"),
-            "memories_embedded": dg.MetadataValue.int(embedded),
-            "memories_reused_from_cache": dg.MetadataValue.int(reused),
+            "memories_embedded": dg.MetadataValue.int(stats.embedded),
+            "memories_reused_from_cache": dg.MetadataValue.int(stats.reused_from_cache),
             "memories_remaining": dg.MetadataValue.int(stats.remaining),
             "memory_vectors": dg.MetadataValue.int(vectors),
             "chunks_new": dg.MetadataValue.int(new_chunks),
             "chunks_changed": dg.MetadataValue.int(changed_chunks),
             "chunks_embedded": dg.MetadataValue.int(chunk_done),
+            "chunks_remaining": dg.MetadataValue.int(chunk_left),
             "chunks_total": dg.MetadataValue.int(total_chunks),
+            "budget_seconds": dg.MetadataValue.float(float(budget)),
         }
     )
 
@@ -89,9 +89,7 @@ def task_offsets(lake_dir, days) -> dict[str, tuple[str, str, int]]:
     return out
 
 
-@dg.asset(
-    partitions_def=daily,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+@daily_asset(
     group_name=GROUP,
     deps=[embeddings],
     kinds={"sqlite"},
@@ -113,19 +111,23 @@ def edges(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Materiali
     )
 
 
-def _session_evidence(lake_dir, days) -> tuple[dict[str, str], list[str]]:
-    """Per session, the text of its conversation (to judge which injected memories it touched)."""
+def _session_evidence(lake_dir, days, wanted: set[str]) -> tuple[dict[str, str], list[str]]:
+    """Per session of ``wanted`` (those with injected memories still to judge), the text of its conversation.
+
+    Only those sessions are read into memory: a long backfill range holds far more text than the judgement
+    needs, and on a first run no session has been injected yet.
+    """
     texts: dict[str, list[str]] = {}
+    if not wanted:
+        return {}, []
     for day in days:
         for t in read_turns(lake_dir, day):
-            if t.kind == "message" and t.text:
+            if t.kind == "message" and t.text and t.session_id in wanted:
                 texts.setdefault(t.session_id, []).append(t.text)
     return {s: "\n".join(parts) for s, parts in texts.items()}, sorted(texts)
 
 
-@dg.asset(
-    partitions_def=daily,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+@daily_asset(
     group_name=GROUP,
     deps=[edges],
     kinds={"sqlite"},
@@ -141,9 +143,10 @@ def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg
     from nous_assets.store.projector import project
 
     settings = nous.settings()
-    texts, sessions = _session_evidence(settings.lake_dir, context.partition_keys)
     with nous.connection() as conn:
         spooled = ingest_access_spool(conn, settings.data_dir / "access-spool.jsonl")
+        unjudged = {r[0] for r in conn.execute("SELECT DISTINCT session_id FROM access_log WHERE was_useful IS NULL")}
+        texts, sessions = _session_evidence(settings.lake_dir, context.partition_keys, unjudged)
         marks = ",".join("?" * len(sessions))
         corrections: dict[str, str] = {}
         if sessions:
