@@ -53,37 +53,19 @@ def corpus_figures(per_rule: int, seed: int) -> dict:
     }
 
 
-def _strings(obj):
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, dict):
-        for value in obj.values():
-            yield from _strings(value)
-    elif isinstance(obj, list):
-        for value in obj:
-            yield from _strings(value)
-
-
 def false_positives() -> dict:
+    from nous_assets.bench.secret_corpus import transcript_strings
     from nous_assets.capture.redact import redact_text
 
-    seen: set[str] = set()
     kinds: dict[str, int] = {}
-    files = 0
-    for root in TRANSCRIPTS:
-        for path in sorted(root.rglob("*.jsonl")):
-            files += 1
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                for text in _strings(record):
-                    if len(text) >= 10 and text not in seen:
-                        seen.add(text)
-                        for kind, n in redact_text(text).counts.items():
-                            kinds[kind] = kinds.get(kind, 0) + n
-    return {"fp_files": files, "fp_distinct_strings": len(seen), "fp_redactions": sum(kinds.values()),
+    files: set[Path] = set()
+    strings = 0
+    for path, text in transcript_strings(list(TRANSCRIPTS)):
+        files.add(path)
+        strings += 1
+        for kind, n in redact_text(text).counts.items():
+            kinds[kind] = kinds.get(kind, 0) + n
+    return {"fp_files": len(files), "fp_distinct_strings": strings, "fp_redactions": sum(kinds.values()),
             "fp_by_kind": kinds}  # fmt: skip
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "family",
     "gitleaks_binary",
     "load_rules",
+    "transcript_strings",
 ]
 
 CONTEXTS = ("prose", "env_output", "export", "file_write")
@@ -456,3 +457,31 @@ def evaluate(samples: list[Sample], stored: dict[str, str]) -> Figures:
         if leaked:
             figures.leaked.append(s)
     return figures
+
+
+def transcript_strings(roots: list[Path], min_length: int = 10) -> Iterator[tuple[Path, str]]:
+    """Every distinct string (at least ``min_length`` long) of every record of the transcripts under ``roots``:
+    what the false-positive checks put through the redactor."""
+    seen: set[str] = set()
+
+    def strings(obj: object) -> Iterator[str]:
+        if isinstance(obj, str):
+            yield obj
+        elif isinstance(obj, dict):
+            for value in obj.values():
+                yield from strings(value)
+        elif isinstance(obj, list):
+            for value in obj:
+                yield from strings(value)
+
+    for root in roots:
+        for path in sorted(root.rglob("*.jsonl")):
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                for text in strings(record):
+                    if len(text) >= min_length and text not in seen:
+                        seen.add(text)
+                        yield path, text

@@ -25,6 +25,7 @@ from nous_assets.bench.secret_corpus import (
     family,
     jsonl,
     stored_texts,
+    transcript_strings,
 )
 from nous_assets.capture.lake import read_turns, write_partition
 from nous_assets.capture.redact import MARKER_PREFIX, redact_text
@@ -112,25 +113,12 @@ def test_the_testers_leaks_are_closed(captured: dict[str, str], gitleaks_corpus:
 # False positives on the real shared transcripts (scanned for secrets before they were shared).
 
 
-def _strings(obj):
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, dict):
-        for value in obj.values():
-            yield from _strings(value)
-    elif isinstance(obj, list):
-        for value in obj:
-            yield from _strings(value)
-
-
 def _redactions(original: str, redacted: str) -> list[tuple[str, str]]:
     """(kind, masked excerpt) of each marker in ``redacted``: the value is shown as its length only."""
     out = []
     pos = 0
     for piece in redacted.split(MARKER_PREFIX)[1:]:
         kind, _, rest = piece.partition("]")
-        before = redacted.split(MARKER_PREFIX)[0] if not out else ""
-        del before
         follow = rest[:20]
         end = original.find(follow, pos) if follow else len(original)
         start = original.rfind(" ", 0, max(end, 0)) + 1
@@ -144,24 +132,13 @@ def _redactions(original: str, redacted: str) -> list[tuple[str, str]]:
 def test_false_positives_on_the_real_transcripts_are_few_and_listed() -> None:
     """Every string of every record of both shared corpora goes through the redactor; each redaction there
     is a false positive (or a real secret nobody caught), so they are listed and must stay rare."""
-    seen: set[str] = set()
     found: list[tuple[str, str, str]] = []
     strings = 0
-    for root in REAL_TRANSCRIPTS:
-        for path in sorted(root.rglob("*.jsonl")):
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                for text in _strings(record):
-                    if len(text) < 10 or text in seen:
-                        continue
-                    seen.add(text)
-                    strings += 1
-                    result = redact_text(text)
-                    if result.counts:
-                        found.extend((path.name, kind, excerpt) for kind, excerpt in _redactions(text, result.text))
+    for path, text in transcript_strings(REAL_TRANSCRIPTS):
+        strings += 1
+        result = redact_text(text)
+        if result.counts:
+            found.extend((path.name, kind, excerpt) for kind, excerpt in _redactions(text, result.text))
     print(f"\nfalse positives on the shared transcripts: {len(found)} in {strings:,} distinct strings")
     for name, kind, excerpt in found:
         print(f"  {name}: {kind}: {excerpt!r}")
