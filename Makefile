@@ -6,6 +6,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.deps-installed
 PYTEST_ARGS ?=
+# The real Claude Code CLI for the hook end-to-end test (tests/resolver/test_claude_code_e2e.py); optional:
+# without npm or the registry the test is skipped with that reason.
+CLAUDE_CODE_VERSION := 2.1.330
+E2E_STAMP := .e2e/.claude-code-$(CLAUDE_CODE_VERSION)
 
 .PHONY: run test setup lint bench clean
 
@@ -14,7 +18,13 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
-setup: $(STAMP)
+$(E2E_STAMP):
+	@mkdir -p .e2e
+	@if command -v npm >/dev/null && npm install --prefix .e2e --no-audit --no-fund --no-save --loglevel=error \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) >.e2e/npm.log 2>&1; then touch $@; \
+	else echo "note: Claude Code CLI not installed (see .e2e/npm.log); its end-to-end test will be skipped"; fi
+
+setup: $(STAMP) $(E2E_STAMP)
 
 run: setup
 	$(BIN)/nous run
@@ -29,4 +39,4 @@ bench: setup
 	$(BIN)/python benchmarks/bench_store.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .e2e .pytest_cache .ruff_cache .hypothesis
