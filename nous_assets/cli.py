@@ -932,6 +932,16 @@ def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
 
 
 Handler = Callable[[Settings, argparse.Namespace], int]
+PROJECT_HELP = "a project id (write ids that start with '-' as --project=-home-me-app) or its directory"
+
+
+def project_arg(value: str) -> str:
+    """A project id as stored, from an id or from the project's directory (``.``, ``~/src/app``, ``/abs``)."""
+    from resolver.project import project_id_from_cwd
+
+    if value.startswith(("/", "~", ".")):
+        return project_id_from_cwd(str(Path(value).expanduser().resolve()))
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -971,7 +981,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("memories", cmd_memories, "List memories, optionally as of a transaction time and/or as at a valid time.")
     p.add_argument("--as-of", metavar="T", help="what the system knew at T (ISO-8601 transaction time)")
     p.add_argument("--as-at", metavar="T", help="only memories valid at T (ISO-8601 valid time)")
-    p.add_argument("--project", metavar="PROJECT_ID", help="only this project's memories")
+    p.add_argument("--project", metavar="PROJECT", type=project_arg,
+                   help="only this project's memories; " + PROJECT_HELP)  # fmt: skip
     p.add_argument("--limit", type=int, default=50, help="show at most N (0 = all; default 50)")
     p.add_argument("--json", action="store_true", help="print JSON")
     add("config", cmd_config, "Print the effective settings (environment + config file).")
@@ -1044,7 +1055,8 @@ def build_parser() -> argparse.ArgumentParser:
         "match, a shared concept, graph proximity or a close enough vector) are listed, best score first.",
     )
     p.add_argument("query", help="free text")
-    p.add_argument("--project", metavar="PROJECT_ID", help="only this project's memories (plus global ones)")
+    p.add_argument("--project", metavar="PROJECT", type=project_arg,
+                   help="only this project's memories (plus global ones); " + PROJECT_HELP)  # fmt: skip
     p.add_argument("--as-at", metavar="T", help="what was valid at T (valid time)")
     p.add_argument("--include-expired", action="store_true", help="keep superseded/expired memories")
     p.add_argument(
@@ -1094,7 +1106,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list (default), approve ID or reject ID")  # fmt: skip
     p.add_argument("memory_id", nargs="?", type=int, metavar="ID", help="the memory's #id (from the list)")
     p.add_argument("--reason", help="reject: why (kept in the LearningArchived event)")
-    p.add_argument("--project", metavar="PROJECT_ID", help="list: only this project's held memories")
+    p.add_argument("--project", metavar="PROJECT", type=project_arg,
+                   help="list: only this project's held memories; " + PROJECT_HELP)  # fmt: skip
     p.add_argument("--all", action="store_true", help="list: approved memories too")
     p.add_argument("--json", action="store_true", help="print JSON")
     p = add(

@@ -160,3 +160,21 @@ def test_replay_verify_reports_ok_then_detects_tampering(populated, capsys):
     assert "MISMATCH" in out and "reinforcement_score: live=9.0 replay=0.5" in out
     assert main(["replay"]) == 0  # full rebuild repairs the projection
     assert main(["replay", "--verify"]) == 0
+
+
+def test_project_option_takes_an_id_or_the_projects_directory(populated, capsys, tmp_path, monkeypatch):
+    from resolver.project import project_id_from_cwd
+
+    assert main(["project"]) == 0
+    capsys.readouterr()
+    assert main(["memories", "--json", "--project", "proj"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2
+    app = tmp_path / "app"
+    app.mkdir()
+    monkeypatch.chdir(app)
+    assert main(["memories", "--json", "--project", "."]) == 0  # another project: nothing of "proj"
+    assert json.loads(capsys.readouterr().out) == []
+    slug = project_id_from_cwd(str(app))
+    assert slug.startswith("-")
+    assert main(["memories", "--json", f"--project={slug}"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
