@@ -163,6 +163,7 @@ def test_replay_verify_reports_ok_then_detects_tampering(populated, capsys):
 
 
 def test_project_option_takes_an_id_or_the_projects_directory(populated, capsys, tmp_path, monkeypatch):
+    from nous_assets.cli import project_arg
     from resolver.project import project_id_from_cwd
 
     assert main(["project"]) == 0
@@ -175,6 +176,6 @@ def test_project_option_takes_an_id_or_the_projects_directory(populated, capsys,
     assert main(["memories", "--json", "--project", "."]) == 0  # another project: nothing of "proj"
     assert json.loads(capsys.readouterr().out) == []
     slug = project_id_from_cwd(str(app))
-    assert slug.startswith("-")
+    assert slug.startswith("-") and project_arg(".") == slug and project_arg("proj") == "proj"
     assert main(["memories", "--json", f"--project={slug}"]) == 0
     assert json.loads(capsys.readouterr().out) == []
