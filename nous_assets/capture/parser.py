@@ -30,9 +30,14 @@ Turn ``kind`` values:
 ``summary``           an old-style ``{"type": "summary"}`` session title pointing at ``leafUuid``.
 ``system``            a ``system`` record without subtype that carries text (older Claude Code versions).
 
-Everything else (``progress``, ``file-history-snapshot``, ``queue-operation``, ``attachment``, other
-``system`` subtypes, unknown types) is counted in ``ParseResult.skipped_by_type``; ``progress`` records of
-type ``agent_progress`` and Task tool results also yield :class:`AgentLink` records.
+A ``queue-operation`` ``enqueue`` record holds a message the user typed while Claude was busy; some of
+those reach the model mid-turn and are never written as a ``user`` record, so each becomes a user
+``message`` turn with ``subtype`` ``"queued"`` and a synthetic uuid (``queued:<digest>``). Task
+notifications queued the same way are not the user's words and are skipped.
+
+Everything else (``progress``, ``file-history-snapshot``, other ``queue-operation`` records, ``attachment``,
+other ``system`` subtypes, unknown types) is counted in ``ParseResult.skipped_by_type``; ``progress``
+records of type ``agent_progress`` and Task tool results also yield :class:`AgentLink` records.
 """
 
 from __future__ import annotations
@@ -412,6 +417,25 @@ def _turn_from_record(
     )  # fmt: skip
 
 
+def _queued_turn(
+    rec: dict[str, Any], *, offset: int, end: int, path: str, project_id: str, session_hint: str | None
+) -> Turn | None:
+    """The user message an ``enqueue`` queue-operation holds, or None (other operations, notifications)."""
+    content = rec.get("content")
+    if rec.get("operation") != "enqueue" or not isinstance(content, str) or not content.strip():
+        return None
+    if content.lstrip().startswith(("<task-notification", "{")):
+        return None  # a finished background task's notice (XML or JSON), not the user's words
+    session = _str_or_none(rec.get("sessionId")) or session_hint or ""
+    timestamp = normalize_timestamp(rec.get("timestamp"))
+    digest = hashlib.sha1(f"{session}\0{timestamp}\0{content}".encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    uid = f"queued:{digest}"
+    return Turn(
+        uid, (uid,), None, session, project_id, "user", "message", timestamp, content, "", (), (),
+        None, None, None, False, None, False, False, None, None, None, path, offset, end, (offset,), "queued",
+    )  # fmt: skip
+
+
 # --------------------------------------------------------------------------------------------------------
 # merging and de-duplication
 
@@ -634,6 +658,15 @@ def parse_chunk(
                             turn.agent_id,
                         )
             continue
+
+        if rtype == "queue-operation":
+            queued = _queued_turn(
+                rec, offset=offset, end=base_offset + min(next_pos, size), path=path, project_id=project_id,
+                session_hint=session_id_hint,
+            )  # fmt: skip
+            if queued is not None:
+                turns.append(queued)
+                continue
 
         skipped[rtype] = skipped.get(rtype, 0) + 1
         if rtype == "progress":

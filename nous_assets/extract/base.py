@@ -20,7 +20,8 @@ from nous_assets.capture.parser import Turn
 LEARNING_FIELDS: dict[str, str] = {
     "content": "str: the durable learning, self-contained, 10..2000 chars",
     "type": "'learning' (what worked / how to act) or 'knowledge' (a fact)",
-    "kind": "correction | preference | decision | error_fix | command | configuration | fact",
+    "kind": "preference | correction | workflow | convention | command | gotcha | decision | architecture | "
+    "configuration (legacy: error_fix, fact)",
     "domain": "str: short area tag, e.g. 'testing', 'git', 'python'",
     "scope": "'project' or 'global'",
     "concepts": "list[str]: 3..10 normalised lowercase concept phrases",
@@ -31,9 +32,20 @@ LEARNING_FIELDS: dict[str, str] = {
     "anchor_uuid": "uuid of the transcript record the learning rests on",
     "provenance": "{session_id, source_path, uuids: [...], line_offsets: [...]}",
     "weakens": "optional str: for corrections, what the user corrected (finds the memory to weaken)",
+    "applies_when": "optional str: when the memory applies ('before committing', 'in lib/web/'), may be empty",
+    "source_ref": "optional str: the file, command or API the memory is about",
+    "slot": "optional str: the single-valued thing it sets (config:<file>[#key], gate:<repo>, cmd:…, tool:…)",
 }
 
-KINDS = ("correction", "preference", "decision", "error_fix", "command", "configuration", "fact")
+#: Kinds a provider may emit. ``error_fix`` (now ``gotcha``) and ``fact`` (now ``architecture``) are the
+#: kinds of earlier versions; stored events still carry them, so they stay valid.
+CURRENT_KINDS = (
+    "preference", "correction", "workflow", "convention", "command", "gotcha", "decision", "architecture",
+    "configuration",
+)  # fmt: skip
+LEGACY_KINDS = {"error_fix": "gotcha", "fact": "architecture"}
+
+KINDS = CURRENT_KINDS + tuple(LEGACY_KINDS)
 NAMESPACE = uuid.UUID("6b3c2a9e-9f7d-4c1b-8a55-0d4e6f1a2b3c")
 
 

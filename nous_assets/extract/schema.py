@@ -19,6 +19,10 @@ from nous_assets.store.events import MEMORY_TYPES, REL_TYPES, SCOPES, TEMPORAL_C
 from nous_assets.timeutil import normalize_time
 
 MIN_CONCEPTS, MAX_CONCEPTS = 3, 10
+#: ``slot`` names the single-valued thing a learning sets (a later learning of the same slot supersedes it):
+#: ``config:<file>[#<key>]``, ``gate:<repo>``, ``cmd:<purpose>[:…]``, ``tool:<purpose>``.
+SLOT_PATTERN = r"^(?:config|gate|cmd|tool):\S.{0,158}$"
+OPTIONAL_TEXT = ("weakens", "applies_when", "source_ref", "slot")
 
 
 class ExtractionSchemaError(NousError):
@@ -96,6 +100,9 @@ class LearningSchema(pa.DataFrameModel):
     anchor_uuid: str = pa.Field(str_length={"min_value": 1})
     provenance_json: str
     weakens: str = pa.Field(nullable=True)
+    applies_when: str = pa.Field(nullable=True, str_length={"max_value": 200})
+    source_ref: str = pa.Field(nullable=True, str_length={"max_value": 200})
+    slot: str = pa.Field(nullable=True, str_matches=SLOT_PATTERN)
 
     @pa.check("concepts_json", name="3..10 unique normalised concepts")
     def concepts_valid(cls, data) -> pl.LazyFrame:  # noqa: N805
@@ -134,6 +141,9 @@ _SCHEMA = {
     "anchor_uuid": pl.Utf8,
     "provenance_json": pl.Utf8,
     "weakens": pl.Utf8,
+    "applies_when": pl.Utf8,
+    "source_ref": pl.Utf8,
+    "slot": pl.Utf8,
 }
 
 
@@ -145,7 +155,7 @@ def _flatten(i: int, record: Any) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise ExtractionSchemaError(f"learning #{i} is not an object: {record!r:.80}")
     allowed = {"content", "type", "kind", "domain", "scope", "concepts", "edges", "valid_from", "valid_until",
-               "temporal_confidence", "anchor_uuid", "provenance", "weakens"}
+               "temporal_confidence", "anchor_uuid", "provenance", *OPTIONAL_TEXT}
     unknown = set(record) - allowed
     if unknown:
         raise ExtractionSchemaError(f"learning #{i} has unknown keys {sorted(unknown)}")
@@ -159,7 +169,7 @@ def _flatten(i: int, record: Any) -> dict[str, Any]:
         if not isinstance(value, str):
             raise ExtractionSchemaError(f"learning #{i}: {key} must be a string, got {type(value).__name__}")
         row[key] = value
-    for key in ("valid_from", "valid_until", "weakens"):
+    for key in ("valid_from", "valid_until", *OPTIONAL_TEXT):
         value = record.get(key)
         if value is not None and not isinstance(value, str):
             raise ExtractionSchemaError(f"learning #{i}: {key} must be a string or null")
@@ -195,7 +205,7 @@ def records_from_frame(frame: pl.DataFrame) -> list[dict[str, Any]]:
     """Back to provider-shaped dicts (after validation), nested values decoded."""
     out = []
     for row in frame.iter_rows(named=True):
-        rec = {k: v for k, v in row.items() if not k.endswith("_json")}
+        rec = {k: v for k, v in row.items() if not k.endswith("_json") and not (k in OPTIONAL_TEXT and v is None)}
         rec["concepts"] = json.loads(row["concepts_json"])
         rec["edges"] = json.loads(row["edges_json"])
         rec["provenance"] = json.loads(row["provenance_json"])

@@ -483,7 +483,7 @@ def test_content_blocks_images_documents_and_unknown_types():
         _line(rec),
         _line({"type": "brand-new-type", "uuid": "z"}),
         _line({"type": "system", "subtype": "turn_duration", "uuid": "s", "durationMs": 5}),
-        _line({"type": "queue-operation", "operation": "enqueue", "content": "x"}),
+        _line({"type": "queue-operation", "operation": "remove"}),
         _line({"type": "progress", "uuid": "p", "data": {"type": "agent_progress", "agentId": "a9"}}),
     ]
     res = parse_chunk(b"".join(lines), base_offset=0, path="f", project_id="p", session_id_hint="hint")
@@ -496,6 +496,26 @@ def test_content_blocks_images_documents_and_unknown_types():
         "progress": 1,
     }
     assert res.agent_links == [AgentLink("a9", "hint", None, None, None)]
+
+
+def test_queued_user_messages_become_user_turns():
+    """Messages typed while Claude works are ``queue-operation`` records; some never become ``user`` records."""
+    lines = [
+        _line({"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-02-13T01:56:25.575Z",
+               "sessionId": "s1", "content": "you dont have access to docker here"}),
+        _line({"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-02-13T01:56:30.000Z",
+               "sessionId": "s1", "content": "<task-notification>\n<status>completed</status>\n</task-notification>"}),
+        _line({"type": "queue-operation", "operation": "remove", "timestamp": "2026-02-13T01:57:14.987Z",
+               "sessionId": "s1"}),
+    ]  # fmt: skip
+    res = parse_chunk(b"".join(lines), base_offset=0, path="f", project_id="p")
+    (t,) = res.turns
+    assert (t.role, t.kind, t.subtype, t.session_id) == ("user", "message", "queued", "s1")
+    assert t.text == "you dont have access to docker here" and t.timestamp.startswith("2026-02-13T01:56:25")
+    assert t.uuid.startswith("queued:") and t.line_offsets == (0,)
+    assert res.skipped_by_type == {"queue-operation": 2}
+    again = parse_chunk(b"".join(lines), base_offset=0, path="f", project_id="p")
+    assert again.turns[0].uuid == t.uuid  # stable across re-reads
 
 
 def test_agent_links_from_progress_and_task_result():

@@ -1,0 +1,156 @@
+"""Decisions: a choice the user states ("let's use …") or a proposal of Claude's that the user approves.
+
+An approval ("ok", "go ahead", "sounds good", picking option "B") turns the assistant's proposal into a
+decision — unless the proposal is a one-off operation (push, force-push, merge, deploy, run, delete,
+open a PR …): approving it once is not a standing decision and must never come back as one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nous_assets.capture.parser import Turn
+from nous_assets.extract.rules.session import Cand, Stream, cand
+from nous_assets.extract.rules.text import (
+    I,
+    cap,
+    clean_md,
+    fit,
+    key_sentence,
+    sentences,
+    strip_noise,
+    upper_first,
+    user_scope,
+    words,
+)
+
+MAX_CONTENT = 320
+
+DECISION_RE = re.compile(
+    r"\blet'?s (?:go with|use|switch to|stick with|stay with|keep|adopt|move to|migrate to|choose|pick|drop|replace|"
+    r"start with|build it (?:in|with)|write it in|handle this via)\b"
+    r"|\bwe'?ll (?:use|go with|switch to|stick with|keep|adopt|move to|migrate to|drop)\b"
+    r"|\bwe will (?:use|go with|switch to|stick with|keep|adopt|move to|migrate to|drop)\b"
+    r"|\bwe'?re going (?:to use|to go with|to switch to|with)\b"
+    r"|\b(?:i|we) (?:have |'ve )?decided\b|\bdecided to\b|\bdecision is\b|\bgoing with\b"
+    r"|\binstead of .{2,60}?,? (?:we'?ll|let'?s|we will|we should|use)\b|\bthe plan is\b",
+    I,
+)
+APPROVAL_RE = re.compile(
+    r"^(?:yes|yep|yeah|yup|ok(?:ay)?|sure|sounds good|go ahead|do it|please do|lgtm|perfect|great|approved|"
+    r"agreed|let'?s do it|proceed|ship it|works for me|that works|makes sense|go for it|absolutely|correct)\b"
+    r"(?:[ ,]+(?:please|thanks|go ahead|do it|proceed|sounds good))*[.!]*$",
+    I,
+)
+_OPTION_RE = re.compile(
+    r"^(?:option\s+|go with\s+|let'?s do\s+)?\(?([a-e1-5])\)?[.!]?(?:\s+please)?$"
+    r"|^(?:option\s+)?\(?([a-e1-5])\)?\s+(?:does |do )?(?:seems?|sounds?|looks?|is)\s+(?:like\s+)?(?:a\s+)?"
+    r"(?:good|great|decent|fine|best|right|better)\b",
+    I,
+)
+_QUESTION_PROPOSAL_RE = re.compile(
+    r"\b(?:want me to|should i|shall i|would you like me to|do you want me to|should we|shall we|can i|may i)\s+"
+    r"(.+?)\s*\?*$",
+    I,
+)
+_PRONOUN_OBJECT_RE = re.compile(
+    r"^(?:go ahead(?: with)?|proceed(?: with)?|do|add|make|implement|fix|apply|continue|start)?\s*"
+    r"(?:that|it|this|them|those|these|so|the change|the changes|the fix)?\s*(?:now|for you|too|as well)?$",
+    I,
+)
+_RECOMMEND_RE = re.compile(
+    r"\b(?:i can|i could|i'?ll|i will|i'?d (?:suggest|recommend|go with)|i recommend|i suggest|i propose|"
+    r"my recommendation|recommended|we should|we could|the (?:approach|plan|solution|fix) (?:is|would be))\b",
+    I,
+)
+# A "yes" approves one action at one moment ("Shall I push and open a PR?"): operations on the repository,
+# processes or the network are one-off actions, not durable decisions, and must not come back as standing
+# instructions in later sessions ("force-push to main" approved once is not "we force-push to main").
+ONE_OFF_RE = re.compile(
+    r"^(?:(?:go ahead and|now|also|just|first|then|finally|quickly)\s+)*"
+    r"(?:force[- ]?push|push|commit|merge|rebase|squash|amend|cherry-pick|revert|reset|stash|tag|release|publish|"
+    r"deploy|kill|restart|re-?run|run|execute|delete|drop|wipe|purge|curl|wget|pipe|send|upload|install|"
+    r"(?:continue|finish|abort) (?:with )?the (?:rebase|merge|cherry-pick)|(?:open|create|raise) (?:a |the )?"
+    r"(?:pr|pull request|merge request)|close (?:the|this) (?:pr|pull request|issue))\b",
+    I,
+)
+_SECTION_RE = re.compile(
+    r"^(?:the )?(?:approach|plan|proposal|recommendation|solution|proposed (?:fix|change)s?)\b", I
+)
+
+
+def option_choice(s: Stream, pos: int, turn: Turn, compact: str, episode: list[Turn]) -> list[Cand] | None:
+    """The user picked an option of the last assistant message: a decision (None if not an option pick)."""
+    m = _OPTION_RE.match(compact)
+    if not m or not episode:
+        return None
+    label = m.group(1) or m.group(2)
+    chosen = _option_text(episode, label)
+    if not chosen:
+        return []
+    content = fit([f"Decision (the user chose option {label.upper()}): {chosen}"], MAX_CONTENT)
+    return [cand("decision", content, turn, s.gpos[pos], [turn, episode[-1]], chosen, scope=user_scope(chosen),
+                 score=2.5)]  # fmt: skip
+
+
+def approval(s: Stream, pos: int, turn: Turn, first: str, episode: list[Turn]) -> tuple[list[Cand], bool]:
+    """(decision from an approved proposal, whether ``first`` was an approval at all)."""
+    if not (APPROVAL_RE.match(first) and episode and asks(episode[-1].text)):
+        return [], False
+    proposal = _proposal(episode[-1].text)
+    if not proposal or ONE_OFF_RE.match(proposal):
+        return [], True
+    said = cap(first, 30).replace('"', "'")
+    content = fit(
+        [f"Decision: {proposal.rstrip('.')}", f' (proposed by Claude, approved by the user: "{said}")'], MAX_CONTENT
+    )
+    return [cand("decision", content, turn, s.gpos[pos], [turn, episode[-1]], proposal, score=2.5)], True
+
+
+def asks(text: str) -> bool:
+    """The assistant message ends on a question or recommends something."""
+    cleaned = clean_md(text)
+    tail = " ".join(sentences(cleaned)[-3:])
+    return "?" in tail or bool(_RECOMMEND_RE.search(cleaned))
+
+
+def _option_text(episode: list[Turn], label: str) -> str:
+    rx = re.compile(rf"^\s*(?:option\s+)?\(?{re.escape(label)}[).:]\s*(.+)$", I)
+    for t in reversed(episode):
+        for line in strip_noise(t.text).splitlines():
+            plain = line.replace("**", "").replace("__", "").strip()
+            m = rx.match(plain)
+            if m and len(words(m.group(1))) >= 2:
+                return cap(clean_md(m.group(1)).replace("\n", " "), 300)
+    return ""
+
+
+def _proposal(text: str) -> str:
+    cleaned = clean_md(text)
+    sents = [x for x in sentences(cleaned) if x != "[code]"]
+    for sent in reversed(sents[-4:]):
+        m = _QUESTION_PROPOSAL_RE.search(sent)
+        if m:
+            obj = m.group(1).strip(" ?.")
+            if not _PRONOUN_OBJECT_RE.fullmatch(obj) and len(words(obj)) >= 3:
+                return cap(upper_first(obj), 260)
+    lines = cleaned.splitlines()
+    for i, line in enumerate(lines):
+        if _SECTION_RE.match(line.strip(" :*")):
+            items = []
+            for nxt in lines[i + 1 : i + 8]:
+                body = nxt.strip()
+                if not body:
+                    if items:
+                        break
+                    continue
+                if len(words(body)) >= 3:
+                    items.append(body.rstrip("."))
+                if len(items) == 2:
+                    break
+            if items:
+                return cap("; ".join(items), 260)
+    for sent in sents:
+        if _RECOMMEND_RE.search(sent) and len(words(sent)) >= 5 and not sent.endswith("?"):
+            return cap(sent.rstrip(":"), 260)
+    return key_sentence(text, 220)

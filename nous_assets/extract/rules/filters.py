@@ -1,0 +1,91 @@
+"""What must not become a memory, whichever rule found it.
+
+* generated text (summariser prompts, pasted transcripts) and pasted text read as speech: logs, review
+  comments ("pr feedback: 1. Critical Bug …", "In app/x.ts around lines 76 to 82 …") are someone
+  else's words, not the user's correction;
+* one-off details: test counts ("87 tests, 0 failures"), commit hashes, PR/issue numbers, one-time codes —
+  true once, noise in every later session; a sentence carrying one is dropped from a memory;
+* rebase/merge conflict resolutions: they concern one branch at one moment;
+* bypasses presented as fixes (``--no-verify``, ``git push --force``, ``HUSKY=0``, ``|| true``, skipping a
+  check): a check that was skipped was not fixed.
+
+Task prompts are recognised in :mod:`~nous_assets.extract.rules.session` (they depend on position).
+"""
+
+from __future__ import annotations
+
+import re
+
+from nous_assets.extract.rules.text import I, sentences
+
+_GENERATED_RE = re.compile(
+    r"^(?:summarize this|your task is to create a detailed summary|this session is being continued|"
+    r"caveat: the messages below|base directory for this skill|<)",
+    I,
+)
+_TRANSCRIPT_LINE_RE = re.compile(r"^(?:user|agent|assistant|human|claude)\s*:", I | re.M)
+_REVIEW_RE = re.compile(
+    r"^(?:pr feedback|more (?:reviewer )?feedback|(?:code )?review(?: comments?)? for\b|reviewer feedback|"
+    r"review comments?)\b"
+    r"|\baround lines? \d+(?:\s*(?:to|-)\s*\d+)?\b|\bprompt for ai agents\b|\bverify each finding\b"
+    r"|\bcommittable suggestion\b|\boutside diff range\b|^\s*\d+-\d+:\s|\bnitpick comments?\b"
+    r"|\b(?:critical|major|minor) (?:bug|issue)s?:",
+    I | re.M,
+)
+_COUNT_RE = re.compile(
+    r"\b\d[\d,]* (?:doc)?tests?\b|\b\d+ (?:passed|failed|failures?|errors?|examples?|specs?|properties|"
+    r"skipped|suites?)\b|\b\d+ (?:existing|new) (?:tests?|ones?)\b|\ball \d+\b|\(\d+ (?:existing|new)\b"
+    r"|\b\d+ total\b|\b\d+ (?:pending )?todos?\b|\b\d+ files? changed\b|\b\d+ insertions?\b",
+    I,
+)
+_HASH_RE = re.compile(r"(?<![\w./-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w./-])")
+_NUMBER_REF_RE = re.compile(
+    r"(?:\bPRs?|\bpull request|\bissue|\bticket|\bMR)\s*#?\d+\b|(?<![\w&])#\d{2,}\b|\bpr \d{2,}\b", I
+)
+_CODE_NUMBER_RE = re.compile(r"(?<![\w.:/-])\d{6,}(?![\w.:/-])")
+_CONFLICT_RE = re.compile(
+    r"\b(?:merge|rebase) conflicts?\b|\bconflict (?:markers?|resolution)\b|\bresolv(?:e|ed|ing) (?:the )?conflicts?\b"
+    r"|<<<<<<<|>>>>>>>",
+    I,
+)
+BYPASS_RE = re.compile(
+    r"--no-verify\b|\bgit push\b[^|;&]*(?:--force(?!-with-lease)\b|\s-f\b)|\bHUSKY=0\b|\bLEFTHOOK=0\b|\bSKIP=\S"
+    r"|\|\|\s*(?:true|:)\s*(?:$|[;&)])|--skip-(?:hooks?|checks?|tests?|verify|ci)\b|--no-(?:hooks|checks)\b"
+    r"|\bskip(?:ping)? (?:the )?(?:pre-commit |commit |git )?(?:hooks?|checks?|verification)\b"
+    r"|\bdisable (?:the )?(?:pre-commit )?hooks?\b",
+    I,
+)
+
+
+def generated_text(raw: str) -> bool:
+    """Text a tool or model generated (summariser prompts, transcripts pasted as a whole)."""
+    return bool(_GENERATED_RE.match(raw)) or len(_TRANSCRIPT_LINE_RE.findall(raw)) >= 2
+
+
+def pasted_text(raw: str, prose: str) -> bool:
+    """A message that is mostly someone else's text: review comments, or a paste with no words of one's own."""
+    if _REVIEW_RE.search(raw[:3000]):
+        return True
+    return len(raw) > 1500 and len(prose) < 0.1 * len(raw) and len(prose) < 80
+
+
+def one_off(text: str) -> bool:
+    """True when the text carries a detail that is only true once (a count, hash, PR number, code)."""
+    return bool(
+        _COUNT_RE.search(text) or _HASH_RE.search(text) or _NUMBER_REF_RE.search(text) or _CODE_NUMBER_RE.search(text)
+    )
+
+
+def conflict(text: str) -> bool:
+    return bool(_CONFLICT_RE.search(text))
+
+
+def bypass(text: str) -> bool:
+    """True when the text runs or recommends skipping a check instead of passing it."""
+    return bool(BYPASS_RE.search(text))
+
+
+def scrub(text: str) -> str:
+    """The text without its sentences that carry one-off details ('' when nothing else is left)."""
+    kept = [s for s in sentences(text) if not one_off(s) and not conflict(s)]
+    return " ".join(kept)

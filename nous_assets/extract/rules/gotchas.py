@@ -1,0 +1,319 @@
+"""Gotchas: what went wrong and what fixed it, from failing commands and from Claude's diagnoses.
+
+Two sources:
+
+1. **Error -> fix**: a failing command (test, build, lint, commit …) followed within a few turns by edits
+   or commands after which the same kind of command succeeds. The memory names the command, the telling
+   error line, the fix and, when Claude said it, the cause. A success reached by skipping the check
+   (``--no-verify``, ``HUSKY=0`` …) is no fix and yields nothing.
+2. **Diagnoses in prose**: a sentence of Claude's that explains a problem ("X doesn't support Y", "the issue
+   is …", "must … because …", "returns a record, not {:ok, …}") and names the file, command or API it is
+   about — kept only when the work then succeeds: the next check after it passes. A diagnosis followed by
+   another failure of the same check, one the session later calls wrong, one the user pushes back on,
+   and hedged guesses ("might", "probably", "a false positive") are hypotheses, not learnings. Of one
+   debugging run the confirmed diagnoses closest to the success are kept: its final resolution.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nous_assets.capture.parser import Turn
+from nous_assets.extract.rules import filters, shell
+from nous_assets.extract.rules.session import EDIT_TOOLS, Call, Cand, Stream, cand
+from nous_assets.extract.rules.text import (
+    PLAN_START_RE,
+    I,
+    cap,
+    clean_md,
+    first_code_ref,
+    fit,
+    key_sentence,
+    names_something,
+    sentences,
+    short_path,
+    strip_opener,
+    upper_first,
+    words,
+)
+
+FIX_WINDOW = 40  # stream positions in which a failing command must be fixed
+CONFIRM_WINDOW = 60  # stream positions in which a diagnosis must be confirmed by a passing check
+MAX_CONTENT = 360
+CHECK_CATEGORIES = frozenset({"test", "lint", "build", "migration", "install", "run"})
+
+_STRONG_RE = re.compile(
+    r"\b(?:the (?:real |actual |root )?(?:issue|problem|cause|bug|culprit|reason) (?:is|was)|root cause|that'?s the "
+    r"(?:bug|issue|problem)|(?:doesn'?t|does not|don'?t|do not|can'?t|cannot|won'?t|isn'?t|is not|aren'?t|are not) "
+    r"(?:support|exist|work|accept|allow|run|handle|see|reach|find|resolve|recogni[sz]e|read|load|match|apply)"
+    r"|has no (?:\w+ ){0,2}(?:subcommand|option|flag|key|field|function|method|installer|support)"
+    r"|is (?:not|n'?t) (?:a|an) (?:\w+ ){0,2}(?:hook|function|macro|struct|map|record|tuple|list|string|git hook)"
+    r"|returns? (?:a |an )?\S+(?: \S+){0,6}[,;]? not\b|\bnot \{:ok|requires? (?:a |an |the )?\S+ (?:to|before|in)"
+    r"|must (?:be|use|have|run|come|live|go)\b|needs? to (?:be|run|come|live|go) (?:before|after|in|inside|from)\b"
+    r"|only (?:works|runs|applies) (?:when|if|in|with|from)\b|(?:is|are) (?:gitignored|ignored|opaque|deprecated)\b"
+    r"|because\b|\bso that\b|\binstead of\b|\brather than\b|\bexpects?\b|\bis missing\b|\bwas missing\b"
+    r"|\bfails? (?:because|when|if|with)\b|\bbreaks?\b|\bcaus(?:es|ed|ing)\b|\bblocks?\b|\bprevents?\b)",
+    I,
+)
+_HEDGE_RE = re.compile(
+    r"\b(?:might|may|maybe|perhaps|possibly|probably|likely|i think|i suspect|i believe|seems?|appears?|"
+    r"could be|guess|hypothes\w+|not sure|let'?s see|let me (?:check|see|verify|look|try|investigate)|"
+    r"false positive|known (?:\w+ )?bug|bug in (?:the )?(?:\w+ )?(?:compiler|tool|library|dialyzer|linter)|"
+    r"tooling issue|flaky)\b|\?",
+    I,
+)
+_REFUTE_RE = re.compile(
+    r"\b(?:(?:that|this|it) (?:was|is)n'?t (?:the|a) (?:real )?(?:issue|problem|cause)|not (?:actually )?the "
+    r"(?:issue|problem|cause)|wait,|actually,? (?:the|it|that|this)|the real (?:issue|problem|cause)|i was wrong|"
+    r"that'?s wrong|that was wrong|my (?:earlier|previous) (?:diagnosis|assumption|theory)|didn'?t help|"
+    r"did not help|still (?:fail|failing|broken|the same))\b",
+    I,
+)
+_FIX_LEAD_RE = re.compile(
+    r"^(?:so |now )?(?:let me|i'?ll|i will|i need to|i should|we need to|we should|the fix is to|fix(?:ed)? by|"
+    r"solution:?|to fix (?:this|it),?)\s+",
+    I,
+)
+_SELF_RE = re.compile(r"^(?:i'?m|i am|i'?ve|i have|i was|my )\b", I)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 1. failing command -> fix
+
+
+def is_check(s: Stream, call: Call) -> bool:
+    """A command whose success says the work is right: tests, builds, linters, migrations, commits."""
+    cmd = call.command
+    if not cmd:
+        return False
+    fam = shell.family(cmd)
+    return shell.category(cmd) in CHECK_CATEGORIES or fam in ("git commit", "git push")
+
+
+def error_fixes(s: Stream) -> tuple[list[Cand], dict[int, str]]:
+    """Error->fix gotchas, plus {index of the closing call in s.calls: error line} for the commands rule."""
+    bash = [(i, c) for i, c in enumerate(s.calls) if c.command]
+    consumed: set[int] = set()
+    out: list[Cand] = []
+    closers: dict[int, str] = {}
+    for n, (i, call) in enumerate(bash):
+        if s.status(call) != "fail" or i in consumed or call.result_pos is None:
+            continue
+        fam = shell.family(call.command)
+        if not fam or fam in shell.READ_ONLY_FAMILIES or fam.split()[0] in shell.READ_ONLY_FAMILIES:
+            continue
+        chain = [call]
+        success: tuple[int, Call] | None = None
+        for k, other in bash[n + 1 :]:
+            if other.pos - call.pos > FIX_WINDOW:
+                break
+            if shell.family(other.command) != fam:
+                continue
+            if s.status(other) == "fail":
+                chain.append(other)
+                consumed.add(k)
+            elif s.status(other) == "ok":
+                success = (k, other)
+                break
+        if success is None:
+            continue
+        found = _error_fix(s, chain, success[1], fam)
+        if found is not None:
+            out.append(found)
+            closers[success[0]] = found.concept_text
+    return out, closers
+
+
+def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | None:
+    first, last = chain[0], chain[-1]
+    cwd = first.turn.cwd
+    if filters.bypass(ok_call.command) and not filters.bypass(first.command):
+        return None  # skipping the check is not a fix
+    if not shell.same_target(last.command, ok_call.command):
+        return None  # the "success" ran on something else: it confirms nothing
+    errors: list[str] = []
+    for c in chain:
+        line = shell.error_line(c.result.text if c.result else "")
+        if line and line not in errors:
+            errors.append(line)
+    if not errors or filters.conflict(" ".join(errors)):
+        return None
+    edits, commands, fix_turns = _fix_steps(s, chain, ok_call, fam)
+    if any(filters.bypass(c) for c in commands):
+        return None
+    explanation = ""
+    for t in s.turns[first.pos + 1 : ok_call.pos + 1]:
+        if t.role == "assistant" and t.text.strip():
+            explanation = key_sentence(t.text, 150, mode="explain")
+            if explanation and not _HEDGE_RE.search(explanation):
+                break
+            explanation = ""
+    failed_cmd = shell.clean_cmd(first.command, cwd, 90)
+    ok_cmd = shell.clean_cmd(ok_call.command, cwd, 90)
+    same = ok_cmd in (failed_cmd, shell.clean_cmd(last.command, cwd, 90))
+    if not edits and not commands and same:
+        return None  # a plain re-run: nothing learned
+    fix_parts: list[str] = []
+    if edits:
+        fix_parts.append("editing " + ", ".join(edits[:3]) + (" and more" if len(edits) > 3 else ""))
+    if commands:
+        fix_parts.append("running " + ", ".join(f"`{c}`" for c in commands[:2]))
+    if not fix_parts:
+        fix_parts.append(f"running `{ok_cmd}` instead")
+    tail = "" if same or not edits and not commands else f" (then `{ok_cmd}` passed)"
+    err_text = f'"{errors[0]}"' + (f' (later "{cap(errors[-1], 90)}")' if len(errors) > 1 else "")
+    content = fit(
+        [
+            f"`{failed_cmd}` failed with {err_text.replace(chr(34) * 2, chr(34))}",
+            "; fixed by " + " and ".join(fix_parts),
+            tail,
+            f". Cause: {explanation}" if explanation else "",
+        ],
+        MAX_CONTENT,
+    )
+    if filters.one_off(content.split(". Cause:")[0].replace(errors[0], "")):
+        content = filters.scrub(content) or content
+    turns = [first.turn] + [t for c in chain for t in c.turns()] + fix_turns + ok_call.turns()
+    anchor = first.result_turn or first.turn
+    c = cand(
+        "gotcha",
+        content,
+        anchor,
+        s.gpos[first.result_pos or first.pos],
+        turns,
+        " ".join([failed_cmd, *errors, *edits, *commands, explanation]),
+        applies_when=f"when running `{cap(fam, 40)}`",
+        source_ref=failed_cmd if len(failed_cmd) <= 60 else fam,
+        score=3 + len(edits) + len(commands) + (1 if explanation else 0),
+    )
+    c.hints = [*edits, failed_cmd, "Bash"]
+    c.link_key = f"{fam}@{ok_call.pos}"
+    return c
+
+
+def _fix_steps(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> tuple[list[str], list[str], list[Turn]]:
+    """(files edited, other commands run, their turns) between the first failure and the success."""
+    first = chain[0]
+    cwd = first.turn.cwd
+    edits: list[str] = []
+    commands: list[str] = []
+    fix_turns: list[Turn] = []
+    chain_ids = {id(c) for c in chain}
+    for c in s.calls:
+        if not (first.pos < c.pos < ok_call.pos) or id(c) in chain_ids:
+            continue
+        if c.name in EDIT_TOOLS and c.path and c.ok:
+            sp = short_path(c.path, cwd)
+            if sp not in edits:
+                edits.append(sp)
+            fix_turns.extend(c.turns())
+        elif c.command and s.status(c) == "ok":
+            f2 = shell.family(c.command)
+            if (
+                f2
+                and f2 != fam
+                and f2 not in shell.READ_ONLY_FAMILIES
+                and f2.split()[0] not in shell.READ_ONLY_FAMILIES
+                and not f2.startswith("git ")
+            ):
+                cc = shell.clean_cmd(c.command, cwd, 60)
+                if cc not in commands:
+                    commands.append(cc)
+                fix_turns.extend(c.turns())
+    return edits, commands, fix_turns
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 2. diagnoses in Claude's prose
+
+
+def diagnoses(s: Stream) -> list[Cand]:
+    """Confirmed diagnoses from assistant text (see the module docstring)."""
+    checks = [c for c in s.calls if is_check(s, c) and s.status(c) in ("ok", "fail")]
+    failures = [c for c in s.calls if c.command and s.status(c) == "fail"]
+    found: list[tuple[int, Cand]] = []  # (position of the confirming check, candidate)
+    for pos, turn in s.assistant_texts():
+        for k, (sent, fix) in enumerate(_diagnostic_sentences(turn.text)):
+            confirm = _confirmation(s, pos, checks, failures, sent)
+            if confirm is None:
+                continue
+            body = strip_opener(sent).rstrip(":")
+            text = upper_first(body)
+            if fix:
+                text = f"{text.rstrip('.')}. Fix: {fix}"
+            content = cap(text, MAX_CONTENT)
+            if filters.one_off(content) or filters.conflict(content) or filters.bypass(content):
+                continue
+            ref = first_code_ref(body)
+            failing = _recent_failure(s, pos, failures)
+            when = f"when running `{cap(shell.family(failing.command), 40)}`" if failing else (
+                f"when working with {ref}" if ref else "")  # fmt: skip
+            score = 2.0 + (1.5 if _STRONG_RE.search(body) else 0) + (1.0 if fix else 0) + (0.5 if failing else 0)
+            c = cand("gotcha", content, turn, s.gpos[pos], [turn, *confirm.turns()], body, sub=10 + k,
+                     applies_when=when, source_ref=ref, score=score)  # fmt: skip
+            c.hints = [ref] if ref else []
+            found.append((confirm.pos, c))
+    return _final_resolutions(found)
+
+
+def _diagnostic_sentences(text: str) -> list[tuple[str, str]]:
+    """(diagnosis sentence, the fix stated right after it or '') pairs of one assistant message."""
+    sents = [x for x in sentences(clean_md(text)) if x != "[code]"]
+    out: list[tuple[str, str]] = []
+    for i, raw in enumerate(sents[:12]):
+        sent = strip_opener(re.sub(r"^(?:i see(?: the issue)?[!.,:]*\s*[-—–]?\s*)", "", raw.strip(), flags=I))
+        n = len(words(sent))
+        if n < 6 or n > 60 or sent.endswith("?") or PLAN_START_RE.match(sent) or _SELF_RE.match(sent):
+            continue
+        if not _STRONG_RE.search(sent) or _HEDGE_RE.search(sent) or not names_something(sent):
+            continue
+        fix = ""
+        if i + 1 < len(sents):
+            m = _FIX_LEAD_RE.match(sents[i + 1].strip())
+            if m:
+                rest = sents[i + 1].strip()[m.end() :].rstrip(":. ")
+                if 3 <= len(words(rest)) <= 30 and not re.match(r"^(?:check|see|look|read|verify|try|run)\b", rest, I):
+                    fix = cap(upper_first(rest), 150)
+        out.append((sent, fix))
+    return out[:3]
+
+
+def _confirmation(s: Stream, pos: int, checks: list[Call], failures: list[Call], sent: str) -> Call | None:
+    """The passing check that confirms a diagnosis made at ``pos``, or None (refuted or never checked)."""
+    nxt = next((c for c in checks if c.pos >= pos and c.pos - pos <= CONFIRM_WINDOW), None)
+    if nxt is None or s.status(nxt) != "ok":
+        return None
+    if _refuted_between(s, pos, nxt.pos):
+        return None
+    if any(pos <= f.pos < nxt.pos and shell.family(f.command) == shell.family(nxt.command) for f in failures):
+        return None
+    return nxt
+
+
+def _refuted_between(s: Stream, start: int, end: int) -> bool:
+    """The session says it was wrong, or the user pushes back, between a diagnosis and its check."""
+    for p in range(start + 1, min(end + 1, len(s.turns))):
+        t = s.turns[p]
+        if p in s.user_positions and t.role == "user":
+            return True  # the user spoke before the check: it no longer confirms this diagnosis alone
+        if t.role == "assistant" and t.text and _REFUTE_RE.search(t.text):
+            return True
+    return False
+
+
+def _recent_failure(s: Stream, pos: int, failures: list[Call]) -> Call | None:
+    """The failing command right before ``pos`` (within a few positions), if any."""
+    before = [f for f in failures if f.pos <= pos and pos - f.pos <= 12]
+    return before[-1] if before else None
+
+
+def _final_resolutions(found: list[tuple[int, Cand]]) -> list[Cand]:
+    """Of diagnoses confirmed by the same check, keep the two closest to it (the run's final resolution)."""
+    by_check: dict[int, list[Cand]] = {}
+    for check_pos, c in found:
+        by_check.setdefault(check_pos, []).append(c)
+    out: list[Cand] = []
+    for group in by_check.values():
+        group.sort(key=lambda c: (-c.pos, -c.score))
+        out.extend(group[:2])
+    return out

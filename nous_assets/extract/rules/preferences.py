@@ -1,0 +1,160 @@
+"""Preferences and stated facts: what the user says about how to work and about the project.
+
+Sentence-level: each sentence of a user message is classified as a preference ("always/never …", "from
+now on …", "please use …", "I'd rather …", "we use …", "X should be Y"), a decision ("let's use …", see
+:mod:`~nous_assets.extract.rules.decisions`) or a stated fact ("we deploy to …", "I'm on macOS"), with
+short neighbouring sentences joined when they carry the object ("todomvc is great. let's use it").
+The memory quotes the user. Scope is ``global`` only when the words name nothing of this project (a
+preference about how Claude should work with this user); questions and hedges are not statements.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nous_assets.capture.parser import Turn
+from nous_assets.extract.rules import decisions
+from nous_assets.extract.rules.session import Cand, Stream, cand
+from nous_assets.extract.rules.text import FILLER_RE, I, fit, quote, temporal, user_scope, words
+
+MAX_CONTENT = 320
+
+HIGH_RE = re.compile(
+    r"^(?:please )?(?:always|never)\b|\b(?:always|never) (?:use|run|do|add|write|commit|push|call|create|put|"
+    r"make|test|mock|edit|touch|import|include|leave|ask|check|prefer|start|keep|rebase|merge|format|"
+    r"delete|remove|change|modify|skip|install|update|hardcode|force|store|fix)\b|\bfrom now on\b|\bgoing forward\b"
+    r"|\bin the future\b|\bevery time you\b",
+    I,
+)
+PREF_RE = re.compile(
+    r"^(?:please )?(?:don'?t|do not)\b(?! (?:know|worry|think|see|understand|care|remember|have|mind|get|need))"
+    r"|\bplease (?:use|don'?t|do not|avoid|keep|prefer|make sure|stick to|write|put)\b"
+    r"|\b(?:i|we) (?:prefer|like to|always|never|usually)\b|^prefer\b|\bi'?d (?:rather|prefer|like|love)\b"
+    r"|\bmake sure (?:to|you|that|it)\b|\b(?:i|we) (?:really |explicitly |definitely )?want\b"
+    r"|\bwe (?:really |explicitly |definitely )?(?:don'?t|do not) want\b|\bwe use\b"
+    r"|\bwe (?:don'?t|do not|never) use\b|\bremember (?:that|to)\b|\bkeep in mind\b"
+    r"|^(?:avoid|stop using|use)\b|\bwe do [\w-]+-first\b|\b[\w-]+-first\b"
+    r"|\b(?:it|this|that|they) (?:needs|has) to be\b|\bneeds to be\b|\bshould (?:always|never)\b|\brather than\b"
+    r"|\b(?:it|this|that|they|[\w\"'`]+) should (?:appear|be|show|say|read|display|use|stay|go)\b"
+    r"|\bi (?:think|feel) (?:it'?s|its) better\b|\bwe should (?:just )?(?:display|show|use|keep|not)\b"
+    r"|\bi (?:allow|don'?t allow|do not allow) you\b|\bi expect\b|\bi want you to\b",
+    I,
+)
+FACT_RE = re.compile(
+    r"\b(?:i'?m|i am) (?:using|on|running|working (?:on|with)|based in|a|an|the)\b"
+    r"|\bmy (?:name|email|username|machine|os|setup|laptop|computer|editor|shell|role|team|company)\b"
+    r"|\bwe'?re (?:in|on|using|running|deploying|targeting|building)\b|\bwe are (?:in|on|using|running)\b"
+    r"|\b(?:our|this|the) (?:api|server|app|application|project|repo|repository|database|db|ci|backend|frontend|"
+    r"service|cluster|stack|codebase|pipeline|deployment|production|staging|team|branch|main branch)\b"
+    r".{0,60}?\b(?:is|are|runs?|uses?|lives?|deploys?|has|needs|requires|talks to|is hosted|depends on)\b"
+    r"|\bwe (?:deploy|host|run|ship|build|release) (?:to|on|with|in|from)\b"
+    r"|\bthis (?:project|repo|codebase|app|service) (?:uses|is|runs|has|needs|requires|depends)\b"
+    r"|\b(?:has become|is now|became) available\b|\bsince your (?:knowledge )?cut-?off\b"
+    r"|\b(?:was|has been|got) (?:released|deprecated|renamed|removed|merged)\b|\bno longer (?:exists|works|supported)\b"
+    r"|\bis deprecated\b|\b(?:you can|you'?ll need to|you need to|just) run\b|\b[\w.-]+ is running on\b"
+    r"|^run [`'\"]?[\w./-]+.{0,80}?\bto (?:see|find|get|check|list|show|start|build|run|view)\b",
+    I,
+)
+HEDGE_RE = re.compile(
+    r"\b(?:i don'?t know|not sure|i wonder|wondering|maybe|might|perhaps|if we want|whether|i guess|i bet|"
+    r"i'?m guessing|do you think|could you|can you|would you|how (?:hard|do|can|would))\b",
+    I,
+)
+_TIP_RE = re.compile(r"\b(?:you can|you'?ll need to|you need to|just) run\b|^run\b", I)
+_PASTE_INTRO_RE = re.compile(
+    r"\b(?:this is from|here is|here'?s|this is the (?:output|log|error|trace)|see below|below is)\b", I
+)
+_LABEL = {"preference": "User preference", "decision": "Decision", "fact": "User-stated fact"}
+_KIND = {"preference": "preference", "decision": "decision", "fact": "architecture"}
+
+
+def classify(sentence: str) -> str | None:
+    """'preference' | 'decision' | 'fact' | None for one sentence of a user message."""
+    s = sentence.strip()
+    if len(words(s)) < 3 or FILLER_RE.match(s):
+        return None
+    question = s.endswith("?")
+    if _PASTE_INTRO_RE.search(s):
+        return None
+    if HIGH_RE.search(s) and not question:
+        return "preference"
+    if HEDGE_RE.search(s) or question:
+        return None
+    if decisions.DECISION_RE.search(s):
+        return "decision"
+    if PREF_RE.search(s):
+        return "preference"
+    if FACT_RE.search(s):
+        return "fact"
+    return None
+
+
+def statements(s: Stream, pos: int, turn: Turn, sents: list[str], used: set[int]) -> list[Cand]:
+    """Preference / decision / fact candidates from the sentences of one user message not used yet."""
+    out: list[Cand] = []
+    sub = 1
+    i = 0
+    while i < len(sents):
+        if i in used:
+            i += 1
+            continue
+        label = classify(sents[i])
+        if label is None:
+            i += 1
+            continue
+        picked, i = _group(sents, i, label, used)
+        said = quote(picked)
+        conf, note = temporal(said, "high" if label == "preference" and HIGH_RE.search(said) else "medium")
+        head = "User tip" if label == "fact" and _TIP_RE.search(said) else _LABEL[label]
+        content = fit([f'{head}: "{said}"', f' (time-bound: "{note}")' if note else ""], MAX_CONTENT)
+        scope = user_scope(said) if label == "preference" else "project"
+        out.append(
+            cand(
+                _KIND[label], content, turn, s.gpos[pos], [turn], said, sub=sub, temporal=conf, scope=scope,
+                score=2.5 if label != "fact" else 1.5,
+            )  # fmt: skip
+        )
+        sub += 1
+    return out
+
+
+def _group(sents: list[str], i: int, label: str, used: set[int]) -> tuple[list[str], int]:
+    """The sentence at ``i`` with a short set-up sentence before it and short follow-ups after it."""
+    sent = sents[i]
+    picked = [sent]
+    used.add(i)
+    prev = sents[i - 1] if i > 0 else ""
+    if (
+        prev
+        and i - 1 not in used
+        and len(sent) < 140
+        and classify(prev) is None
+        and not prev.endswith("?")
+        and not FILLER_RE.match(prev)
+        and len(prev) <= 100
+    ):
+        picked.insert(0, prev)  # "todomvc is great. let's use something simple" - the object comes first
+        used.add(i - 1)
+    j = i + 1
+    while j < len(sents) and j not in used:
+        nxt = sents[j]
+        length = len(" ".join(picked))
+        if classify(nxt) == label and length < 120:
+            picked.append(nxt)
+            used.add(j)
+            j += 1
+            continue
+        if (
+            classify(nxt) is None
+            and length < 70
+            and not nxt.endswith("?")
+            and len(nxt) <= 160
+            and not FILLER_RE.match(nxt)
+            and not HEDGE_RE.search(nxt)
+            and not re.match(r"^(?:but|and|so|also|or)\b", nxt, I)
+        ):
+            picked.append(nxt)
+            used.add(j)
+            j += 1
+        break
+    return picked, j

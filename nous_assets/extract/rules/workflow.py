@@ -1,0 +1,244 @@
+"""Workflow: how work gets done in this repository — the quality gate, the task tracker, the hooks.
+
+* **Quality gate** (one memory per repository, ``slot`` ``gate:<repo>``): the checks that passed before the
+  session's commits, in the order they ran, with no output (test counts are true once).
+* **Task tracker** (``slot`` ``tool:tasks``): a command-line tracker used through its life cycle — find,
+  inspect, claim, close, sync, create — with ids replaced by ``<id>``, e.g. ``bd ready`` / ``bd show <id>``
+  / ``bd update <id> --status in_progress`` / ``bd close <id>``, or ``gh issue list`` / ``gh issue view``.
+* **Git hooks** (``slot`` ``tool:hook-<name>``): what a pre-commit / pre-push hook runs (lefthook, husky,
+  lint-staged, pre-commit, a custom script) as seen in ``git commit`` / ``git push`` output; when a
+  ``--no-verify`` attempt fails the same way, the memory says the check cannot be bypassed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from nous_assets.extract.rules import filters, shell
+from nous_assets.extract.rules.session import Call, Cand, Stream, cand, repo_name
+from nous_assets.extract.rules.text import ANSI_RE, I, cap
+
+MAX_CONTENT = 360
+GATE_CATEGORIES = frozenset({"test", "lint", "build"})
+_ID_RE = re.compile(r"^(?:[A-Za-z][\w]*-[a-z0-9]{2,}(?:\.\d+)*|#?\d+|[a-z]+-\d+)$")
+_LIFECYCLE = (  # (stage, subcommands, label)
+    ("find", ("ready", "list", "search", "next"), "find work with"),
+    ("inspect", ("show", "view", "info"), "read it with"),
+    ("claim", ("update", "claim", "start", "assign", "edit"), "claim it with"),
+    ("close", ("close", "done", "complete", "finish", "resolve"), "finish with"),
+    ("sync", ("sync",), "sync with"),
+    ("create", ("create", "new", "add"), "file new work with"),
+    ("dep", ("dep", "link", "block"), "link work with"),
+)
+_HOOK_RE = re.compile(
+    r"lefthook v[\d.]+\s+hook: ([\w-]+)|\bhusky\b|lint-staged|\[STARTED\] Running tasks for staged files"
+    r"|^\S.*?\.{4,}(?:Passed|Failed|Skipped)$|pre-commit (?:validation|hook|check)|pre-push hook",
+    I | re.M,
+)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# quality gate
+
+
+def quality_gate(s: Stream) -> list[Cand]:
+    """The ordered checks that passed before this session's commits, as one memory."""
+    windows: list[list[tuple[str, Call]]] = []
+    current: list[tuple[str, Call]] = []
+    commits: list[Call] = []
+    for call in s.calls:
+        if not call.command or s.status(call) != "ok":
+            continue
+        fam = shell.family(call.command)
+        if fam == "git commit" or re.search(r"(?:^|&&|;)\s*git commit\b", call.command):
+            if not filters.bypass(call.command) and current:
+                windows.append(current)
+                commits.append(call)
+            current = []
+            continue
+        for check in _checks(call):
+            if check not in (c for c, _ in current):
+                current.append((check, call))
+    if not windows:
+        return []
+    counts: Counter[str] = Counter(c for w in windows for c in {name for name, _ in w})
+    order: dict[str, float] = {}
+    for w in windows:
+        for i, (c, _) in enumerate(w):
+            order.setdefault(c, i / max(1, len(w)))
+    need = max(1, len(windows) // 2)
+    gate = sorted((c for c in counts if counts[c] >= need), key=lambda c: order[c])
+    if len(gate) < 2:
+        return []
+    gate = gate[:5]
+    repo = repo_name(s.cwd)
+    steps = ", then ".join(f"`{c}`" for c in gate)
+    content = cap(f"Quality gate before committing in {repo}: {steps} (run in this order; all must pass).", MAX_CONTENT)
+    last = dict(windows[-1])
+    anchor_call = last.get(gate[0], commits[-1])
+    c = cand("workflow", content, anchor_call.turn, s.gpos[anchor_call.pos], [*anchor_call.turns(), commits[-1].turn],
+             " ".join(gate), applies_when="before committing", source_ref=gate[0], score=6.0)  # fmt: skip
+    c.slot = f"gate:{repo}"
+    c.hints = list(gate)
+    c.domain = "workflow"
+    return [c]
+
+
+def _checks(call: Call) -> list[str]:
+    """The whole-project checks one command ran (a compound command can run several)."""
+    out = []
+    for seg in re.split(r"\s*(?:&&|;|\n)\s*", call.command):
+        seg = seg.strip()
+        cat = shell.category(seg)
+        if cat not in GATE_CATEGORIES:
+            continue
+        cleaned = shell.clean_cmd(seg, call.turn.cwd, 70)
+        if shell.path_args(seg) or "…" in cleaned or filters.bypass(seg) or re.search(r"--(?:seed|only|grep)\b", seg):
+            continue  # one file or one test is not the gate
+        cleaned = re.sub(r"\s+--(?:trace|verbose|color|max-failures=\S+)\b", "", cleaned)
+        if cleaned not in out:
+            out.append(cleaned)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# task tracker
+
+
+def task_tracker(s: Stream) -> list[Cand]:
+    """The task tracker's life cycle as this session used it (at least find/inspect and claim/close)."""
+    uses: dict[str, dict[str, tuple[str, Call]]] = {}
+    for call in s.calls:
+        if not call.command:
+            continue
+        for seg in re.split(r"\s*(?:&&|;|\n)\s*", call.command):
+            found = _tracker_step(seg)
+            if found:
+                tool, stage, shown = found
+                uses.setdefault(tool, {}).setdefault(stage, (shown, call))
+    out = []
+    for tool, stages in uses.items():
+        if not ({"find", "inspect"} & set(stages) and {"claim", "close"} & set(stages)) or len(stages) < 3:
+            continue
+        parts = [f"{label} `{stages[stage][0]}`" for stage, _, label in _LIFECYCLE if stage in stages]
+        pushed = any(shell.family(c.command) == "git push" for c in s.calls if c.command)
+        tail = "; the session ends with the sync, a commit and `git push`" if "sync" in stages and pushed else ""
+        content = cap(f"Work is tracked with `{tool}`: " + ", ".join(parts) + tail + ".", MAX_CONTENT)
+        first = min((call for _, call in stages.values()), key=lambda c: c.pos)
+        c = cand("workflow", content, first.turn, s.gpos[first.pos], [call.turn for _, call in stages.values()],
+                 content, applies_when="when picking up, claiming or finishing work", source_ref=tool,
+                 score=5.0)  # fmt: skip
+        c.slot = "tool:tasks"
+        c.domain = "workflow"
+        out.append(c)
+    return out
+
+
+def _tracker_step(seg: str) -> tuple[str, str, str] | None:
+    """(tool, life-cycle stage, command with ids as <id>) for one command segment of a task tracker."""
+    toks = seg.strip().split()
+    if len(toks) < 2 or toks[0] in shell.CMD_PREFIX_SKIP:
+        return None
+    if toks[0] == "gh" and len(toks) >= 3 and toks[1] in ("issue", "project"):
+        tool, sub, rest = f"gh {toks[1]}", toks[2], toks[3:]
+    elif toks[0] in shell.READ_ONLY_FAMILIES or not re.fullmatch(r"[a-z][\w-]{1,15}", toks[0]):
+        if toks[0] != "bd":
+            return None
+        tool, sub, rest = toks[0], toks[1], toks[2:]
+    else:
+        tool, sub, rest = toks[0], toks[1], toks[2:]
+    if tool in ("git", "npm", "pnpm", "yarn", "bun", "mix", "cargo", "go", "docker", "pip", "uv", "make", "npx"):
+        return None
+    stage = next((st for st, subs, _ in _LIFECYCLE if sub in subs), None)
+    if stage is None:
+        return None
+    if stage == "claim" and not re.search(r"in[_-]progress|--claim|\bclaim\b|\bstart\b|--assignee", seg):
+        return None
+    shown = [tool, sub]
+    for tok in rest:
+        tok = tok.strip("'\"")
+        if tok.startswith("-"):
+            flag, _, value = tok.partition("=")
+            if value and (len(value) > 24 or " " in value):
+                tok = f"{flag}=…"
+            elif value and _ID_RE.match(value):
+                tok = f"{flag}=<id>"
+        elif _ID_RE.match(tok):
+            tok = "<id>"
+        elif len(tok) > 24:
+            tok = "…"
+        if tok not in shown[2:] or tok == "<id>":
+            shown.append(tok)
+        if len(shown) >= 8:
+            break
+    return tool, stage, " ".join(shown).replace("… …", "…")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# git hooks
+
+
+def git_hooks(s: Stream) -> list[Cand]:
+    """What the repository's git hooks run, from commit/push output (and whether --no-verify skips them)."""
+    seen: dict[str, tuple[list[str], Call, bool, bool]] = {}
+    for call in s.calls:
+        fam = shell.family(call.command) if call.command else ""
+        if fam not in ("git commit", "git push") or call.result is None:
+            continue
+        text = ANSI_RE.sub("", call.result.text[:20000])
+        m = _HOOK_RE.search(text)
+        if not m:
+            continue
+        hook = (m.group(1) if m.lastindex else None) or ("pre-push" if fam == "git push" else "pre-commit")
+        checks, runner = _hook_checks(text)
+        failed = s.status(call) == "fail"
+        unskippable = failed and "--no-verify" in call.command
+        have = seen.get(hook)
+        merged = list(dict.fromkeys((have[0] if have else []) + checks))
+        seen[hook] = (merged, have[1] if have else call, (have[2] if have else False) or failed,
+                      (have[3] if have else False) or unskippable)  # fmt: skip
+        if runner and runner not in merged:
+            seen[hook] = ([runner, *merged], *seen[hook][1:])
+    out = []
+    for hook, (checks, call, blocked, unskippable) in seen.items():
+        names = [c for c in checks if c not in ("lefthook", "husky", "lint-staged", "pre-commit")]
+        runner = next((c for c in checks if c in ("lefthook", "husky", "lint-staged", "pre-commit")), "")
+        if not names and not runner:
+            continue
+        what = ", ".join(names[:6]) or "its checks"
+        via = f" ({runner})" if runner else ""
+        verb = "git push" if hook == "pre-push" else "git commit"
+        text = f"`{verb}` runs a {hook} hook{via}: {what}"
+        text += "; it blocks until they pass" if blocked else ""
+        if unskippable:
+            text += "; `--no-verify` does not skip it, so fix what it reports"
+        elif blocked:
+            text += "; fix what it reports rather than skipping it"
+        c = cand("workflow", cap(text + ".", MAX_CONTENT), call.turn, s.gpos[call.pos], call.turns(), text,
+                 applies_when=f"before `{verb}`", source_ref=verb, score=4.5 + (1 if blocked else 0))  # fmt: skip
+        c.slot = f"tool:hook-{hook}"
+        c.domain = "workflow"
+        out.append(c)
+    return out
+
+
+def _hook_checks(text: str) -> tuple[list[str], str]:
+    """(check names, hook runner) named in a hook's output."""
+    names: list[str] = []
+    runner = ""
+    if re.search(r"lefthook v[\d.]+", text):
+        runner = "lefthook"
+        names += re.findall(r"┃\s+([\w:.-]+) ❯", text)
+    if re.search(r"\[STARTED\] Running tasks for staged files", text):
+        runner = runner or "lint-staged"
+        names += [n.strip() for n in re.findall(r"\[(?:STARTED|FAILED)\] ([a-z][\w@./-]*(?: --?[\w-]+)*)$", text, re.M)]
+    if re.search(r"^\S.*?\.{4,}(?:Passed|Failed|Skipped)$", text, re.M):
+        runner = runner or "pre-commit"
+        names += [n.strip() for n in re.findall(r"^(\S.*?)\.{4,}(?:Passed|Failed|Skipped)$", text, re.M)]
+    names += [f"[{n}]" for n in re.findall(r"^\[([A-Z]{3,})\]", text.replace("\\n", "\n"), re.M)
+              if n not in ("STARTED", "COMPLETED", "FAILED", "SKIPPED")]  # fmt: skip
+    names += [c.strip() for c in re.findall(r"^\$ ([\w.-]+(?: [\w./:-]+){0,3})$", text, re.M)]
+    if "husky" in text.lower():
+        runner = runner or "husky"
+    return list(dict.fromkeys(n for n in names if len(n) <= 40)), runner
