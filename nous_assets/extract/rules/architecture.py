@@ -59,6 +59,10 @@ _STALE_RE = re.compile(
     r"default (?:phoenix|generated)|scaffold)",
     I,
 )
+_PATH_LINE_RE = re.compile(
+    r"^[`'\"]?([\w.@-]*/[\w./@*-]+|[\w-]+\.\w{1,5}|[A-Z]\w+(?:\.[A-Z]\w+)+)[`'\"]?\s*[-—–:(]\s*(.+)$"
+)
+_TASK_LINE_RE = re.compile(r"^[`'\"]?[A-Za-z]+-[a-z0-9]{2,5}(?:\.\d+)*[`'\"]?\s*[:—–-]")
 _QUESTION_RE = re.compile(r"\?\s*$|^(?:how|why|what|where|which|does|do|is|are|can|could|should)\b", I)
 
 
@@ -96,14 +100,16 @@ def _manifests(s: Stream) -> list[Cand]:
                 lang = {"mix.exs": "Elixir", "pyproject.toml": "Python", "cargo.toml": "Rust", "go.mod": "Go"}[name]
                 version = re.search(r"elixir: \"([^\"]+)\"|requires-python = \"([^\"]+)\"|^go (\d[\d.]*)", text, re.M)
                 ver = f" {next(g for g in version.groups() if g)}" if version else ""
-                content = cap(f"Stack ({rel}): {lang}{ver} with {', '.join(deps[:16])}.", MAX_CONTENT)
+                content = cap(f"Stack ({rel}): {lang}{ver} with {', '.join(deps[:24])}.", MAX_CONTENT)
                 out.append(_cand(s, call, "architecture", content, rel, slot=f"config:{rel}#deps", score=3.0))
     return out
 
 
 def _deps(name: str, text: str) -> list[str]:
     if name == "mix.exs":
-        found = re.findall(r"\{:(\w+),", text)
+        runtime = re.findall(r"\{:(\w+),[^}\n]*\}", text)
+        dev_only = set(re.findall(r"\{:(\w+),[^}\n]*only:[^}\n]*\}", text))
+        found = [d for d in runtime if d not in dev_only] + [d for d in runtime if d in dev_only]
     elif name == "pyproject.toml":
         block = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, re.M | re.S)
         found = re.findall(r"[\"']([A-Za-z][\w.-]*)", block.group(1)) if block else []
@@ -209,7 +215,9 @@ def _location_lines(text: str) -> list[str]:
     cleaned = clean_md(text)
     for line in cleaned.splitlines():
         line = line.strip()
-        m = re.match(r"^[`'\"]?([\w.@-]*/[\w./@*-]+|[\w-]+\.\w{1,5}|[A-Z]\w+(?:\.[A-Z]\w+)+)[`'\"]?\s*[-—–:(]\s*(.+)$", line)
+        if _TASK_LINE_RE.match(line) or filters.one_off(line) or filters.conflict(line):
+            continue
+        m = _PATH_LINE_RE.match(line)
         if m and len(words(m.group(2))) >= 3 and not _STALE_RE.search(line):
             out.append(f"{m.group(1)}: {m.group(2).rstrip(')')}")
             continue

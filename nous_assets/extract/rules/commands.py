@@ -41,8 +41,11 @@ _DEFAULT_COMMANDS = frozenset({
 })  # fmt: skip
 
 
-def commands(s: Stream, closers: dict[int, str]) -> list[Cand]:
-    """One candidate per command family that worked (the last good variant), best few kept."""
+def commands(s: Stream, closers: dict[int, str], gate: set[str] | frozenset[str] = frozenset()) -> list[Cand]:
+    """One candidate per command family that worked (the last good variant), best few kept.
+
+    ``gate`` holds the quality gate's commands: they are remembered there already.
+    """
     best: dict[str, tuple[int, Call, str]] = {}
     for i, call in enumerate(s.calls):
         if not call.command or not _worked(s, call):
@@ -63,7 +66,7 @@ def commands(s: Stream, closers: dict[int, str]) -> list[Cand]:
             for p, txt in user_texts
         )
         plain = _plain(cmd)
-        if plain in _DEFAULT_COMMANDS and not after_fix and not asked:
+        if plain in gate or (plain in _DEFAULT_COMMANDS and not after_fix and not asked):
             continue
         if filters.one_off(cmd):
             continue

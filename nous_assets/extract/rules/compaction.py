@@ -31,7 +31,8 @@ _HEADING_RE = re.compile(
 _BULLET_RE = re.compile(r"^(\s*)(?:[-*•]|\d+[.)])\s+(.*)$")
 _PROGRESS_RE = re.compile(
     r"^(?:successfully|completed?|implemented|created|committed|pushed|added|wrote|updated|ran|started|finished|"
-    r"all \w+ (?:pass|passed)|tests? pass|verified|merged|opened|closed|the (?:user|session)|user (?:asked|said|wants))\b",
+    r"all \w+ (?:pass|passed)|tests? pass|verified|merged|opened|closed|the (?:user|session)|user (?:asked|said|wants)|"
+    r"attempted|tried|solved|resolved|identified|diagnosed the|worked on|investigated|explored|read)\b",
     I,
 )
 _CAUSE_RE = re.compile(
@@ -43,6 +44,12 @@ _CAUSE_RE = re.compile(
 )
 _UNFIXED_RE = re.compile(r"\b(?:not yet fixed|still (?:failing|broken|open)|unresolved|pending|todo)\b", I)
 _EXPECTED_RE = re.compile(r"\b(?:expected|as expected|harmless|benign|cosmetic)\b", I)
+_HEDGE_RE = re.compile(
+    r"\b(?:false positive|likely|probably|might|maybe|perhaps|unresolved|not yet fixed|known (?:\w+ ){0,3}bug|"
+    r"compiler bug|tooling issue)\b",
+    I,
+)
+_TASK_ID_RE = re.compile(r"^(?:[\w-]*\d+(?:\.\d+)*|[A-Za-z]+-[a-z0-9]{2,4}(?:\.\d+)*)\s*[:—–-]\s*")
 
 
 def summaries(s: Stream) -> list[Cand]:
@@ -108,19 +115,21 @@ def _plain(text: str) -> str:
 def _errors(s: Stream, pos: int, body: str) -> list[Cand]:
     out = []
     for k, (head, subs) in enumerate(_items(body)):
-        head = _plain(head)
+        head = _TASK_ID_RE.sub("", _plain(head))
         title, _, desc = head.partition(":")
         fixed = [_plain(x) for x in subs if re.match(r"^(?:fixed|resolved|solved|fix|solution|workaround)\b", x, I)]
-        user = [_plain(x) for x in subs if re.match(r"^user\b", x, I)]
+        user = [_plain(x) for x in subs if re.match(r"^user\b", x, I) and not re.search(r":\s*none\b", x, I)]
         rest = [_plain(x) for x in subs if x not in fixed and x not in user and not re.match(r"^user\b", x, I)]
         detail = desc.strip() or " ".join(rest[:1])
-        if _EXPECTED_RE.search(head) and not fixed:
+        if (_EXPECTED_RE.search(head) and not fixed) or _HEDGE_RE.search(head):
             continue
         if _UNFIXED_RE.search(" ".join([head, *subs])) and not re.search(r"root cause|because|caused by", detail, I):
             continue
         text = f"{title.strip().rstrip('.')}: {detail}" if detail else title.strip()
         if fixed:
-            fix = re.sub(r"^(?:fixed|resolved|solved)(?: it)?(?: by)?:?\s*", "", fixed[0], flags=I)
+            fix = re.sub(r"^(?:(?:fixed|resolved|solved)(?: it)?(?: by)?|fix|solution|workaround)\s*:?\s*", "", fixed[0],
+                         flags=I)  # fmt: skip
+            fix = re.sub(r"^(?:fix|solution)\s*:\s*", "", fix, flags=I)
             text = f"{text.rstrip('. ')}. Fixed by {fix}"
         if user:
             text = f"{text.rstrip('. ')}. {user[0]}"
@@ -137,8 +146,8 @@ def _errors(s: Stream, pos: int, body: str) -> list[Cand]:
 def _notes(s: Stream, pos: int, body: str) -> list[Cand]:
     out = []
     for k, (head, subs) in enumerate(_items(body)):
-        text = _plain(head)
-        if _PROGRESS_RE.match(text) or not _CAUSE_RE.search(text) or not names_something(text):
+        text = _TASK_ID_RE.sub("", _plain(head))
+        if _PROGRESS_RE.match(text) or not _CAUSE_RE.search(text) or not names_something(text) or _HEDGE_RE.search(text):
             continue
         if len(words(text)) < 6 or filters.one_off(text) or filters.bypass(text) or filters.conflict(text):
             continue

@@ -41,7 +41,8 @@ _CONFIG_SKIP = re.compile(
 )
 _WRONG_RE = re.compile(
     r"\b(?:wait,? that'?s (?:wrong|not right)|that'?s wrong|that was wrong|revert(?:ing)? (?:that|this|the|my)|"
-    r"undo (?:that|this|my)|back (?:that|this) out|that broke|this broke|broke (?:npm|the build|ci))\b",
+    r"undo (?:that|this|my)|back (?:that|this) out|that broke|this broke|(?:it )?broke (?:\w+ )?(?:ci|the build|"
+    r"install|tests?)|already tried this)\b",
     I,
 )
 _RESTORE_RE = re.compile(r"^(?:git (?:checkout|restore)(?: --)?|rm(?: -f)?|git rm)\s", I)
@@ -61,15 +62,14 @@ def configurations(s: Stream, fix_uuids: set[str]) -> list[Cand]:
     for call in s.calls:
         if call.name not in EDIT_TOOLS or not call.path or not call.ok:
             continue
-        path = _final(call.path.replace("\\", "/"), names, call.pos)
+        path = _final(call.path.replace("\\", "/"), names, call.seq)
         if is_config(path):
             per_file.setdefault(path, []).append(call)
     out: list[Cand] = []
     for path, calls in per_file.items():
-        kept = [c for c in calls if not _called_wrong(s, c, calls)]
-        if not kept or _restored(s, path, names, kept[-1].pos):
-            continue
-        found = _candidate(s, path, kept, fix_uuids)
+        if any(_called_wrong(s, c) for c in calls) or _restored(s, path, calls[-1].seq):
+            continue  # the session undid or disowned part of it: its net effect is not known for sure
+        found = _candidate(s, path, calls, fix_uuids)
         if found is not None:
             out.append(found)
     return out
@@ -91,36 +91,35 @@ def _renames(s: Stream) -> list[tuple[int, str, str]]:
             if len(toks) == 3 and toks[0] == "mv":
                 cwd = c.turn.cwd or ""
                 old, new = (t if t.startswith("/") else posixpath.normpath(posixpath.join(cwd, t)) for t in toks[1:])
-                out.append((c.pos, old, new))
+                out.append((c.seq, old, new))
     return out
 
 
-def _final(path: str, renames: list[tuple[int, str, str]], pos: int) -> str:
-    """The name ``path`` has at the end of the session (renames after ``pos`` followed)."""
-    for rpos, old, new in renames:
-        if rpos > pos and path == old:
+def _final(path: str, renames: list[tuple[int, str, str]], seq: int) -> str:
+    """The name ``path`` has at the end of the session (renames after call ``seq`` followed)."""
+    for rseq, old, new in renames:
+        if rseq > seq and path == old:
             path = new
     return path
 
 
-def _called_wrong(s: Stream, call: Call, calls: list[Call]) -> bool:
-    """Claude or the user said this edit was wrong before the file's next edit (or soon after it)."""
-    later = [c.pos for c in calls if c.pos > call.pos]
-    end = min(later[0] if later else call.pos + 8, call.pos + 8, len(s.turns) - 1)
-    for p in range(call.pos + 1, end + 1):
+def _called_wrong(s: Stream, call: Call) -> bool:
+    """Claude or the user called an edit of the file wrong right before or after it."""
+    for p in range(max(0, call.pos - 2), min(call.pos + 8, len(s.turns))):
         t = s.turns[p]
         if t.role == "assistant" and t.text and _WRONG_RE.search(t.text):
             return True
-        if p in s.user_positions and re.match(r"^\s*(?:no\b|revert|undo|that broke|this broke)", t.text, I):
+        if p > call.pos and p in s.user_positions and re.match(r"^\s*(?:no\b|revert|undo|that broke|this broke)",
+                                                             t.text, I):  # fmt: skip
             return True
     return False
 
 
-def _restored(s: Stream, path: str, renames: list[tuple[int, str, str]], after: int) -> bool:
-    """The file was checked out again, restored or deleted after its last edit."""
+def _restored(s: Stream, path: str, after: int) -> bool:
+    """The file was checked out again, restored or deleted after its last edit (call ``after``)."""
     name = posixpath.basename(path)
     for c in s.calls:
-        if c.pos <= after or not c.command or s.status(c) != "ok":
+        if c.seq <= after or not c.command or s.status(c) != "ok":
             continue
         for seg in re.split(r"\s*(?:&&|;|\n)\s*", c.command):
             if _RESTORE_RE.match(seg) and name in seg:
@@ -154,10 +153,11 @@ def _candidate(s: Stream, path: str, calls: list[Call], fix_uuids: set[str]) -> 
     first = calls[0]
     for t in reversed(s.turns[max(0, first.pos - 2) : first.pos + 1]):
         if t.role == "assistant" and t.text.strip():
-            reason = key_sentence(t.text, 130, mode="reason")
+            reason = key_sentence(t.text, 130, mode="reason").lstrip("-—–: ")
             if reason:
                 break
-    shown = [f"`{cap(x, 70)}`" for x in added[:3]]
+    code = [x for x in added if not re.match(r"^(?:#|//|--|/\*|\*)", x)] or added
+    shown = [f"`{cap(x, 70)}`" for x in code[:3]]
     if created:
         change = "created with " + "; ".join(shown)
     elif shown:

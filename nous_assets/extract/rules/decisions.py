@@ -154,3 +154,30 @@ def _proposal(text: str) -> str:
         if _RECOMMEND_RE.search(sent) and len(words(sent)) >= 5 and not sent.endswith("?"):
             return cap(sent.rstrip(":"), 260)
     return key_sentence(text, 220)
+
+
+_ANSWER_RE = re.compile(r"\"((?:[^\"\\]|\\.){5,400})\"=\"((?:[^\"\\]|\\.){1,300})\"")
+_NO_DECISION_RE = re.compile(
+    r"^(?:yes|no|ok(?:ay)?|sure|skip|later|cancel|none|other|continue|proceed|(?:work on|do|start) (?:it|this|that)"
+    r"(?: now| later)?|not now)[.!]?$",
+    I,
+)
+
+
+def answers(s: Stream) -> list[Cand]:
+    """The user's answers to Claude's multiple-choice questions (AskUserQuestion): decisions in their words."""
+    out: list[Cand] = []
+    for call in s.calls:
+        if call.name != "AskUserQuestion" or call.result is None or call.result.is_error:
+            continue
+        for k, m in enumerate(_ANSWER_RE.finditer(call.result.text)):
+            question, answer = (x.replace('\\"', "'").strip() for x in m.groups())
+            if _NO_DECISION_RE.match(answer) or ONE_OFF_RE.match(answer):
+                continue
+            content = fit([f'Decision: asked "{cap(question, 160)}", the user answered "{cap(answer, 120)}"'],
+                          MAX_CONTENT)  # fmt: skip
+            turn = call.result_turn or call.turn
+            pos = call.result_pos if call.result_pos is not None else call.pos
+            out.append(cand("decision", content, turn, s.gpos[pos], [call.turn, turn], f"{question} {answer}",
+                            sub=k, score=3.0))  # fmt: skip
+    return out

@@ -45,7 +45,7 @@ _NUMBER_REF_RE = re.compile(
 _CODE_NUMBER_RE = re.compile(r"(?<![\w.:/-])\d{6,}(?![\w.:/-])")
 _CONFLICT_RE = re.compile(
     r"\b(?:merge|rebase) conflicts?\b|\bconflict (?:markers?|resolution)\b|\bresolv(?:e|ed|ing) (?:the )?conflicts?\b"
-    r"|<<<<<<<|>>>>>>>",
+    r"|\bconflicts? in\b|\bcould not apply [0-9a-f]{7}|\bafter the rebase\b|<<<<<<<|>>>>>>>",
     I,
 )
 BYPASS_RE = re.compile(

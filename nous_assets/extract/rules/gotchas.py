@@ -58,8 +58,9 @@ _STRONG_RE = re.compile(
 _HEDGE_RE = re.compile(
     r"\b(?:might|may|maybe|perhaps|possibly|probably|likely|i think|i suspect|i believe|seems?|appears?|"
     r"could be|guess|hypothes\w+|not sure|let'?s see|let me (?:check|see|verify|look|try|investigate)|"
-    r"false positive|known (?:\w+ )?bug|bug in (?:the )?(?:\w+ )?(?:compiler|tool|library|dialyzer|linter)|"
-    r"tooling issue|flaky)\b|\?",
+    r"false positive|known (?:\w+ ){0,3}(?:bug|issue)|bug in (?:the )?(?:\w+ ){0,2}(?:compiler|tool|library|"
+    r"dialyzer|linter|runtime)|compiler bug|tooling issue|flaky|expected|for now|not yet|doesn'?t exist yet|yet\b)\b"
+    r"|\?",
     I,
 )
 _REFUTE_RE = re.compile(
@@ -136,7 +137,7 @@ def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | 
         line = shell.error_line(c.result.text if c.result else "")
         if line and line not in errors:
             errors.append(line)
-    if not errors or filters.conflict(" ".join(errors)):
+    if not errors or filters.conflict(" ".join(errors)) or fam in ("git rebase", "git merge", "git cherry-pick"):
         return None
     edits, commands, fix_turns = _fix_steps(s, chain, ok_call, fam)
     if any(filters.bypass(c) for c in commands):
@@ -262,6 +263,7 @@ def _diagnostic_sentences(text: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for i, raw in enumerate(sents[:12]):
         sent = strip_opener(re.sub(r"^(?:i see(?: the issue)?[!.,:]*\s*[-—–]?\s*)", "", raw.strip(), flags=I))
+        sent = sent.lstrip("-—–:;,. ")
         n = len(words(sent))
         if n < 6 or n > 60 or sent.endswith("?") or PLAN_START_RE.match(sent) or _SELF_RE.match(sent):
             continue

@@ -44,6 +44,7 @@ class Call:
     turn: Turn
     use: ToolUse
     inp: dict[str, Any]
+    seq: int = 0  # order among the stream's calls (several calls share one assistant turn)
     result_pos: int | None = None
     result_turn: Turn | None = None
     result: ToolResult | None = None
@@ -218,7 +219,7 @@ def _pair_calls(stream: Stream) -> None:
     for pos, t in enumerate(stream.turns):
         if t.role == "assistant":
             for use in t.tool_uses:
-                call = Call(pos, t, use, loads(use.input_json))
+                call = Call(pos, t, use, loads(use.input_json), len(stream.calls))
                 stream.calls.append(call)
                 if use.id:
                     stream.by_use.setdefault(use.id, call)

@@ -41,6 +41,7 @@ def speech(s: Stream) -> list[Cand]:
         episode = [t for t in between if t.role == "assistant" and t.kind == "message"]
         after = [t for t in s.turns[pos + 1 : next_user] if t.role == "assistant" and t.kind == "message"]
         out.extend(_message(s, pos, s.turns[pos], episode, between, after))
+    out.extend(decisions.answers(s))
     return out
 
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections import Counter
 
 from nous_assets.extract.rules import filters, shell
@@ -69,6 +70,7 @@ def quality_gate(s: Stream) -> list[Cand]:
             order.setdefault(c, i / max(1, len(w)))
     need = max(1, len(windows) // 2)
     gate = sorted((c for c in counts if counts[c] >= need), key=lambda c: order[c])
+    gate = [c for c in gate if not any(o != c and o.startswith(c + " ") for o in gate)]  # `mix compile` < `… --w…`
     if len(gate) < 2:
         return []
     gate = gate[:5]
@@ -116,7 +118,9 @@ def task_tracker(s: Stream) -> list[Cand]:
             found = _tracker_step(seg)
             if found:
                 tool, stage, shown = found
-                uses.setdefault(tool, {}).setdefault(stage, (shown, call))
+                have = uses.setdefault(tool, {}).get(stage)
+                if have is None or (stage == "create" and len(shown) > len(have[0])):
+                    uses[tool][stage] = (shown, call)  # the first use, or the most telling create
     out = []
     for tool, stages in uses.items():
         if not ({"find", "inspect"} & set(stages) and {"claim", "close"} & set(stages)) or len(stages) < 3:
@@ -137,7 +141,11 @@ def task_tracker(s: Stream) -> list[Cand]:
 
 def _tracker_step(seg: str) -> tuple[str, str, str] | None:
     """(tool, life-cycle stage, command with ids as <id>) for one command segment of a task tracker."""
-    toks = seg.strip().split()
+    seg = re.sub(r"\s*\d?>&?\s*\S+|\s*\|.*$", "", seg.strip())  # redirections and pipes are not the step
+    try:
+        toks = shlex.split(seg)
+    except ValueError:
+        toks = seg.split()
     if len(toks) < 2 or toks[0] in shell.CMD_PREFIX_SKIP:
         return None
     if toks[0] == "gh" and len(toks) >= 3 and toks[1] in ("issue", "project"):
@@ -168,11 +176,11 @@ def _tracker_step(seg: str) -> tuple[str, str, str] | None:
             tok = "<id>"
         elif len(tok) > 24:
             tok = "…"
-        if tok not in shown[2:] or tok == "<id>":
+        if tok not in shown[2:]:
             shown.append(tok)
         if len(shown) >= 8:
             break
-    return tool, stage, " ".join(shown).replace("… …", "…")
+    return tool, stage, " ".join(shown)
 
 
 # ---------------------------------------------------------------------------------------------------------
