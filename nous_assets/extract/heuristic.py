@@ -30,6 +30,7 @@ from nous_assets.extract.rules import (
     commands,
     compaction,
     configuration,
+    conventions,
     gotchas,
     render,
     speech,
@@ -65,6 +66,7 @@ class HeuristicExtractor:
             fix_uuids = {u for c in fixes for t in c.turns for u in t.uuids}
             cands.extend(configuration.configurations(stream, fix_uuids))
             cands.extend(architecture.architecture(stream))
+            cands.extend(conventions.conventions(stream))
             cands.extend(commands.commands(stream, closers, {h for c in gate for h in c.hints}))
         chosen = render.select(cands, self.kind_caps, self.max_per_batch)
         return render.render(batch, chosen)

@@ -50,7 +50,7 @@ _RESTORE_RE = re.compile(r"^(?:git (?:checkout|restore)(?: --)?|rm(?: -f)?|git r
 
 def is_config(path: str) -> bool:
     path = path.replace("\\", "/")
-    if _CONFIG_SKIP.search(path):
+    if _CONFIG_SKIP.search(path) or "/memory/" in path or "/.learnings/" in path:
         return False
     return posixpath.basename(path).lower() in CONFIG_NAMES or bool(_CONFIG_PATTERNS.search(path))
 

@@ -56,7 +56,8 @@ _STRONG_RE = re.compile(
     I,
 )
 _HEDGE_RE = re.compile(
-    r"\b(?:might|may|maybe|perhaps|possibly|probably|likely|i think|i suspect|i believe|seems?|appears?|"
+    r"\b(?:might|may|maybe|perhaps|possibly|probably|likely|i think|i suspect|i believe|seems?(?: to| like)|"
+    r"appears? to|"
     r"could be|guess|hypothes\w+|not sure|let'?s see|let me (?:check|see|verify|look|try|investigate)|"
     r"false positive|known (?:\w+ ){0,3}(?:bug|issue)|bug in (?:the )?(?:\w+ ){0,2}(?:compiler|tool|library|"
     r"dialyzer|linter|runtime)|compiler bug|tooling issue|flaky|expected|for now|not yet|doesn'?t exist yet|yet\b)\b"
@@ -270,12 +271,25 @@ def _diagnostic_sentences(text: str) -> list[tuple[str, str]]:
         if not _STRONG_RE.search(sent) or _HEDGE_RE.search(sent) or not names_something(sent):
             continue
         fix = ""
-        if i + 1 < len(sents):
-            m = _FIX_LEAD_RE.match(sents[i + 1].strip())
+        for nxt in sents[i + 1 : i + 3]:
+            nxt = nxt.strip()
+            m = _FIX_LEAD_RE.match(nxt)
             if m:
-                rest = sents[i + 1].strip()[m.end() :].rstrip(":. ")
+                rest = nxt[m.end() :].rstrip(":. ")
                 if 3 <= len(words(rest)) <= 30 and not re.match(r"^(?:check|see|look|read|verify|try|run)\b", rest, I):
                     fix = cap(upper_first(rest), 150)
+                break
+            if (
+                len(sent) + len(nxt) < 300
+                and names_something(nxt)
+                and not nxt.endswith(("?", ":"))
+                and not PLAN_START_RE.match(nxt)
+                and not _HEDGE_RE.search(nxt)
+                and len(words(nxt)) >= 5
+            ):
+                sent = f"{sent.rstrip()} {nxt}"  # the explanation goes on: keep it whole
+                continue
+            break
         out.append((sent, fix))
     return out[:3]
 

@@ -146,7 +146,7 @@ def _group(sents: list[str], i: int, label: str, used: set[int]) -> tuple[list[s
             continue
         if (
             classify(nxt) is None
-            and length < 70
+            and length < 130
             and not nxt.endswith("?")
             and len(nxt) <= 160
             and not FILLER_RE.match(nxt)

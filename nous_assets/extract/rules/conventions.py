@@ -1,0 +1,124 @@
+"""Conventions: rules the project writes down for its agents and contributors.
+
+When a session adds rules to an instruction or memory file (``CLAUDE.md``, ``AGENTS.md``, Claude's
+``memory/MEMORY.md``, ``CONTRIBUTING.md``, ``.cursorrules``, a ``.learnings/`` note) the lines it added are
+the conventions the user wants kept — the session has already distilled them. Rules read from such a
+file ("NEVER use `.buffer` …", "Do not ignore credo lintings") and sentences of Claude's that quote
+one ("this is the issue documented in CLAUDE.md: never use …") count too. Only imperative, concrete
+lines are kept: a heading or a sentence that names nothing is not a rule.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from nous_assets.extract.rules import filters
+from nous_assets.extract.rules.session import EDIT_TOOLS, Call, Cand, Stream, cand
+from nous_assets.extract.rules.text import (
+    I,
+    cap,
+    clean_md,
+    first_code_ref,
+    names_something,
+    sentences,
+    short_path,
+    upper_first,
+    words,
+)
+
+MAX_CONTENT = 300
+MAX_PER_FILE = 8
+_INSTRUCTION_NAMES = frozenset({
+    "claude.md", "agents.md", "memory.md", "contributing.md", ".cursorrules", "copilot-instructions.md", "gemini.md",
+    "claude.local.md", "conventions.md",
+})  # fmt: skip
+_RULE_RE = re.compile(
+    r"\b(?:never|always|must|do not|don'?t|should(?:n'?t| not)?|only|prefer|avoid|required?|needs?|use|run|keep|"
+    r"make sure|before|after|instead|every|each)\b",
+    I,
+)
+_STRONG_RULE_RE = re.compile(r"\b(?:never|always|must|do not|don'?t|critical|important|required)\b", I)
+_CITES_RE = re.compile(r"\b(?:claude|agents|memory|contributing)\.md\b|\bproject (?:rules|instructions|conventions)\b", I)
+
+
+def is_instruction_file(path: str) -> bool:
+    path = path.replace("\\", "/")
+    return posixpath.basename(path).lower() in _INSTRUCTION_NAMES or "/.learnings/" in path or "/memory/" in path
+
+
+def conventions(s: Stream) -> list[Cand]:
+    out: list[Cand] = []
+    for call in s.calls:
+        if not call.path or not is_instruction_file(call.path) or not call.ok:
+            continue
+        if call.name in EDIT_TOOLS:
+            out.extend(_rules(s, call, _added_text(call), strong_only=False))
+        elif call.name == "Read" and call.result is not None:
+            out.extend(_rules(s, call, re.sub(r"^\s*\d+[→\t]", "", call.result.text, flags=re.M), strong_only=True))
+    if not s.sidechain:
+        out.extend(_cited(s))
+    return out
+
+
+def _added_text(call: Call) -> str:
+    inp = call.inp
+    if isinstance(inp.get("content"), str):
+        return inp["content"]
+    if isinstance(inp.get("edits"), list):
+        return "\n".join(str(e.get("new_string") or "") for e in inp["edits"] if isinstance(e, dict))
+    old = str(inp.get("old_string") or inp.get("old_str") or "")
+    new = str(inp.get("new_string") or inp.get("new_str") or "")
+    old_lines = {x.strip() for x in old.splitlines()}
+    return "\n".join(x for x in new.splitlines() if x.strip() not in old_lines)
+
+
+def _rules(s: Stream, call: Call, text: str, *, strong_only: bool) -> list[Cand]:
+    rel = short_path(call.path, call.turn.cwd)
+    name = posixpath.basename(call.path)
+    out: list[Cand] = []
+    for k, line in enumerate(_rule_lines(text, strong_only=strong_only)):
+        content = cap(f"{name}: {line}" if not strong_only else f"{name} rule: {line}", MAX_CONTENT)
+        ref = first_code_ref(line) or rel
+        turn = call.turn if not strong_only else (call.result_turn or call.turn)
+        pos = call.pos if not strong_only or call.result_pos is None else call.result_pos
+        c = cand("convention", content, turn, s.gpos[pos], call.turns(), line, sub=60 + k, source_ref=ref,
+                 applies_when="", score=3.0 if not strong_only else 2.0)  # fmt: skip
+        c.hints = [rel]
+        out.append(c)
+        if len(out) >= MAX_PER_FILE:
+            break
+    return out
+
+
+def _rule_lines(text: str, *, strong_only: bool) -> list[str]:
+    out = []
+    for raw in clean_md(text).splitlines():
+        line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", raw).strip()
+        n = len(words(line))
+        if n < 6 or n > 60 or line.endswith(":") or line == "[code]":
+            continue
+        rule = _STRONG_RULE_RE if strong_only else _RULE_RE
+        if not rule.search(line) or not names_something(line):
+            continue
+        if filters.one_off(line) or filters.conflict(line) or filters.bypass(line) and not _STRONG_RULE_RE.search(line):
+            continue
+        out.append(upper_first(line.rstrip(".")) + ".")
+    return out
+
+
+def _cited(s: Stream) -> list[Cand]:
+    """Claude's sentences that quote a rule from the project's instruction files."""
+    out = []
+    for pos, turn in s.assistant_texts():
+        for k, sent in enumerate(sentences(clean_md(turn.text))[:12]):
+            if not _CITES_RE.search(sent) or not _STRONG_RULE_RE.search(sent) or not names_something(sent):
+                continue
+            if len(words(sent)) > 60 or filters.one_off(sent):
+                continue
+            rule = re.sub(r"^.*?\b(?:documented|stated|written|says?|rule)\b[^:]*:\s*", "", sent, flags=I)
+            ref = first_code_ref(rule)
+            content = cap(f"Project rule (from the instruction files): {upper_first(rule)}", MAX_CONTENT)
+            out.append(cand("convention", content, turn, s.gpos[pos], [turn], rule, sub=90 + k, source_ref=ref,
+                            score=2.5))  # fmt: skip
+    return out
