@@ -58,6 +58,7 @@ class HeuristicExtractor:
             fixes, closers = gotchas.error_fixes(stream)
             cands.extend(fixes)
             cands.extend(gotchas.diagnoses(stream))
+            cands.extend(gotchas.why_comments(stream))
             cands.extend(compaction.summaries(stream))
             gate = workflow.quality_gate(stream)
             cands.extend(gate)

@@ -45,10 +45,14 @@ CHECK_CATEGORIES = frozenset({"test", "lint", "build", "migration", "install", "
 _STRONG_RE = re.compile(
     r"\b(?:the (?:real |actual |root )?(?:issue|problem|cause|bug|culprit|reason) (?:is|was)|root cause|that'?s the "
     r"(?:bug|issue|problem)|(?:doesn'?t|does not|don'?t|do not|can'?t|cannot|won'?t|isn'?t|is not|aren'?t|are not) "
-    r"(?:support|exist|work|accept|allow|run|handle|see|reach|find|resolve|recogni[sz]e|read|load|match|apply)"
+    r"(?:(?:actually|really|even|always) )?(?:support|exist|work|accept|allow|run|handle|see|reach|find|resolve|"
+    r"recogni[sz]e|read|load|match|apply|contain|include|provide|expose|pass|trigger|fire|persist|track|remove|"
+    r"need|get|reach|know)"
     r"|has no (?:\w+ ){0,2}(?:subcommand|option|flag|key|field|function|method|installer|support)"
     r"|is (?:not|n'?t) (?:a|an) (?:\w+ ){0,2}(?:hook|function|macro|struct|map|record|tuple|list|string|git hook)"
-    r"|returns? (?:a |an )?\S+(?: \S+){0,6}[,;]? not\b|\bnot \{:ok|requires? (?:a |an |the )?\S+ (?:to|before|in)"
+    r"|returns? (?:a |an )?\S+(?: \S+){0,6}[,;]? \(?not\b|\bnot \{:ok|requires? (?:a |an |the )?\S+ (?:to|before|in)"
+    r"|\balready (?:handles?|does|generates?|stringif\w*|escapes?|includes?|exists?|runs?|calls?|sets?|wraps?)\b"
+    r"|\bauto-?generat\w+|\bbroke\b|\bis (?:tracked|not tracked|a symlink)\b"
     r"|must (?:be|use|have|run|come|live|go)\b|needs? to (?:be|run|come|live|go) (?:before|after|in|inside|from)\b"
     r"|only (?:works|runs|applies) (?:when|if|in|with|from)\b|(?:is|are) (?:gitignored|ignored|opaque|deprecated)\b"
     r"|because\b|\bso that\b|\binstead of\b|\brather than\b|\bexpects?\b|\bis missing\b|\bwas missing\b"
@@ -106,10 +110,14 @@ def error_fixes(s: Stream) -> tuple[list[Cand], dict[int, str]]:
             continue
         chain = [call]
         success: tuple[int, Call] | None = None
+        fams = _families(call.command)
+        targets = [a for a in shell.path_args(call.command) if "/" in a]
         for k, other in bash[n + 1 :]:
             if other.pos - call.pos > FIX_WINDOW:
                 break
-            if shell.family(other.command) != fam:
+            ofam = shell.family(other.command)
+            retried = any(a in other.command for a in targets) and ofam not in shell.READ_ONLY_FAMILIES
+            if ofam not in fams and not retried:
                 continue
             if s.status(other) == "fail":
                 chain.append(other)
@@ -124,6 +132,15 @@ def error_fixes(s: Stream) -> tuple[list[Cand], dict[int, str]]:
             out.append(found)
             closers[success[0]] = found.concept_text
     return out, closers
+
+
+def _families(cmd: str) -> set[str]:
+    """The families of every segment of a command (``git add x && git commit`` -> git add, git commit)."""
+    return {
+        shell.family_of(seg)
+        for seg in shell.split_segments(cmd)
+        if seg and seg[0] not in shell.CMD_PREFIX_SKIP and shell.family_of(seg) not in shell.READ_ONLY_FAMILIES
+    }
 
 
 def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | None:
@@ -332,4 +349,63 @@ def _final_resolutions(found: list[tuple[int, Cand]]) -> list[Cand]:
     for group in by_check.values():
         group.sort(key=lambda c: (-c.pos, -c.score))
         out.extend(group[:2])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 3. why-comments written into the code
+
+
+_COMMENT_RE = re.compile(r"^\s*(?:#|//|--|/\*+|\*)\s*(.+?)\s*(?:\*/)?$")
+_WHY_RE = re.compile(
+    r"\b(?:because|by design|so that|otherwise|must|workaround|note:|important:|not supported|doesn'?t|does not|"
+    r"can'?t|cannot|won'?t|required|needed so|avoid|due to|warns?|instead of|never|always|keep in sync|"
+    r"must stay|don'?t|do not)\b",
+    I,
+)
+MAX_COMMENTS = 4
+
+
+def why_comments(s: Stream) -> list[Cand]:
+    """Comments Claude added to code that say why ("MapSet is opaque by design; dialyzer warns …")."""
+    out: list[Cand] = []
+    for call in s.calls:
+        if call.name not in EDIT_TOOLS or not call.path or not call.ok:
+            continue
+        if re.search(r"\.(?:md|txt|rst|json|lock)$|(?:^|/)(?:test|tests|spec)/", call.path):
+            continue
+        added = _added_lines(call)
+        for k, line in enumerate(added):
+            m = _COMMENT_RE.match(line)
+            if not m:
+                continue
+            text = m.group(1).strip()
+            if len(words(text)) < 6 or not _WHY_RE.search(text) or _HEDGE_RE.search(text) or filters.one_off(text):
+                continue
+            rel = short_path(call.path, call.turn.cwd)
+            content = cap(f"{rel}: {upper_first(text.rstrip('.'))}.", MAX_CONTENT)
+            c = cand("gotcha", content, call.turn, s.gpos[call.pos], call.turns(), text, sub=70 + k,
+                     applies_when=f"when changing {rel}", source_ref=rel, score=2.5)  # fmt: skip
+            c.hints = [rel]
+            out.append(c)
+            break
+        if len(out) >= MAX_COMMENTS:
+            break
+    return out
+
+
+def _added_lines(call: Call) -> list[str]:
+    inp = call.inp
+    if isinstance(inp.get("content"), str):
+        return inp["content"].splitlines()
+    pairs = []
+    if isinstance(inp.get("edits"), list):
+        pairs = [(str(e.get("old_string") or ""), str(e.get("new_string") or "")) for e in inp["edits"]
+                 if isinstance(e, dict)]  # fmt: skip
+    else:
+        pairs = [(str(inp.get("old_string") or ""), str(inp.get("new_string") or ""))]
+    out = []
+    for old, new in pairs:
+        before = {x.strip() for x in old.splitlines()}
+        out.extend(x for x in new.splitlines() if x.strip() and x.strip() not in before)
     return out

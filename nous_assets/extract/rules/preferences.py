@@ -57,7 +57,8 @@ FACT_RE = re.compile(
 )
 HEDGE_RE = re.compile(
     r"\b(?:i don'?t know|not sure|i wonder|wondering|maybe|might|perhaps|if we want|whether|i guess|i bet|"
-    r"i'?m guessing|do you think|could you|can you|would you|how (?:hard|do|can|would))\b",
+    r"i'?m guessing|do you think|could you|can you|would you|how (?:hard|do|can|would)|seems?|looks? like|"
+    r"appears? to|wth|wtf)\b",
     I,
 )
 _TIP_RE = re.compile(r"\b(?:you can|you'?ll need to|you need to|just) run\b|^run\b", I)

@@ -186,9 +186,17 @@ IDENTIFIER_RE = re.compile(
 )
 
 
+_CLI_RE = re.compile(
+    r"\b(?:npm|npx|pnpm|yarn|bun|git|mix|pip|uv|cargo|go|docker|make|gh|kubectl|terraform|poetry|bundle|rails|"
+    r"pytest|jest|vitest|ruff|eslint|biome|tsc|node|python3?|deno)\s+(?:run\s+)?[a-z][\w:.-]*"
+)
+
+
 def names_something(text: str) -> bool:
     """True when the text names a file, command, flag, identifier or API (something to act on)."""
-    return bool(_CODE_SPAN_RE.search(text) or _PATH_RE.search(text) or IDENTIFIER_RE.search(text))
+    return bool(
+        _CODE_SPAN_RE.search(text) or _PATH_RE.search(text) or IDENTIFIER_RE.search(text) or _CLI_RE.search(text)
+    )
 
 
 def first_code_ref(text: str) -> str:
