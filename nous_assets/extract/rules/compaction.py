@@ -49,6 +49,11 @@ _HEDGE_RE = re.compile(
     r"compiler bug|tooling issue)\b",
     I,
 )
+_HALF_APPLIED_RE = re.compile(
+    r"^(?:compile error:\s*)?(?:unused (?:variable|import|alias|function)s?|undefined (?:function|variable|module)|"
+    r"missing (?:module|function|alias)|typo|syntax error)\b",
+    I,
+)
 _TASK_ID_RE = re.compile(r"^(?:[\w-]*\d+(?:\.\d+)*|[A-Za-z]+-[a-z0-9]{2,4}(?:\.\d+)*)\s*[:—–-]\s*")
 
 
@@ -116,6 +121,9 @@ def _errors(s: Stream, pos: int, body: str) -> list[Cand]:
     out = []
     for k, (head, subs) in enumerate(_items(body)):
         head = _TASK_ID_RE.sub("", _plain(head))
+        head = re.sub(r"^(?:current|now|in progress)\s*[:—–-]\s*", "", head, flags=I)
+        if _HALF_APPLIED_RE.match(head):
+            continue  # the noise of a change half applied, not a lesson
         title, _, desc = head.partition(":")
         fixed = [_plain(x) for x in subs if re.match(r"^(?:fixed|resolved|solved|fix|solution|workaround)\b", x, I)]
         user = [_plain(x) for x in subs if re.match(r"^user\b", x, I) and not re.search(r":\s*none\b", x, I)]

@@ -26,6 +26,7 @@ from nous_assets.extract.rules.text import (
     I,
     cap,
     clean_md,
+    dangling,
     first_code_ref,
     fit,
     key_sentence,
@@ -80,6 +81,8 @@ _FIX_LEAD_RE = re.compile(
     r"solution:?|to fix (?:this|it),?)\s+",
     I,
 )
+_TEST_FILE_RE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|[._-](?:test|spec)\.\w+$|_test\.\w+$")
+_ASSERTION_RE = re.compile(r"\bassert|\bexpected\b|\btest '.+' failed|\bto (?:equal|be|match|return)\b|\bgot\b", I)
 _SELF_RE = re.compile(r"^(?:i'?m|i am|i'?ve|i have|i was|my )\b", I)
 
 
@@ -157,7 +160,10 @@ def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | 
             errors.append(line)
     if not errors or filters.conflict(" ".join(errors)) or fam in ("git rebase", "git merge", "git cherry-pick"):
         return None
+    errors = [cap(e, 120) for e in errors]
     edits, commands, fix_turns = _fix_steps(s, chain, ok_call, fam)
+    if edits and not commands and all(_TEST_FILE_RE.search(e) for e in edits) and _ASSERTION_RE.search(errors[0]):
+        return None  # a test that was wrong, fixed by editing the test: true of that test only
     if any(filters.bypass(c) for c in commands):
         return None
     explanation = ""
@@ -284,6 +290,8 @@ def _diagnostic_sentences(text: str) -> list[tuple[str, str]]:
         sent = sent.lstrip("-—–:;,. ")
         n = len(words(sent))
         if n < 6 or n > 60 or sent.endswith("?") or PLAN_START_RE.match(sent) or _SELF_RE.match(sent):
+            continue
+        if dangling(sent):
             continue
         if not _STRONG_RE.search(sent) or _HEDGE_RE.search(sent) or not names_something(sent):
             continue

@@ -162,9 +162,23 @@ def quote(parts: Sequence[str], limit: int = 240) -> str:
     return cap(text.replace('"', "'"), limit)
 
 
+_CONJUNCTION_RE = re.compile(r"^(?:so|but|and|also|however|plus|then|thus|hence|now)[,:]?\s+(?=\S)", I)
+_DANGLING_RE = re.compile(
+    r"^(?:it|they|this|that|these|those|which|he|she)(?:'s|\s+(?:is|was|are|were|will|won'?t|can|can'?t|does|doesn'?t|"
+    r"did|didn'?t|has|had|means|needs?|should|must|would|could|IS|ARE))\b",
+    I,
+)
+
+
 def strip_opener(sentence: str) -> str:
-    """'Perfect! The issue is …' -> 'The issue is …'."""
-    return _OPENER_RE.sub("", sentence).strip()
+    """'Perfect! The issue is …' -> 'The issue is …'; 'So the gitignore …' -> 'the gitignore …'."""
+    text = _OPENER_RE.sub("", sentence).strip()
+    return _CONJUNCTION_RE.sub("", text).strip()
+
+
+def dangling(sentence: str) -> bool:
+    """True when the sentence starts with a pronoun whose referent is in another sentence ("It is …")."""
+    return bool(_DANGLING_RE.match(sentence.strip()))
 
 
 def upper_first(text: str) -> str:
@@ -272,7 +286,7 @@ DIAG_RE = re.compile(
 )
 PLAN_START_RE = re.compile(
     r"^(?:now,? )?(?:let me|let'?s|i'?ll|i will|i'?m going to|i need to|next,? |then,? |first,? |now (?:add|update|"
-    r"create|write|run|fix|let|i)|time to|moving on)\b",
+    r"create|write|run|fix|let|i|check|verify|look|see|test)|time to|moving on|check (?:if|whether|that))\b",
     I,
 )
 
