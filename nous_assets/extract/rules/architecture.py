@@ -91,6 +91,7 @@ def _manifests(s: Stream) -> list[Cand]:
             continue
         seen.add(call.path)
         text = _LINE_NO_RE.sub("", call.result.text)
+        text = "\n".join(x for x in text.splitlines() if not x.lstrip().startswith(("#", "//")))
         rel = _rel(call)
         if name == "package.json":
             out.extend(_package_json(s, call, rel, text))
@@ -102,7 +103,26 @@ def _manifests(s: Stream) -> list[Cand]:
                 ver = f" {next(g for g in version.groups() if g)}" if version else ""
                 content = cap(f"Stack ({rel}): {lang}{ver} with {', '.join(deps[:24])}.", MAX_CONTENT)
                 out.append(_cand(s, call, "architecture", content, rel, slot=f"config:{rel}#deps", score=3.0))
+            if name == "mix.exs":
+                out.extend(_mix_aliases(s, call, rel, text))
     return out
+
+
+def _mix_aliases(s: Stream, call: Call, rel: str, text: str) -> list[Cand]:
+    """``aliases`` of a mix project: what ``mix test``, ``mix setup``, ``mix quality`` … really run."""
+    block = re.search(r"defp aliases do\s*\[(.*?)\n\s*\]\s*\n\s*end", text, re.S)
+    if not block:
+        return []
+    found = re.findall(r"^\s*\"?([\w.:-]+)\"?:\s*\[(.*?)\]", block.group(1), re.M | re.S)
+    shown = []
+    for name, steps in found:
+        parts = [x.strip().strip('"') for x in re.split(r",\s*", steps.replace("\n", " ")) if x.strip()]
+        if parts:
+            shown.append(f"`mix {name}` = {', '.join(cap(p, 40) for p in parts[:5])}")
+    if not shown:
+        return []
+    content = cap(f"{rel} aliases: " + "; ".join(shown[:6]) + ".", MAX_CONTENT)
+    return [_cand(s, call, "command", content, rel, slot=f"config:{rel}#aliases", score=3.5)]
 
 
 def _deps(name: str, text: str) -> list[str]:

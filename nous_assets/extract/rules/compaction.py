@@ -72,6 +72,8 @@ def summaries(s: Stream) -> list[Cand]:
                 found.extend(_errors(s, pos, body))
             elif low.startswith("problem solving") or "technical concept" in low or low.startswith("key concept"):
                 found.extend(_notes(s, pos, body))
+            elif low.startswith("files") and "code" in low:
+                found.extend(_files(s, pos, body))
             elif "decision" in low:
                 found.extend(_decisions(s, pos, body))
             elif "user message" in low:
@@ -162,6 +164,33 @@ def _notes(s: Stream, pos: int, body: str) -> list[Cand]:
         kind = "gotcha" if re.search(r"\b(?:doesn'?t|does not|can'?t|cannot|not supported|must|required?|needs?|"
                                      r"fails?|breaks?|stale|instead)\b", text, I) else "architecture"  # fmt: skip
         out.append(_cand(s, pos, kind, cap(upper_first(text), MAX_CONTENT), 40 + k, score=2.0))
+    return out
+
+
+_FILE_ITEM_RE = re.compile(r"^`?([\w.@/-]+\.\w{1,6}|[\w.@-]+/[\w./@-]*)`?\s*(?:[-—–:]|\()\s*(.+)$")
+_CHANGE_NOTE_RE = re.compile(r"^(?:modified|updated|changed|edited|touched|read|viewed|new file|created)\b", I)
+MAX_FILES = 6
+
+
+def _files(s: Stream, pos: int, body: str) -> list[Cand]:
+    """'`lib/x/annotation.ex` — Core annotation resource': what a file is for (not what was changed in it)."""
+    out = []
+    for k, (head, _) in enumerate(_items(body)):
+        m = _FILE_ITEM_RE.match(_plain(head))
+        if not m:
+            continue
+        path, desc = m.group(1), m.group(2).rstrip(")")
+        first = next((x for x in re.split(r"(?<=[.!?])\s+", desc) if not _CHANGE_NOTE_RE.match(x)), "")
+        first = first.rstrip(".")
+        if len(words(first)) < 3 or filters.one_off(first) or filters.conflict(first):
+            continue
+        content = cap(f"{path}: {upper_first(first)}.", MAX_CONTENT)
+        c = _cand(s, pos, "architecture", content, 140 + k, score=1.8)
+        c.source_ref = path
+        c.applies_when = f"when working on {path}"
+        out.append(c)
+        if len(out) >= MAX_FILES:
+            break
     return out
 
 

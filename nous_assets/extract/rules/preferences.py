@@ -15,7 +15,7 @@ import re
 from nous_assets.capture.parser import Turn
 from nous_assets.extract.rules import decisions
 from nous_assets.extract.rules.session import Cand, Stream, cand
-from nous_assets.extract.rules.text import FILLER_RE, I, fit, quote, temporal, user_scope, words
+from nous_assets.extract.rules.text import FILLER_RE, I, fit, quote, sentences, temporal, user_scope, words
 
 MAX_CONTENT = 320
 
@@ -67,6 +67,26 @@ _PASTE_INTRO_RE = re.compile(
 )
 _LABEL = {"preference": "User preference", "decision": "Decision", "fact": "User-stated fact"}
 _KIND = {"preference": "preference", "decision": "decision", "fact": "architecture"}
+
+
+_AUTONOMY_RE = re.compile(
+    r"\b(?:continue|keep going|carry on|work) (?:until|till) (?:all|everything|it'?s|they'?re|the \w+) (?:are |is )?"
+    r"(?:done|finished|complete)\b|\b(?:continue|go on) with (?:the |all )?(?:remaining|rest|other)\b"
+    r"|\btackle (?:them|those|these|all|the rest)\b|\bwork through (?:them|all|the rest|the list)\b"
+    r"|\ball the way through\b|\bdon'?t (?:stop|ask)(?: to ask)? (?:after|between|for)\b|\bwithout (?:stopping|asking)\b",
+    I,
+)
+
+
+def autonomy(s: Stream, pos: int, turn: Turn, text: str) -> Cand | None:
+    """'continue until all are done', 'tackle them': the user wants Claude to work through a list unprompted."""
+    m = _AUTONOMY_RE.search(text)
+    if not m:
+        return None
+    said = quote([next((x for x in sentences(text) if _AUTONOMY_RE.search(x)), text)], 160)
+    content = fit([f'User preference: keep working through all remaining tasks without stopping to ask ("{said}")'],
+                  MAX_CONTENT)  # fmt: skip
+    return cand("preference", content, turn, s.gpos[pos], [turn], said, sub=9, scope="global", score=2.5)
 
 
 def classify(sentence: str) -> str | None:

@@ -24,13 +24,13 @@ MAX_CONTENT = 360
 GATE_CATEGORIES = frozenset({"test", "lint", "build"})
 _ID_RE = re.compile(r"^(?:[A-Za-z][\w]*-[a-z0-9]{2,}(?:\.\d+)*|#?\d+|[a-z]+-\d+)$")
 _LIFECYCLE = (  # (stage, subcommands, label)
-    ("find", ("ready", "list", "search", "next"), "find work with"),
-    ("inspect", ("show", "view", "info"), "read it with"),
-    ("claim", ("update", "claim", "start", "assign", "edit"), "claim it with"),
-    ("close", ("close", "done", "complete", "finish", "resolve"), "finish with"),
-    ("sync", ("sync",), "sync with"),
-    ("create", ("create", "new", "add"), "file new work with"),
-    ("dep", ("dep", "link", "block"), "link work with"),
+    ("find", ("ready", "list", "search", "next"), "find"),
+    ("inspect", ("show", "view", "info"), "read"),
+    ("claim", ("update", "claim", "start", "assign", "edit"), "claim"),
+    ("close", ("close", "done", "complete", "finish", "resolve"), "finish"),
+    ("sync", ("sync",), "sync"),
+    ("create", ("create", "new", "add"), "new work"),
+    ("dep", ("dep", "link", "block"), "link"),
 )
 _HOOK_RE = re.compile(
     r"lefthook v[\d.]+\s+hook: ([\w-]+)|\bhusky\b|lint-staged|\[STARTED\] Running tasks for staged files"
@@ -125,10 +125,10 @@ def task_tracker(s: Stream) -> list[Cand]:
     for tool, stages in uses.items():
         if not ({"find", "inspect"} & set(stages) and {"claim", "close"} & set(stages)) or len(stages) < 3:
             continue
-        parts = [f"{label} `{stages[stage][0]}`" for stage, _, label in _LIFECYCLE if stage in stages]
+        parts = [f"`{stages[stage][0]}` ({label})" for stage, _, label in _LIFECYCLE if stage in stages]
         pushed = any(shell.family(c.command) == "git push" for c in s.calls if c.command)
-        tail = "; the session ends with the sync, a commit and `git push`" if "sync" in stages and pushed else ""
-        content = cap(f"Work is tracked with `{tool}`: " + ", ".join(parts) + tail + ".", MAX_CONTENT)
+        tail = "; at the end: sync, commit, `git push`" if "sync" in stages and pushed else ""
+        content = cap(f"Work is tracked with `{tool}`: " + ", ".join(parts) + tail + ".", 420)
         first = min((call for _, call in stages.values()), key=lambda c: c.pos)
         c = cand("workflow", content, first.turn, s.gpos[first.pos], [call.turn for _, call in stages.values()],
                  content, applies_when="when picking up, claiming or finishing work", source_ref=tool,
@@ -142,6 +142,7 @@ def task_tracker(s: Stream) -> list[Cand]:
 def _tracker_step(seg: str) -> tuple[str, str, str] | None:
     """(tool, life-cycle stage, command with ids as <id>) for one command segment of a task tracker."""
     seg = re.sub(r"\s*\d?>&?\s*\S+|\s*\|.*$", "", seg.strip())  # redirections and pipes are not the step
+    seg = re.sub(r"\"[^\"]{25,}\"?|'[^']{25,}'?|\$\(.*", "…", seg)  # long quoted values say nothing general
     try:
         toks = shlex.split(seg)
     except ValueError:
