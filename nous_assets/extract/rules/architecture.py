@@ -36,7 +36,7 @@ from nous_assets.extract.rules.text import (
 )
 
 MAX_CONTENT = 330
-MAX_PER_STREAM = 10
+MAX_PER_STREAM = 16
 _MANIFESTS = ("mix.exs", "package.json", "pyproject.toml", "cargo.toml", "go.mod")
 _LINE_NO_RE = re.compile(r"^\s*\d+[→\t]", re.M)
 _LOCATION_RE = re.compile(
@@ -60,7 +60,9 @@ _STALE_RE = re.compile(
     I,
 )
 _PATH_LINE_RE = re.compile(
-    r"^[`'\"]?([\w.@-]*/[\w./@*-]+|[\w-]+\.\w{1,5}|[A-Z]\w+(?:\.[A-Z]\w+)+)[`'\"]?\s*[-—–:(]\s*(.+)$"
+    r"^[`'\"]?([\w.@-]*/[\w.@*-]*[A-Za-z][\w./@*-]*|[\w-]+\.[a-z]{1,5}|[A-Z]\w+(?:\.[A-Z]\w+)+)[`'\"]?"
+    r"\s*[-—–:(]\s*(.+)$"
+    r"|^`([A-Z][a-z]+[A-Z]\w+|[a-z]+_[a-z_]+/\d)`\s*[-—–:]\s*(.+)$"
 )
 _TASK_LINE_RE = re.compile(r"^[`'\"]?[A-Za-z]+-[a-z0-9]{2,5}(?:\.\d+)*[`'\"]?\s*[:—–-]")
 _QUESTION_RE = re.compile(r"\?\s*$|^(?:how|why|what|where|which|does|do|is|are|can|could|should)\b", I)
@@ -238,9 +240,11 @@ def _location_lines(text: str) -> list[str]:
         if _TASK_LINE_RE.match(line) or filters.one_off(line) or filters.conflict(line):
             continue
         m = _PATH_LINE_RE.match(line)
-        if m and len(words(m.group(2))) >= 3 and not _STALE_RE.search(line):
-            out.append(f"{m.group(1)}: {m.group(2).rstrip(')')}")
-            continue
+        if m:
+            name, desc = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            if len(words(desc)) >= 3 and not _STALE_RE.search(line):
+                out.append(f"{name}: {desc.rstrip(')')}")
+                continue
         for sent in sentences(line):
             if (
                 _LOCATION_RE.search(sent)

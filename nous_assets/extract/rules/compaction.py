@@ -23,7 +23,7 @@ from nous_assets.extract.rules.session import Cand, Stream, cand
 from nous_assets.extract.rules.text import I, cap, first_code_ref, names_something, one_line, quote, upper_first, words
 
 MAX_CONTENT = 360
-MAX_PER_SUMMARY = 14
+MAX_PER_SUMMARY = 20
 
 _HEADING_RE = re.compile(
     r"^\s*(?:\d+\.\s*)?(?:#{1,4}\s*)?\*{0,2}([A-Z][A-Za-z ,&/-]{3,48}?)\*{0,2}\s*:?\s*\*{0,2}\s*$", re.M

@@ -89,6 +89,24 @@ def autonomy(s: Stream, pos: int, turn: Turn, text: str) -> Cand | None:
     return cand("preference", content, turn, s.gpos[pos], [turn], said, sub=9, scope="global", score=2.5)
 
 
+_CHECKING_RE = re.compile(
+    r"^(?:and |so |also |but )?did you (?:also |already |actually )?((?:push|commit|run|test|update|check|verify|"
+    r"rebase|close|sync|add|format|lint|build|deploy|document|write)\b[^?]{0,60})\?+\s*$",
+    I,
+)
+
+
+def checking_question(s: Stream, pos: int, turn: Turn, text: str) -> Cand | None:
+    """'did you push?' after Claude reports it is done: the user expects that step before work is called done."""
+    m = _CHECKING_RE.match(text.strip())
+    if not m:
+        return None
+    step = m.group(1).strip()
+    content = fit([f'User expectation: {step} before calling the work done (the user checked: "{quote([text], 80)}")'],
+                  MAX_CONTENT)  # fmt: skip
+    return cand("preference", content, turn, s.gpos[pos], [turn], text, sub=8, score=2.0)
+
+
 def classify(sentence: str) -> str | None:
     """'preference' | 'decision' | 'fact' | None for one sentence of a user message."""
     s = sentence.strip()
