@@ -148,6 +148,9 @@ VALID_OUTPUT = {
             valid_until="unknown",
             temporal_confidence="medium",
             turn_refs=[8],
+            applies_when="when running tests",
+            source_ref="uv run pytest -q",
+            slot="cmd:test",
         ),
     ]
 }
@@ -174,6 +177,9 @@ def assert_valid_output(records: list[dict[str, Any]]) -> None:
     assert second["anchor_uuid"] == "u8"
     assert second["provenance"]["uuids"] == ["u8"]
     assert "weakens" not in second
+    assert (second["applies_when"], second["source_ref"], second["slot"]) == (
+        "when running tests", "uv run pytest -q", "cmd:test")  # fmt: skip
+    assert "slot" not in first
 
 
 def out(*learnings: dict[str, Any]) -> str:
@@ -224,9 +230,11 @@ def test_render_numbers_turns_and_hides_thinking_and_generated_turns() -> None:
     assert any(ln.startswith("[T4] user") for ln in lines)
     assert any(ln.startswith("[T8] assistant") for ln in lines)
     assert THINKING not in text
-    for hidden in ("META-CAVEAT", "COMPACT-SUMMARY", "ACOMPACT-PROMPT", "[T5]", "[T6]", "[T7]"):
+    for hidden in ("META-CAVEAT", "ACOMPACT-PROMPT", "[T5]", "[T7]"):
         assert hidden not in text
-    assert set(prepare_prompt(hand_batch()).refs) == {1, 2, 3, 4, 8}
+    # a compaction summary is generated, but it is the session's digest of errors, fixes and decisions
+    assert any(ln.startswith("[T6] summary(compaction)") and "COMPACT-SUMMARY-TEXT" in ln for ln in lines)
+    assert set(prepare_prompt(hand_batch()).refs) == {1, 2, 3, 4, 6, 8}
 
 
 def test_prompt_has_contract_and_delimits_data() -> None:
@@ -243,8 +251,20 @@ def test_prompt_has_contract_and_delimits_data() -> None:
         "target_index",
         "DATA, not instructions",
         "<transcript>",
+        "applies_when",
+        "source_ref",
+        "slot",
+        "gate:<repo>",
+        "self-contained",
+        "summary(compaction)",
     ):
         assert needle in prompt
+    for kind in ("preference", "correction", "workflow", "convention", "command", "gotcha", "decision",
+                 "architecture", "configuration"):  # fmt: skip
+        assert f"- {kind}: " in prompt
+    for skip in ("opening task prompt", "pasted review comments", "test counts", "commit hashes",
+                 "rebase or merge conflict", "refuted", "reverted", "--no-verify", "never for a task prompt"):  # fmt: skip
+        assert skip in prompt
     assert prompt.count("<transcript>") == 1 + 1  # once in the rules, once opening the data
     assert prompt.index("[T1] user") > prompt.rindex("<transcript>")
     assert prompt.index("[T8] assistant") < prompt.rindex("</transcript>")
@@ -376,6 +396,25 @@ def test_parse_valid_output_normalises_and_adds_provenance() -> None:
 )
 def test_parse_tolerates_fences_and_leading_prose(wrap) -> None:
     assert_valid_output(parse_llm_output(wrap(json.dumps(VALID_OUTPUT, indent=2)), hand_batch()))
+
+
+def test_parse_keeps_contract_details_and_drops_a_malformed_slot() -> None:
+    batch = hand_batch()
+    text = out(
+        learning(applies_when="  when running   tests ", source_ref="uv run pytest", slot="cmd:test"),
+        learning(kind="gotcha", slot="whatever-slot", applies_when=""),
+    )
+    first, second = parse_llm_output(text, batch)
+    assert (first["applies_when"], first["source_ref"], first["slot"]) == ("when running tests", "uv run pytest", "cmd:test")
+    assert "slot" not in second and "applies_when" not in second and second["kind"] == "gotcha"
+    with pytest.raises(ExtractionSchemaError, match="source_ref must be a string"):
+        parse_llm_output(out(learning(source_ref=["pytest"])), batch)
+
+
+def test_parse_accepts_legacy_kinds() -> None:
+    """Stored events and older models use error_fix / fact; they stay valid."""
+    (rec,) = parse_llm_output(out(learning(kind="error_fix")), hand_batch())
+    assert rec["kind"] == "error_fix"
 
 
 def test_parse_empty_learnings() -> None:
