@@ -242,15 +242,28 @@ def _mark_users(stream: Stream) -> None:
         if stream.sidechain:
             stream.task_positions.add(pos)  # a subagent's prompt is Claude's brief, not the user's words
             continue
-        opening = not seen_real and not _continues_earlier(stream, pos)
+        opening = not seen_real and _starts_session(stream, pos)
         if is_task_prompt(t.text, opening=opening):
             stream.task_positions.add(pos)
         seen_real = True
 
 
-def _continues_earlier(stream: Stream, pos: int) -> bool:
-    """True when a compaction summary or a resumed conversation's title comes before this turn."""
-    return any(t.is_compact_summary or t.kind in ("compact_summary", "summary") for t in stream.turns[:pos])
+OPENING_BYTES = 100_000  # the opening prompt sits in a file's first records (after snapshots and hook output)
+
+
+def _starts_session(stream: Stream, pos: int) -> bool:
+    """True when this user turn opens the session: nothing said before it, near the start of its file.
+
+    A batch holds one day of a session, so the first message of a later day is not an opening; neither is
+    the first message after a compaction summary or an old-style resumed conversation's title.
+    """
+    turn = stream.turns[pos]
+    if turn.subtype == "queued" or turn.byte_start > OPENING_BYTES:
+        return False
+    before = stream.turns[:pos]
+    return not any(
+        t.role == "assistant" or t.is_compact_summary or t.kind in ("compact_summary", "summary") for t in before
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
