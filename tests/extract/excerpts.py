@@ -38,8 +38,9 @@ CIPHER_DEV = "cipher-box/-Users-michael-Code-cipher-box/2095544c-fa50-4027-b664-
 CIPHER_META = "cipher-box/-Users-michael-Code-cipher-box/0ea9b4b6-40e9-407b-8bb5-a31903367d21.jsonl"
 CIPHER_MIGRATION = "cipher-box/-Users-michael-Code-cipher-box/1cd4e81e-c965-4804-bcb3-528cd9728724.jsonl"
 CIPHER_OAUTH = "cipher-box/-Users-michael-Code-cipher-box/f14fdf7d-05ad-45e0-b7ed-78c935442e2d.jsonl"
-EVAL_TREE = "context-evaluator/-Users-cedricteyton-Code-agents-md-evaluator/8ecab05f-4481-43d6-9428-a6b177981877.jsonl"
-EVAL_PHANTOM = "context-evaluator/-Users-cedricteyton-Code-agents-md-evaluator/31b1be44-3380-444d-8a6f-78bc9463a310.jsonl"
+_EVALUATOR = "context-evaluator/-Users-cedricteyton-Code-agents-md-evaluator"
+EVAL_TREE = f"{_EVALUATOR}/8ecab05f-4481-43d6-9428-a6b177981877.jsonl"
+EVAL_PHANTOM = f"{_EVALUATOR}/31b1be44-3380-444d-8a6f-78bc9463a310.jsonl"
 AGENTV_DOCS = "agentv/-home-christso-projects-agentv/acc53d32-5580-4747-9273-e2acff2ba566.jsonl"
 
 

@@ -43,8 +43,8 @@ _LOCATION_RE = re.compile(
     r"\b(?:lives?|located|defined|registered|mounted|declared|implemented|stored|kept|generated|wired|routed|"
     r"configured|set up|handled|rendered|served) (?:in|at|under|inside|into|by|via|through|from)\b"
     r"|\b(?:is|are) (?:in|under|inside) [`'\"]?[\w./-]+/|\bgoes? (?:in|into|under)\b"
-    r"|\b(?:contains?|holds?|defines?|registers?|mounts?|routes?|maps?|delegates?|wraps?|exposes?) (?:the |all |a |an )?"
-    r"[`'\"]?[\w.:/-]+",
+    r"|\b(?:contains?|holds?|defines?|registers?|mounts?|routes?|maps?|delegates?|wraps?|exposes?) "
+    r"(?:the |all |a |an )?[`'\"]?[\w.:/-]+",
     I,
 )
 _STRUCTURE_RE = re.compile(
@@ -62,7 +62,7 @@ _STALE_RE = re.compile(
 _PATH_LINE_RE = re.compile(
     r"^[`'\"]?([\w.@-]*/[\w.@*-]*[A-Za-z][\w./@*-]*|[\w-]+\.[a-z]{1,5}|[A-Z]\w+(?:\.[A-Z]\w+)+)[`'\"]?"
     r"\s*[-—–:(]\s*(.+)$"
-    r"|^`([A-Z][a-z]+[A-Z]\w+|[a-z]+_[a-z_]+/\d)`\s*[-—–:]\s*(.+)$"
+    r"|^`([A-Z][a-z]+[A-Z]\w+)`\s*[-—–:]\s*(.+)$"
 )
 _TASK_LINE_RE = re.compile(r"^[`'\"]?[A-Za-z]+-[a-z0-9]{2,5}(?:\.\d+)*[`'\"]?\s*[:—–-]")
 _QUESTION_RE = re.compile(r"\?\s*$|^(?:how|why|what|where|which|does|do|is|are|can|could|should)\b", I)

@@ -54,7 +54,8 @@ _HALF_APPLIED_RE = re.compile(
     r"missing (?:module|function|alias)|typo|syntax error)\b",
     I,
 )
-_TASK_ID_RE = re.compile(r"^(?:[\w-]*\d+(?:\.\d+)*|[A-Za-z]+-[a-z0-9]{2,4}(?:\.\d+)*)\s*[:—–-]\s*")
+_TASK_ID_RE = re.compile(r"^(?:[\w-]*\d+(?:\.\d+)*|[A-Za-z]+-[a-z0-9]{2,4}(?:\.\d+)*|[a-z]+(?:\.\d+)+)\s*[:—–-]\s*")
+_SLIP_RE = re.compile(r"^(?:wrong|incorrect|mistaken|accidental(?:ly)?)\b", I)
 
 
 def summaries(s: Stream) -> list[Cand]:
@@ -102,9 +103,9 @@ def _items(body: str) -> list[tuple[str, list[str]]]:
     for line in body.splitlines():
         m = _BULLET_RE.match(line)
         if not m:
-            if items and line.strip() and not line.strip().startswith("```") and base is not None:
-                if len(line) - len(line.lstrip()) > base:
-                    items[-1][1].append(line.strip())
+            continued = items and line.strip() and not line.strip().startswith("```") and base is not None
+            if continued and len(line) - len(line.lstrip()) > base:
+                items[-1][1].append(line.strip())
             continue
         indent = len(m.group(1))
         if base is None or indent <= base:
@@ -124,8 +125,8 @@ def _errors(s: Stream, pos: int, body: str) -> list[Cand]:
     for k, (head, subs) in enumerate(_items(body)):
         head = _TASK_ID_RE.sub("", _plain(head))
         head = re.sub(r"^(?:current|now|in progress)\s*[:—–-]\s*", "", head, flags=I)
-        if _HALF_APPLIED_RE.match(head):
-            continue  # the noise of a change half applied, not a lesson
+        if _HALF_APPLIED_RE.match(head) or _SLIP_RE.match(head):
+            continue  # the noise of a change half applied, or a slip the user's correction already records
         title, _, desc = head.partition(":")
         fixed = [_plain(x) for x in subs if re.match(r"^(?:fixed|resolved|solved|fix|solution|workaround)\b", x, I)]
         user = [_plain(x) for x in subs if re.match(r"^user\b", x, I) and not re.search(r":\s*none\b", x, I)]
@@ -137,8 +138,8 @@ def _errors(s: Stream, pos: int, body: str) -> list[Cand]:
             continue
         text = f"{title.strip().rstrip('.')}: {detail}" if detail else title.strip()
         if fixed:
-            fix = re.sub(r"^(?:(?:fixed|resolved|solved)(?: it)?(?: by)?|fix|solution|workaround)\s*:?\s*", "", fixed[0],
-                         flags=I)  # fmt: skip
+            lead = r"^(?:(?:fixed|resolved|solved)(?: it)?(?: by)?|fix|solution|workaround)\s*:?\s*"
+            fix = re.sub(lead, "", fixed[0], flags=I)
             fix = re.sub(r"^(?:fix|solution)\s*:\s*", "", fix, flags=I)
             text = f"{text.rstrip('. ')}. Fixed by {fix}"
         if user:
@@ -155,9 +156,11 @@ def _errors(s: Stream, pos: int, body: str) -> list[Cand]:
 
 def _notes(s: Stream, pos: int, body: str) -> list[Cand]:
     out = []
-    for k, (head, subs) in enumerate(_items(body)):
+    for k, (head, _) in enumerate(_items(body)):
         text = _TASK_ID_RE.sub("", _plain(head))
-        if _PROGRESS_RE.match(text) or not _CAUSE_RE.search(text) or not names_something(text) or _HEDGE_RE.search(text):
+        if _PROGRESS_RE.match(text) or not _CAUSE_RE.search(text) or not names_something(text):
+            continue
+        if _HEDGE_RE.search(text):
             continue
         if len(words(text)) < 6 or filters.one_off(text) or filters.bypass(text) or filters.conflict(text):
             continue
@@ -222,6 +225,7 @@ def _user_messages(s: Stream, pos: int, body: str, said: set[str]) -> list[Cand]
 def _cand(s: Stream, pos: int, kind: str, content: str, sub: int, *, score: float) -> Cand:
     t = s.turns[pos]
     ref = first_code_ref(content)
+    ref = ref if len(ref) <= 40 and not re.search(r"[{}()\[\]\s]", ref) else ""
     c = cand(kind, content, t, s.gpos[pos], [t], content, sub=sub, source_ref=ref,
              applies_when=f"when working with {ref}" if ref and kind != "preference" else "", score=score)  # fmt: skip
     c.hints = [ref] if ref else []

@@ -39,7 +39,9 @@ _RULE_RE = re.compile(
     I,
 )
 _STRONG_RULE_RE = re.compile(r"\b(?:never|always|must|do not|don'?t|critical|important|required)\b", I)
-_CITES_RE = re.compile(r"\b(?:claude|agents|memory|contributing)\.md\b|\bproject (?:rules|instructions|conventions)\b", I)
+_CITES_RE = re.compile(
+    r"\b(?:claude|agents|memory|contributing)\.md\b|\bproject (?:rules|instructions|conventions)\b", I
+)
 
 
 def is_instruction_file(path: str) -> bool:

@@ -27,7 +27,7 @@ ANY_RE = re.compile(
     r"\b(?:that'?s|that is|this is|it'?s|you'?re|you are) (?:wrong|not right|incorrect|not correct|not what i)"
     r"|\bnot what i (?:asked|wanted|meant|said)\b"
     r"|\byou should(?:n'?t| not)? have\b"
-    r"|\bi (?:said|told you|asked you|already said|meant)\b"
+    r"|(?<!am )\bi (?:said|told you|asked you|already said|meant)\b"
     r"|\bdon'?t do that\b|\bplease (?:stop|don'?t)\b|\bstop (?:doing|using|adding|changing|it)\b"
     r"|\bwrong (?:file|branch|directory|dir|path|place|command|one|function|approach|repo|project|version|way)\b"
     r"|\bwhy (?:did|would|do) you\b|\bdid we not\b|\bwe (?:already )?went through this\b"
@@ -82,11 +82,13 @@ def correction(
     if negated:
         what = next(g for g in negated.groups() if g)
         weakens = f"{what.strip()} — {weak}" if weak else what.strip()
+    # A correction long enough to stand alone does not repeat the belief it corrects (``weakens`` keeps it).
+    standalone = len(words(said)) >= 8 and not rejected and not interrupted
     content = fit(
         [
             f'User correction: "{said}"',
-            f" — after Claude {context}" if context else "",
-            f"; Claude then {follow}" if follow else "",
+            f" — after Claude {context}" if context and not standalone else "",
+            f"; Claude then {follow}" if follow.startswith("concluded") or (follow and not standalone) else "",
         ],
         MAX_CONTENT,
     )

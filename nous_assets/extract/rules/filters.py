@@ -38,11 +38,11 @@ _COUNT_RE = re.compile(
     r"|\b\d+ total\b|\b\d+ (?:pending )?todos?\b|\b\d+ files? changed\b|\b\d+ insertions?\b",
     I,
 )
-_HASH_RE = re.compile(r"(?<![\w./-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w./-])")
+_HASH_RE = re.compile(r"(?<![\w./-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w/-]|\.\w)")
 _NUMBER_REF_RE = re.compile(
     r"(?:\bPRs?|\bpull request|\bissue|\bticket|\bMR)\s*#?\d+\b|(?<![\w&])#\d{2,}\b|\bpr \d{2,}\b", I
 )
-_CODE_NUMBER_RE = re.compile(r"(?<![\w.:/-])\d{6,}(?![\w.:/-])")
+_CODE_NUMBER_RE = re.compile(r"(?<![\w.:/-])\d{6,}(?![\w:/-]|\.\w)")
 _CONFLICT_RE = re.compile(
     r"\b(?:merge|rebase) conflicts?\b|\bconflict (?:markers?|resolution)\b|\bresolv(?:e|ed|ing) (?:the )?conflicts?\b"
     r"|\bconflicts? in\b|\bcould not apply [0-9a-f]{7}|\bafter the rebase\b|<<<<<<<|>>>>>>>",
@@ -66,7 +66,7 @@ def pasted_text(raw: str, prose: str) -> bool:
     """A message that is mostly someone else's text: review comments, or a paste with no words of one's own."""
     if _REVIEW_RE.search(raw[:3000]):
         return True
-    return len(raw) > 1500 and len(prose) < 0.1 * len(raw) and len(prose) < 80
+    return not prose.strip() and len(raw) > 1500  # nothing of the user's own before the paste
 
 
 def one_off(text: str) -> bool:

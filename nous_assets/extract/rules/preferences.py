@@ -73,7 +73,8 @@ _AUTONOMY_RE = re.compile(
     r"\b(?:continue|keep going|carry on|work) (?:until|till) (?:all|everything|it'?s|they'?re|the \w+) (?:are |is )?"
     r"(?:done|finished|complete)\b|\b(?:continue|go on) with (?:the |all )?(?:remaining|rest|other)\b"
     r"|\btackle (?:them|those|these|all|the rest)\b|\bwork through (?:them|all|the rest|the list)\b"
-    r"|\ball the way through\b|\bdon'?t (?:stop|ask)(?: to ask)? (?:after|between|for)\b|\bwithout (?:stopping|asking)\b",
+    r"|\ball the way through\b|\bdon'?t (?:stop|ask)(?: to ask)? (?:after|between|for)\b"
+    r"|\bwithout (?:stopping|asking)\b",
     I,
 )
 
@@ -110,8 +111,8 @@ def checking_question(s: Stream, pos: int, turn: Turn, text: str) -> Cand | None
 def classify(sentence: str) -> str | None:
     """'preference' | 'decision' | 'fact' | None for one sentence of a user message."""
     s = sentence.strip()
-    if len(words(s)) < 3 or FILLER_RE.match(s):
-        return None
+    if len(words(s)) < 3 or FILLER_RE.match(s) or re.match(r"^(?:because|and|but|or)\b", s, I):
+        return None  # a fragment whose subject is in another sentence
     question = s.endswith("?")
     if _PASTE_INTRO_RE.search(s):
         return None

@@ -172,7 +172,7 @@ _DANGLING_RE = re.compile(
 
 def strip_opener(sentence: str) -> str:
     """'Perfect! The issue is …' -> 'The issue is …'; 'So the gitignore …' -> 'the gitignore …'."""
-    text = _OPENER_RE.sub("", sentence).strip()
+    text = _OPENER_RE.sub("", sentence.strip().lstrip("-—–:;,. ")).strip().lstrip("-—–:;,. ")
     return _CONJUNCTION_RE.sub("", text).strip()
 
 

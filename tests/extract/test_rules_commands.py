@@ -1,0 +1,26 @@
+"""Commands (rules/commands.py): project-specific commands that worked; toolchain defaults and counts left out."""
+
+from __future__ import annotations
+
+from excerpts import SPOTTER_A0Y, assistant, bash, excerpt, extract, of_kind, result, run
+
+
+def test_real_command_with_an_environment():
+    # spotter fa812bfe L985-L986: `MIX_ENV=test mix ecto.migrate` migrates the test database
+    (c,) = of_kind(extract(excerpt(SPOTTER_A0Y, 980, 1000)), "command")
+    assert c["content"] == "Run migrations/codegen with `MIX_ENV=test mix ecto.migrate`."
+    assert c["slot"] == "cmd:migration:mix ecto.migrate" and c["applies_when"] == "when changing the database schema"
+
+
+def test_default_commands_and_output_counts_are_not_memories():
+    out = run(assistant("", bash("mix test 2>&1 | tail -5", "b1")), result("b1", "14 doctests, 87 tests, 0 failures"))
+    assert out == []
+    out = run(assistant("", bash("npm run check", "b1")), result("b1", "Tests: 12 passed, 12 total"))
+    (c,) = of_kind(out, "command")
+    assert c["content"] == "Check/lint with `npm run check`." and "12" not in c["content"]
+
+
+def test_read_only_commands_are_not_learnings():
+    out = run(assistant("", bash("ls -la", "b1")), result("b1", "total 0"), assistant("", bash("git status", "b2")),
+              result("b2", "clean"))  # fmt: skip
+    assert out == []

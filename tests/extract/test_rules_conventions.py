@@ -1,0 +1,27 @@
+"""Conventions (rules/conventions.py): rules the session writes to (or reads from) instruction files."""
+
+from __future__ import annotations
+
+from excerpts import AGENTV_DOCS, CIPHER_MIGRATION, assistant, contents, edit, excerpt, result, stream_of
+
+from nous_assets.extract.base import SessionBatch
+from nous_assets.extract.rules import conventions
+
+
+def test_real_rules_written_to_the_memory_file():
+    # cipher-box 1cd4e81e L228-L230: Claude adds a "TypeORM Migration Discipline" section to memory/MEMORY.md
+    texts = contents(conventions.conventions(stream_of(excerpt(CIPHER_MIGRATION, 215, 240))))
+    assert any(t.startswith("MEMORY.md: Every new `@Entity()` MUST have a corresponding `CREATE TABLE`") for t in texts)
+    assert any("IF NOT EXISTS" in t for t in texts)
+
+
+def test_real_rules_restored_into_agents_md():
+    # agentv acc53d32 L19: the issue-claiming rules are written back into AGENTS.md
+    texts = contents(conventions.conventions(stream_of(excerpt(AGENTV_DOCS, 15, 25))))
+    assert any("in-progress" in t and t.startswith("AGENTS.md: ") for t in texts)
+
+
+def test_headings_and_vague_lines_are_not_rules():
+    new = "## Notes\n\nSome thoughts about the project.\n- Nice ideas for later\n"
+    turns = [assistant("", edit("/home/dev/proj/CLAUDE.md", "e1", "", new)), result("e1", "updated")]
+    assert conventions.conventions(stream_of(SessionBatch("p", "s", "d", turns))) == []

@@ -1,0 +1,55 @@
+"""Corrections (rules/corrections.py): the user pushes back on what Claude said or did."""
+
+from __future__ import annotations
+
+from excerpts import CIPHER_DEV, EPISODIC_LARGE, assistant, edit, excerpt, extract, of_kind, result, run, user
+
+
+def test_real_correction_quotes_the_user_and_names_what_it_weakens():
+    # cipher-box 2095544c, L34-L45: "switch to the phase 12 branch" -> Claude creates feat/phase-12-mfa ->
+    # L41 "thats not the branch I was looking for - its called feat/phase-12-multi-factor"
+    (c,) = of_kind(extract(excerpt(CIPHER_DEV, 30, 50)), "correction")
+    assert c["content"].startswith('User correction: "thats not the branch I was looking for')
+    assert "feat/phase-12-multi-factor" in c["content"]
+    assert c["weakens"] and c["scope"] == "project" and c["type"] == "learning"
+
+
+def test_real_pasted_review_is_not_a_correction():
+    # episodic-memory large-conversation L319 "pr feedback: 1. Critical Bug: Double JSON Serialization …" and
+    # L348 "more reviewer feedback: …": a reviewer's text pasted by the user, not the user pushing back
+    out = extract(excerpt(EPISODIC_LARGE, 315, 360))
+    assert of_kind(out, "correction") == []
+    assert not any("Critical Bug" in r["content"] or "reviewer feedback" in r["content"] for r in out)
+
+
+def test_short_correction_carries_context_and_weakens():
+    a1 = assistant(
+        "I'll mock the database in these tests with unittest.mock so they run fast.",
+        edit("/home/dev/proj/tests/test_store.py", "e1"),
+    )
+    r1 = result("e1", "The file /home/dev/proj/tests/test_store.py has been updated successfully.")
+    u = user("no, don't mock the database here")
+    a2 = assistant("You're right — the tests should use a real SQLite file via tmp_path.")
+    (c,) = of_kind(run(a1, r1, u, a2), "correction")
+    assert c["anchor_uuid"] == u.uuid
+    assert c["content"].startswith("User correction: \"no, don't mock the database here\" — after Claude")
+    assert "mock the database" in c["weakens"].lower()
+    assert u.uuid in c["provenance"]["uuids"] and a1.uuid in c["provenance"]["uuids"]
+
+
+def test_not_x_but_y_after_a_rejected_tool_call():
+    a1 = assistant(
+        "The failure comes from the migration runner, so I'll rewrite it.", edit("/home/dev/proj/db/migrate.py", "e1")
+    )
+    rejected = result(
+        "e1", "The user doesn't want to proceed with this tool use. The tool use was rejected.", is_error=True
+    )
+    u = user("the issue is the formatter, not the migration runner")
+    (c,) = of_kind(run(a1, rejected, u, assistant("Got it, the formatter rewrites the generated files.")), "correction")
+    assert "rejected by the user" in c["content"]
+    assert c["weakens"].startswith("migration runner")
+
+
+def test_questions_are_not_corrections():
+    assert run(assistant("I ran the tests, all green."), user("how long did the suite take?")) == []
+    assert run(assistant("Frontend on :5173."), user("ok now how am i meant to get a code?")) == []

@@ -1,0 +1,69 @@
+"""Decisions (rules/decisions.py): stated choices, approved proposals, answered questions — never one-off actions."""
+
+from __future__ import annotations
+
+import pytest
+from excerpts import CIPHER_META, EPISODIC_LONG, SPOTTER_DOV, assistant, excerpt, extract, of_kind, run, user
+
+
+def test_real_approved_proposal_is_a_decision():
+    # episodic-memory long-conversation L105: Claude proposes "Use Playwright's Docker image … thin computer-use
+    # layer"; L107 the user answers "ok"
+    (d,) = of_kind(extract(excerpt(EPISODIC_LONG, 100, 110)), "decision")
+    assert "Playwright's Docker image" in d["content"] and 'approved by the user: "ok"' in d["content"]
+
+
+def test_real_answer_to_a_question_is_a_decision():
+    # spotter 4d5611e5 L1253: AskUserQuestion "…How should we proceed?" = "main was clean; fix the issues"
+    (d,) = of_kind(extract(excerpt(SPOTTER_DOV, 1240, 1262)), "decision")
+    assert '"main was clean; fix the issues"' in d["content"] and "How should we proceed?" in d["content"]
+
+
+def test_real_approved_one_off_operations_are_not_decisions():
+    # cipher-box 0ea9b4b6 L611 "yeah please" / L614 "yeah please push a new PR": approving a push once
+    assert of_kind(extract(excerpt(CIPHER_META, 605, 620)), "decision") == []
+
+
+def test_go_ahead_uses_the_proposal():
+    a = assistant(
+        "Readers block while the queue writes. I recommend WAL mode so readers never block.\n\n"
+        "Should I switch the queue database to SQLite WAL mode?"
+    )
+    u = user("go ahead")
+    (d,) = of_kind(run(a, u), "decision")
+    assert d["anchor_uuid"] == u.uuid and "Switch the queue database to SQLite WAL mode" in d["content"]
+    assert a.uuid in d["provenance"]["uuids"]
+
+
+@pytest.mark.parametrize(
+    "proposal",
+    [
+        "origin/main has diverged. Shall I force-push to main with `git push --force origin main`?",
+        "Should I push and open a PR for the docs?",
+        "The toolchain is missing. Should I run `curl -sSL https://get.example.dev | bash` to install it?",
+        "Should I continue with the rebase to finish resolving the conflicts?",
+        "Shall I kill the old dev server on port 5173 and restart it?",
+    ],
+)
+def test_an_approved_one_off_action_is_not_a_decision(proposal):
+    """A "yes" approves one operation at one moment; it must not come back later as a standing decision."""
+    assert of_kind(run(assistant(proposal), user("yes")), "decision") == []
+
+
+def test_choosing_an_option_is_a_decision():
+    a = assistant(
+        "Two ways forward:\n\n**A) Keep the REST API** and add pagination\n"
+        "**B) Switch to GraphQL** for the dashboard\n\nWhich one?"
+    )
+    (d,) = of_kind(run(a, user("B")), "decision")
+    assert "option B" in d["content"] and "Switch to GraphQL" in d["content"]
+
+
+def test_ok_without_a_proposal_is_nothing():
+    assert run(assistant("Done. The build is green."), user("ok")) == []
+
+
+def test_lets_use_is_a_decision():
+    (d,) = of_kind(run(assistant("Which framework?"), user("let's go with FastAPI for the backend instead of Flask.")),
+                   "decision")  # fmt: skip
+    assert d["type"] == "learning" and "fastapi" in d["concepts"]

@@ -1,0 +1,109 @@
+"""Gotchas (rules/gotchas.py): failing commands and their fixes, confirmed diagnoses, why-comments."""
+
+from __future__ import annotations
+
+from excerpts import (
+    FASTHOOKS,
+    SPOTTER_4TE,
+    SPOTTER_A0Y,
+    SPOTTER_DOV,
+    SPOTTER_FUM,
+    assistant,
+    bash,
+    edit,
+    excerpt,
+    extract,
+    of_kind,
+    result,
+    run,
+    stream_of,
+)
+
+from nous_assets.extract.rules import gotchas
+
+
+def test_real_error_then_fix_names_command_error_fix_and_cause():
+    # spotter 8463c716 L784 `node assets/build.js` fails ('Could not resolve "js/app.js"'); L797 `cd assets && node
+    # build.js` passes; Claude explains the entry point is relative
+    (g,) = of_kind(extract(excerpt(SPOTTER_FUM, 780, 830)), "gotcha")
+    assert g["content"].startswith("`node assets/build.js` failed with")
+    assert "`cd assets && node build.js`" in g["content"] and "Cause:" in g["content"]
+    assert g["applies_when"].startswith("when running") and g["source_ref"]
+
+
+def test_real_command_not_found_fix():
+    # fasthooks sample_main_transcript: `python …` exits 127 (python: command not found); `python3 …` works
+    fixes = [g for g in of_kind(extract(excerpt(FASTHOOKS, 1, 63)), "gotcha") if g["content"].startswith("`python ")]
+    assert len(fixes) == 1 and "python3" in fixes[0]["content"]
+
+
+def test_real_bypass_is_never_a_fix():
+    # spotter ae4a77f8 L1457: after repeated pre-commit failures Claude runs `git commit --no-verify` (still blocked)
+    out = extract(excerpt(SPOTTER_4TE, 1380, 1480))
+    assert not any("fixed by" in g["content"] and "--no-verify" in g["content"] for g in of_kind(out, "gotcha"))
+    assert not any("false positive" in r["content"].lower() for r in out)  # the refuted diagnosis of that run
+
+
+def test_real_confirmed_diagnosis_is_kept_whole():
+    # spotter ae4a77f8 L1599: "`current_span_ctx()` returns a `#span_ctx{}` record (not `{:ok, ...}`) …", then
+    # compile, format, credo and dialyzer pass (L1640-L1711)
+    diags = gotchas.diagnoses(stream_of(excerpt(SPOTTER_4TE, 1590, 1720)))
+    assert any("`current_span_ctx()` returns a `#span_ctx{}` record (not `{:ok, ...}`)" in c.content for c in diags)
+
+
+def test_real_hypothesis_blaming_the_tool_is_not_kept():
+    # spotter fa812bfe L545: "This is a known Elixir compiler bug — aliases used only inside `rescue` blocks …"
+    # (the real cause was the compile hook running between two edits)
+    out = extract(excerpt(SPOTTER_A0Y, 530, 570))
+    assert not any("compiler bug" in r["content"] for r in out)
+
+
+def test_refuted_diagnosis_is_dropped_confirmed_one_kept():
+    t = [
+        assistant("", bash("make test", "b1")),
+        result("b1", "Exit code 2\nerror: cannot import name 'Client' from 'httpx'", is_error=True),
+        assistant("The issue is that `httpx.Client` requires the `http2` extra to be installed.",
+                  edit("/home/dev/proj/pyproject.toml", "e1")),  # fmt: skip
+        result("e1", "The file has been updated successfully."),
+        assistant("", bash("make test", "b2")),
+        result("b2", "Exit code 2\nerror: cannot import name 'Client' from 'httpx'", is_error=True),
+        assistant("The issue is that `src/http.py` shadows the `httpx` package because of its module name.",
+                  edit("/home/dev/proj/src/http.py", "e2")),  # fmt: skip
+        result("e2", "The file has been updated successfully."),
+        assistant("", bash("make test", "b3")),
+        result("b3", "12 passed"),
+    ]
+    diags = [c.content for c in gotchas.diagnoses(stream_of_turns(t))]
+    assert any("shadows the `httpx` package" in d for d in diags)
+    assert not any("http2" in d for d in diags)
+
+
+def test_real_why_comment_in_code():
+    # spotter 4d5611e5 L1291: the edit adds "# MapSet is opaque by design; dialyzer warns about …"
+    (g,) = gotchas.why_comments(stream_of(excerpt(SPOTTER_DOV, 1285, 1330)))
+    assert g.content.startswith("lib/spotter/services/waiting_summary/slice_builder.ex: MapSet is opaque by design")
+
+
+def test_comment_without_a_reason_is_not_a_gotcha():
+    t = [assistant("", edit("/home/dev/proj/src/app.py", "e1", "x = 1", "# set up the application state here\nx = 2")),
+         result("e1", "updated")]  # fmt: skip
+    assert gotchas.why_comments(stream_of_turns(t)) == []
+
+
+def test_plain_rerun_and_other_target_are_not_fixes():
+    assert of_kind(run(
+        assistant("", bash("make test", "b1")), result("b1", "Exit code 2\nerror: flaky", is_error=True),
+        assistant("", bash("make test", "b2")), result("b2", "ok"),
+    ), "gotcha") == []  # fmt: skip
+    assert of_kind(run(
+        assistant("", bash("npx biome check src/a.ts", "b1")),
+        result("b1", "Exit code 1\n× Unexpected any", is_error=True),
+        assistant("", edit("/home/dev/proj/src/a.ts", "e1")), result("e1", "updated"),
+        assistant("", bash("npx biome check .", "b2")), result("b2", "Checked 3 files in 2ms."),
+    ), "gotcha") == []  # fmt: skip
+
+
+def stream_of_turns(turns):
+    from nous_assets.extract.base import SessionBatch
+
+    return stream_of(SessionBatch("proj", "sess-1", "2026-02-12", turns))

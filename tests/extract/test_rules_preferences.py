@@ -1,0 +1,87 @@
+"""Preferences and stated facts (rules/preferences.py), queued messages included."""
+
+from __future__ import annotations
+
+import pytest
+from excerpts import CIPHER_DEV, SPOTTER_A0Y, SPOTTER_DOV, assistant, excerpt, extract, of_kind, run, user
+
+
+def test_real_preference_is_quoted():
+    # cipher-box 2095544c L900: "hmmm, given the privacy focus of the app, I think its better not to store any PII …"
+    (p,) = of_kind(extract(excerpt(CIPHER_DEV, 880, 905)), "preference")
+    assert "not to store any PII in local storage" in p["content"]
+    assert p["content"].startswith("User preference: ")
+
+
+def test_real_queued_message_counts_as_user_speech():
+    # cipher-box 2095544c L943 is a queue-operation line (typed while Claude worked), never a `user` record
+    (p,) = of_kind(extract(excerpt(CIPHER_DEV, 930, 950)), "preference")
+    assert "[an0n]" in p["content"] and p["temporal_confidence"] == "low"  # "for now"
+    assert p["anchor_uuid"].startswith("queued:")
+
+
+def test_real_autonomy_preference_is_global():
+    # spotter fa812bfe L671: "continue until all are done"
+    (p,) = of_kind(extract(excerpt(SPOTTER_A0Y, 660, 680)), "preference")
+    assert "without stopping to ask" in p["content"] and "continue until all are done" in p["content"]
+    assert p["scope"] == "global"
+
+
+def test_real_bare_continue_is_nothing():
+    # spotter 4d5611e5 L280: "continue"
+    assert of_kind(extract(excerpt(SPOTTER_DOV, 270, 290)), "preference") == []
+
+
+def test_always_never_preferences_are_global_high_confidence_rules():
+    out = run(
+        user("Always use uv instead of pip for installing packages."),
+        assistant("Noted."),
+        user("From now on, never push directly to the main branch."),
+    )
+    prefs = of_kind(out, "preference")
+    assert [p["temporal_confidence"] for p in prefs] == ["high", "high"]
+    assert prefs[0]["content"] == 'User preference: "Always use uv instead of pip for installing packages."'
+    assert prefs[0]["scope"] == "global"
+
+
+def test_project_specific_preference_is_project_scoped():
+    out = run(
+        assistant("Tests are in place."),
+        user("Please use `pytest.mark.parametrize` in tests/test_cli.py rather than copy-pasted tests."),
+    )
+    (p,) = of_kind(out, "preference")
+    assert p["scope"] == "project" and p["temporal_confidence"] == "medium"
+
+
+def test_version_bound_statement_is_low_confidence():
+    out = run(assistant("Set up."), user("For now, let's use SQLite until we migrate to Postgres."))
+    (d,) = of_kind(out, "decision")
+    assert d["temporal_confidence"] == "low" and "time-bound" in d["content"]
+
+
+def test_stated_facts_are_knowledge():
+    out = run(
+        assistant("What stack?"),
+        user("Our API runs on port 8080 behind nginx."),
+        assistant("Thanks."),
+        user("I'm using Python 3.12 on macOS."),
+    )
+    facts = [r for r in out if r["content"].startswith("User-stated fact")]
+    assert len(facts) == 2 and all(f["type"] == "knowledge" and f["scope"] == "project" for f in facts)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ok",
+        "thanks!",
+        "continue",
+        "yes",
+        "/compact",
+        "[Request interrupted by user]",
+        "<system-reminder>Always use tabs. Never use spaces.</system-reminder>",
+        "<task-notification>\n<status>completed</status>\n</task-notification>",
+    ],
+)
+def test_trivial_messages_produce_nothing(text):
+    assert run(assistant("Working on it."), user(text)) == []
