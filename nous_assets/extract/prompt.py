@@ -16,8 +16,9 @@ Why it looks like this:
 * The instructions ask for the kinds and optional fields of the extraction contract (``applies_when``,
   ``source_ref``, ``slot``), self-contained memories, and say what to skip (task prompts, pasted review
   text, one-off counts and hashes, refuted hypotheses, reverted changes, bypasses presented as fixes).
-* Text is redacted again (defence in depth: the prompt may leave the machine) and capped per turn; a long session first gets tighter caps, then loses whole turns — tool
-  output first, the user's own words last — so the transcript never exceeds ``max_chars``.
+* Text is redacted again (defence in depth: the prompt may leave the machine) and capped per turn; a long
+  session first gets tighter caps, then loses whole turns — tool output first, the user's own words last —
+  so the transcript never exceeds ``max_chars``.
 * The parser accepts one JSON object, optionally in a ```json fence and/or after leading prose, and
   nothing else; every result also passes :func:`~nous_assets.extract.schema.validate_learnings`, so a
   provider returns schema-valid records or raises :class:`ExtractionSchemaError`.
