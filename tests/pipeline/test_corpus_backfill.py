@@ -82,7 +82,10 @@ def test_learnings_have_provenance_pointing_at_real_lines(corpus_pipeline):
             for offset in prov["line_offsets"]:
                 fh.seek(offset)
                 record = json.loads(fh.readline())
-                assert record["uuid"] in prov["uuids"]
+                if record.get("type") == "queue-operation":  # a message typed while Claude worked (synthetic uuid)
+                    assert any(u.startswith("queued:") for u in prov["uuids"])
+                else:
+                    assert record["uuid"] in prov["uuids"]
                 checked += 1
     assert checked >= len(rows)
 

@@ -50,7 +50,9 @@ _LOCATION_RE = re.compile(
 _STRUCTURE_RE = re.compile(
     r"\b(?:is|are) (?:a|an|the|memory-only|not persisted|generated|derived|wrapped|encrypted|signed|stored|"
     r"independent|deterministic|random|separate|shared|single|used|responsible|handled|implemented|defined)\b"
-    r"|\buses?\b|\bcalls?\b|\bruns?\b|\breturns?\b|\bgets? (?:its|their|an?|the)\b|\bvia\b|\bthrough\b|\bonly\b",
+    r"|\buses?\b|\bcalls?\b|\bruns?\b|\breturns?\b|\bgets? (?:its|their|an?|the)\b|\bvia\b|\bthrough\b|\bonly\b"
+    r"|\b(?:doesn'?t|does not|don'?t|can'?t|cannot|won'?t|isn'?t|aren'?t) \w+|\bsupports?\b|\brequires?\b|\bneeds?\b"
+    r"|\bmust\b|\bdefaults? to\b|\bstores?\b|\bgenerates?\b",
     I,
 )
 _STALE_RE = re.compile(

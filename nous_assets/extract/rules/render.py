@@ -63,9 +63,18 @@ def select(
 
 
 def _similar(a: set[str], b: set[str]) -> bool:
+    """Near duplicates: most words shared — unless two short texts differ in the words that matter.
+
+    "always run ruff … billing module" and "always run bandit … alerts module" share a template, not a learning.
+    """
     if not a or not b:
         return a == b
-    return len(a & b) / min(len(a), len(b)) >= NEAR_DUPLICATE and len(a & b) / max(len(a), len(b)) >= 0.45
+    shared = len(a & b)
+    if shared / max(len(a), len(b)) >= 0.9:
+        return True
+    if len(a | b) < 24 and len(a ^ b) >= 2:
+        return False
+    return shared / min(len(a), len(b)) >= NEAR_DUPLICATE and shared / max(len(a), len(b)) >= 0.45
 
 
 def render(batch: SessionBatch, chosen: list[Cand]) -> list[dict[str, Any]]:
