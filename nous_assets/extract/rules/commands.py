@@ -24,6 +24,7 @@ _PURPOSE = {
     "install": "Install dependencies with",
     "migration": "Run migrations/codegen with",
     "run": "Start it with",
+    "github": "On GitHub:",
 }
 _WHEN = {
     "test": "when running tests",
@@ -32,7 +33,14 @@ _WHEN = {
     "install": "when installing dependencies",
     "migration": "when changing the database schema",
     "run": "when starting the app",
+    "github": "when working with pull requests and CI",
 }
+_GITHUB = (
+    ("pr create", "Open pull requests with"), ("pr merge", "Merge pull requests with"),
+    ("pr checks", "Check CI status with"), ("run view", "Read CI logs with"), ("run rerun", "Re-run failed CI jobs with"),
+    ("run watch", "Watch CI with"), ("pr view", "Read a pull request with"), ("pr diff", "Read a pull request with"),
+    ("api", "Query GitHub with"), ("issue", "Track issues with"), ("release", "Release with"),
+)  # fmt: skip
 _DEFAULT_COMMANDS = frozenset({
     "mix test", "mix compile", "mix format", "mix deps.get", "mix credo", "mix dialyzer", "cargo build", "cargo test",
     "cargo fmt", "cargo clippy", "go test", "go build", "pytest", "python -m pytest", "npm test", "npm install",
@@ -68,6 +76,11 @@ def commands(s: Stream, closers: dict[int, str], gate: set[str] | frozenset[str]
         plain = _plain(cmd)
         if plain in gate or (plain in _DEFAULT_COMMANDS and not after_fix and not asked):
             continue
+        if cat == "github":
+            if "--" not in cmd and " api " not in f" {cmd} ":
+                continue  # `gh pr view 12` says nothing general; `gh pr merge <n> --squash --delete-branch` does
+            cmd = re.sub(r"(?<=[ /=#])\d+(?=[ /]|$)", "<n>", cmd)
+            cmd = re.sub(r"(?<=--body )(?:\"[^\"]*\"?|'[^']*'?|\S+)|(?<=--title )(?:\"[^\"]*\"|'[^']*'|\S+)", "…", cmd)
         if filters.one_off(cmd):
             continue
         out.append(_candidate(s, call, cmd, cat, fam, after_fix=after_fix, asked=asked))
@@ -104,8 +117,12 @@ def _candidate(s: Stream, call: Call, cmd: str, cat: str, fam: str, *, after_fix
         extra = " It passed once the failure before it was fixed."
     elif asked:
         extra = " The user asked for it."
-    content = f"{_PURPOSE[cat]} `{cmd}`{where}.{extra}"
-    score = {"test": 2.0, "build": 1.6, "lint": 1.4, "migration": 1.6, "install": 1.0, "run": 1.5}[cat]
+    purpose = _PURPOSE[cat]
+    if cat == "github":
+        sub = " ".join(cmd.split()[1:3])
+        purpose = next((label for key, label in _GITHUB if sub.startswith(key)), "Use GitHub with")
+    content = f"{purpose} `{cmd}`{where}.{extra}"
+    score = {"test": 2.0, "build": 1.6, "lint": 1.4, "migration": 1.6, "install": 1.0, "run": 1.5, "github": 1.5}[cat]
     score += (3 if after_fix else 0) + (2 if asked else 0) + (1 if where or len(cmd.split()) > 2 else 0)
     c = cand("command", content, call.turn, s.gpos[call.pos], call.turns(), cmd, applies_when=_WHEN[cat],
              source_ref=cmd if len(cmd) <= 60 else fam, score=score)  # fmt: skip

@@ -28,7 +28,7 @@ from nous_assets.extract.rules.text import (
 )
 
 MAX_CONTENT = 300
-MAX_PER_FILE = 8
+MAX_PER_FILE = 12
 _INSTRUCTION_NAMES = frozenset({
     "claude.md", "agents.md", "memory.md", "contributing.md", ".cursorrules", "copilot-instructions.md", "gemini.md",
     "claude.local.md", "conventions.md",

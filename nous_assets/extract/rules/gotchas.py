@@ -81,6 +81,7 @@ _FIX_LEAD_RE = re.compile(
     r"solution:?|to fix (?:this|it),?)\s+",
     I,
 )
+_GIT_FIXES = frozenset({"git pull", "git fetch", "git rebase", "git config", "git remote", "git rm", "git mv"})
 _TEST_FILE_RE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|[._-](?:test|spec)\.\w+$|_test\.\w+$")
 _ASSERTION_RE = re.compile(r"\bassert|\bexpected\b|\btest '.+' failed|\bto (?:equal|be|match|return)\b|\bgot\b", I)
 _SELF_RE = re.compile(r"^(?:i'?m|i am|i'?ve|i have|i was|my )\b", I)
@@ -239,7 +240,7 @@ def _fix_steps(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> tuple[l
                 and f2 != fam
                 and f2 not in shell.READ_ONLY_FAMILIES
                 and f2.split()[0] not in shell.READ_ONLY_FAMILIES
-                and not f2.startswith("git ")
+                and (not f2.startswith("git ") or f2 in _GIT_FIXES)
             ):
                 cc = shell.clean_cmd(c.command, cwd, 60)
                 if cc not in commands:

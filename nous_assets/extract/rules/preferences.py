@@ -32,7 +32,7 @@ PREF_RE = re.compile(
     r"|\b(?:i|we) (?:prefer|like to|always|never|usually)\b|^prefer\b|\bi'?d (?:rather|prefer|like|love)\b"
     r"|\bmake sure (?:to|you|that|it)\b|\b(?:i|we) (?:really |explicitly |definitely )?want\b"
     r"|\bwe (?:really |explicitly |definitely )?(?:don'?t|do not) want\b|\bwe use\b"
-    r"|\bwe (?:don'?t|do not|never) use\b|\bremember (?:that|to)\b|\bkeep in mind\b"
+    r"|\bwe (?:don'?t|do not|never) use\b|\bremember (?:that|to)\b|\bkeep in mind\b|\bdon'?t forget (?:to|that)\b"
     r"|^(?:avoid|stop using|use)\b|\bwe do [\w-]+-first\b|\b[\w-]+-first\b"
     r"|\b(?:it|this|that|they) (?:needs|has) to be\b|\bneeds to be\b|\bshould (?:always|never)\b|\brather than\b"
     r"|\b(?:it|this|that|they|[\w\"'`]+) should (?:appear|be|show|say|read|display|use|stay|go)\b"

@@ -20,7 +20,7 @@ MAX_PER_BATCH = 60
 MAX_PROVENANCE_TURNS = 16
 NEAR_DUPLICATE = 0.6
 KIND_CAPS = {
-    "correction": 10, "preference": 12, "decision": 10, "gotcha": 16, "workflow": 4, "convention": 10,
+    "correction": 10, "preference": 12, "decision": 10, "gotcha": 16, "workflow": 4, "convention": 14,
     "command": 6, "configuration": 6, "architecture": 16,
 }  # fmt: skip
 TYPE_BY_KIND = {

@@ -52,6 +52,9 @@ _CATEGORY_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"^(?:make|(?:npm|pnpm|yarn|bun) run (?:build|compile|bundle)\S*|cargo build|mix compile|go build|"
         r"docker build|docker compose build|node build\.js|esbuild|vite build|npx vite|gradle build|"
         r"mvn (?:package|install)|uv build|python -m build|tsc -b|mix assets\.\S+|\S*build\.sh)")),
+    ("github", re.compile(
+        r"^gh (?:pr (?:create|merge|checks|view|diff)|run (?:view|rerun|watch|list)|api|issue (?:create|edit|close)|"
+        r"release create|workflow run)\b")),
     ("run", re.compile(
         r"^(?:mix phx\.server|iex -S mix|(?:npm|pnpm|yarn|bun) (?:run )?(?:dev|start|serve|preview)\b|uvicorn|"
         r"gunicorn|flask run|docker compose up|docker-compose up|docker run|container run|\S*run\.sh|"
@@ -59,7 +62,7 @@ _CATEGORY_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )  # fmt: skip
 CATEGORY_DOMAIN = {
     "test": "testing", "lint": "linting", "build": "build", "install": "dependencies", "migration": "database",
-    "run": "runtime",
+    "run": "runtime", "github": "git",
 }  # fmt: skip
 CATEGORY_LABEL = {
     "test": "Test command",
@@ -68,6 +71,7 @@ CATEGORY_LABEL = {
     "install": "Install command",
     "migration": "Migration/codegen command",
     "run": "Run command",
+    "github": "GitHub command",
 }
 BYPASS_RE = re.compile(r"--no-verify|--force(?![-\w])|--skip-\w+|\|\|\s*true\b")
 _FAIL_TEXT_RE = re.compile(
