@@ -66,6 +66,7 @@ _PATH_LINE_RE = re.compile(
     r"\s*[-—–:(]\s*(.+)$"
     r"|^`([A-Z][a-z]+[A-Z]\w+)`\s*[-—–:]\s*(.+)$"
 )
+_SLASH_RE = re.compile(r"^/[\w-]+(?::|\s|$)")  # a slash command, not a path
 _TASK_LINE_RE = re.compile(r"^[`'\"]?[A-Za-z]+-[a-z0-9]{2,5}(?:\.\d+)*[`'\"]?\s*[:—–-]")
 _QUESTION_RE = re.compile(r"\?\s*$|^(?:how|why|what|where|which|does|do|is|are|can|could|should)\b", I)
 
@@ -218,10 +219,20 @@ def _statements(text: str) -> list[str]:
 
 
 def _locations(s: Stream) -> list[Cand]:
-    """Statements and report bullets tying a path or module to what it holds."""
+    """Statements and report bullets tying a path or module to what it holds (a list of them: one layout)."""
     out = []
     for pos, turn in s.assistant_texts():
-        for k, line in enumerate(_location_lines(turn.text)):
+        lines = _location_lines(turn.text)
+        paths = [x for x in lines if _PATH_ITEM_RE.match(x)]
+        if len(paths) >= 3:
+            layout = "Layout: " + "; ".join(paths)
+            c = cand("architecture", cap(layout, MAX_CONTENT + 60), turn, s.gpos[pos], [turn], layout, sub=19,
+                     applies_when="when finding where things live", source_ref=paths[0].split(":")[0],
+                     score=2.5 + (0.5 if s.sidechain else 0))  # fmt: skip
+            c.hints = [p.split(":")[0] for p in paths[:4]]
+            out.append(c)
+            lines = [x for x in lines if x not in paths]
+        for k, line in enumerate(lines):
             ref = first_code_ref(line)
             if not ref:
                 continue
@@ -234,12 +245,15 @@ def _locations(s: Stream) -> list[Cand]:
     return out
 
 
+_PATH_ITEM_RE = re.compile(r"^[\w.@-]*/[\w./@*-]+: |^[\w-]+\.[a-z]{1,5}: ")
+
+
 def _location_lines(text: str) -> list[str]:
     out = []
     cleaned = clean_md(text)
     for line in cleaned.splitlines():
         line = line.strip()
-        if _TASK_LINE_RE.match(line) or filters.one_off(line) or filters.conflict(line):
+        if _TASK_LINE_RE.match(line) or filters.one_off(line) or filters.conflict(line) or _SLASH_RE.match(line):
             continue
         m = _PATH_LINE_RE.match(line)
         if m:
@@ -258,7 +272,7 @@ def _location_lines(text: str) -> list[str]:
                 and not filters.one_off(sent)
             ):
                 out.append(upper_first(strip_opener(sent)))
-    return out[:6]
+    return out[:8]
 
 
 def _rel(call: Call) -> str:

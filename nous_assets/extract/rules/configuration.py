@@ -157,6 +157,11 @@ def _candidate(s: Stream, path: str, calls: list[Call], fix_uuids: set[str]) -> 
             if reason:
                 break
     code = [x for x in added if not re.match(r"^(?:#|//|--|/\*|\*)", x)] or added
+    if re.search(r"(?:^|/)\.env(?:\.[\w-]+)?$", path):  # an env file: which variables, never their values
+        names = [m.group(1) for x in code if (m := re.match(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=", x))]
+        code = [", ".join(dict.fromkeys(names))] if names else []
+        if not code:
+            return None
     shown = [f"`{cap(x, 70)}`" for x in code[:3]]
     if created:
         change = "created with " + "; ".join(shown)
@@ -181,7 +186,8 @@ def _diff(call: Call) -> tuple[list[str], list[str], bool]:
     if call.name == "Write" or "content" in inp:
         content = inp.get("content")
         lines = _meaningful(content.splitlines()) if isinstance(content, str) else []
-        return lines[:4], [], True
+        env = re.search(r"(?:^|/)\.env(?:\.[\w-]+)?$", call.path)
+        return (lines if env else lines[:4]), [], True
     pairs: list[tuple[str, str]] = []
     if isinstance(inp.get("edits"), list):
         for e in inp["edits"]:
