@@ -113,7 +113,10 @@ def _candidate(s: Stream, call: Call, cmd: str, cat: str, fam: str, *, after_fix
     if m:
         where, cmd = f" (from {m.group(1).rstrip('/')}/)", m.group(2)
     extra = ""
-    if after_fix:
+    if cat == "run" and (call.inp.get("run_in_background") or "running in background" in (call.result.text[:200]
+                                                                                            if call.result else "")):
+        extra = " It runs in the background; read its output file to follow it."
+    elif after_fix:
         extra = " It passed once the failure before it was fixed."
     elif asked:
         extra = " The user asked for it."

@@ -123,7 +123,9 @@ def task_tracker(s: Stream) -> list[Cand]:
                     uses[tool][stage] = (shown, call)  # the first use, or the most telling create
     out = []
     for tool, stages in uses.items():
-        if not ({"find", "inspect"} & set(stages) and {"claim", "close"} & set(stages)) or len(stages) < 3:
+        life_cycle = {"find", "inspect"} & set(stages) and {"claim", "close"} & set(stages) and len(stages) >= 3
+        planning = {"create", "dep"} <= set(stages)  # filing linked work items is the tracker's use too
+        if not (life_cycle or planning):
             continue
         parts = [f"`{stages[stage][0]}` ({label})" for stage, _, label in _LIFECYCLE if stage in stages]
         pushed = any(shell.family(c.command) == "git push" for c in s.calls if c.command)
