@@ -37,7 +37,8 @@ _WHEN = {
 }
 _GITHUB = (
     ("pr create", "Open pull requests with"), ("pr merge", "Merge pull requests with"),
-    ("pr checks", "Check CI status with"), ("run view", "Read CI logs with"), ("run rerun", "Re-run failed CI jobs with"),
+    ("pr checks", "Check CI status with"), ("run view", "Read CI logs with"),
+    ("run rerun", "Re-run failed CI jobs with"),
     ("run watch", "Watch CI with"), ("pr view", "Read a pull request with"), ("pr diff", "Read a pull request with"),
     ("api", "Query GitHub with"), ("issue", "Track issues with"), ("release", "Release with"),
 )  # fmt: skip
