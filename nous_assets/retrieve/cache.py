@@ -3,7 +3,9 @@
 For each project, the likely fingerprints are the branches its recent sessions ran on (plus a
 branch-agnostic default), each with the project's stack and most-touched files as terms. Every
 fingerprint gets a packet from :func:`~nous_assets.retrieve.search.retrieve` (the same scorer as
-``nous search``), rendered by :func:`~nous_assets.retrieve.packet.format_packet` under the budget.
+``nous search``; the project itself is evidence for its own memories, so all of them are ranked),
+rendered by :func:`~nous_assets.retrieve.packet.format_packet`, which fills the character budget by
+relevance rather than taking a fixed top k.
 Packets are written under the project folder name *and* under the encoded cwd of its sessions, so
 the hook finds them from ``cwd`` alone even when transcripts were moved or globbed elsewhere. A
 ``global`` packet (``project_id = '*'``) carries scope-global memories for unknown projects.
@@ -12,8 +14,9 @@ when the packet guard's verdict on one of them changed.
 
 Safety: first :func:`~nous_assets.safety.review.refresh_holds` records which memories the guard holds
 for ``nous review``; those never enter a packet (``format_packet`` checks every bullet again, so a hold
-cannot be missed). The global packet — injected into every project — carries no command, configuration
-or error-fix memories: those are project-specific by nature.
+cannot be missed). Scope-global memories enter a packet only when they say how to work with the user
+(preferences, corrections, workflow, conventions; never a command, a configuration, a diagnosis or a
+stored "fact", which is usually a task prompt), and at most :data:`MAX_GLOBALS` of them.
 """
 
 from __future__ import annotations
@@ -41,9 +44,13 @@ from resolver.fingerprint import fingerprint_key, split_words
 from resolver.project import project_id_from_cwd
 
 GLOBAL = "*"
-PACKET_FORMAT = 2  # 2: recalled-notes header, source session and learned date on every bullet, guard marks
+PACKET_FORMAT = 3  # 3: fixed sections, one line per memory (when, memory, learned date, source), budget fill
 PACKETS_CHECKED = f"injection_cache:{GUARD_VERSION}:format-{PACKET_FORMAT}"
-PROJECT_ONLY_KINDS = frozenset({"command", "configuration", "error_fix"})  # never in the global packet
+# The only kinds a packet takes from scope-global memories: how to work with this user. Facts, commands,
+# configuration and diagnoses belong to one project, and a stored global "fact" is usually a task prompt.
+GLOBAL_KINDS = frozenset({"preference", "correction", "workflow", "convention"})
+MAX_GLOBALS = 3  # a packet carries at most a few global memories; the rest of the budget is the project's
+CHARS_PER_CANDIDATE = 80  # retrieve budget / 80 candidates: more than a full packet of one-to-three-sentence lines
 MAX_HELD_EXTRA = 50  # retrieve up to this many more results to make up for held ones
 MAX_BRANCHES = 3
 PROFILE_DAYS = 30
@@ -151,7 +158,9 @@ class Guarded:
 def _injectable(result: Any, project_id: str, guarded: Guarded) -> bool:
     if result.memory_id in guarded.held:
         return False
-    return project_id != GLOBAL or (result.kind not in PROJECT_ONLY_KINDS and result.scope == "global")
+    if result.scope == "global":
+        return result.kind in GLOBAL_KINDS
+    return project_id != GLOBAL
 
 
 def _packet_for(
@@ -160,16 +169,18 @@ def _packet_for(
     """(packet text, memory ids, held memories left out) for one fingerprint."""
     text = " ".join([*(fp.get("terms") or []), *(fp.get("stack") or []), *split_words(fp.get("branch") or "")])
     query = Query.from_text(text, project_id=project_id, project_evidence=True)
-    top_k = settings.retrieve.top_k
-    found = retrieve(conn, query, settings, embedder=embedder, k=top_k + guarded.extra)
-    results = [r for r in found if _injectable(r, project_id, guarded)][:top_k]
-    title = "Nous memory" if project_id == GLOBAL else f"Nous memory for this project ({project_id})"
+    budget = settings.thresholds.injection_budget_chars
+    wanted = max(settings.retrieve.top_k, budget // CHARS_PER_CANDIDATE)  # fill the budget, not a fixed top k
+    found = retrieve(conn, query, settings, embedder=embedder, k=wanted + guarded.extra)
+    results = [r for r in found if _injectable(r, project_id, guarded)]
+    title = "Nous memory" if project_id == GLOBAL else "Nous memory for this project"
     packet = format_packet(
         results,
         {r.memory_id: r for r in results},
-        budget_chars=settings.thresholds.injection_budget_chars,
+        budget_chars=budget,
         title=title,
         approved=guarded.approved,
+        max_global=MAX_GLOBALS,
     )
     skipped = sum(1 for r in found if r.memory_id in guarded.held) + len(packet.held)
     return packet.text, list(packet.memory_ids), skipped
