@@ -109,7 +109,6 @@ def test_cursors_promoted_after_completion(corpus_pipeline):
 
 def test_session_start_hook_injects_memories_of_the_project_at_hand(corpus_pipeline):
     import os
-    import re
     import subprocess
     import sys
 
@@ -123,14 +122,36 @@ def test_session_start_hook_injects_memories_of_the_project_at_hand(corpus_pipel
     assert out.returncode == 0
     context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
     assert 0 < len(context) <= pipe.settings.thresholds.injection_budget_chars
-    ids = [int(i) for i in re.findall(r"#(\d+)", context)]
-    assert ids
     conn = pipe.conn()
+    ids = [r[0] for r in conn.execute("SELECT memory_id FROM access_log WHERE session_id = 'new-session'")]
+    assert ids and len(ids) == len(set(ids))  # what was injected is logged, each memory once
     rows = conn.execute(
-        f"SELECT project_id, scope FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
-    logged = conn.execute("SELECT count(*) FROM access_log WHERE session_id = 'new-session'").fetchone()[0]
+        f"SELECT project_id, scope, content FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
     conn.close()
     # the cwd's project (found through its cwd alias); other projects only with their global-scope memories
-    assert any(p == "spotter" and scope == "project" for p, scope in rows)
-    assert all(p == "spotter" or scope == "global" for p, scope in rows)
-    assert logged == len(set(ids))
+    assert any(p == "spotter" and scope == "project" for p, scope, _ in rows)
+    assert all(p == "spotter" or scope == "global" for p, scope, _ in rows)
+    assert all(" ".join(content.split())[:40] in context for _, _, content in rows)  # and they are in the text
+
+
+def test_one_memory_per_learning_across_the_corpus(corpus_pipeline):
+    """A learning repeated by other sessions of a project is reinforced, never stored twice."""
+    from nous_assets.reconcile.relearn import jaccard, tokens
+
+    conn = corpus_pipeline.conn()
+    try:
+        rows = conn.execute("SELECT learning_id, project_id, content, source_session FROM memories "
+                            "WHERE valid_until IS NULL").fetchall()  # fmt: skip
+        relearned = conn.execute(
+            "SELECT e.session_id, m.source_session FROM learning_events e JOIN memories m USING (learning_id) "
+            "WHERE e.event_type = 'LearningReinforced' AND json_extract(e.payload_json, '$.reason') = 'relearned'"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert any(session.split("#")[0] != source.split("#")[0] for session, source in relearned)  # across sessions
+    by_project: dict[str, list[frozenset[str]]] = {}
+    for _, project, content, _ in rows:
+        by_project.setdefault(project, []).append(tokens(content))
+    for project, words in by_project.items():
+        pairs = [(a, b) for i, a in enumerate(words) for b in words[i + 1 :] if jaccard(a, b) >= 0.75]
+        assert pairs == [], project
