@@ -608,6 +608,15 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
             log=lambda m: print(m, file=sys.stderr),
         )
         return 0
+    if args.bench == "memories":
+        from nous_assets.bench.memories import run as run_memories
+
+        if not args.gold or not args.transcripts:
+            raise NousError("bench memories needs --gold FILE and --transcripts DIR")
+        run_memories(
+            Path(args.gold), Path(args.transcripts), results_dir, workdir=Path(args.workdir) if args.workdir else None
+        )
+        return 0
     if args.bench == "hooks":
         from nous_assets.bench.hooks import run as run_hooks
 
@@ -1032,9 +1041,16 @@ def build_parser() -> argparse.ArgumentParser:
         "bench",
         cmd_bench,
         "Benchmarks (they print and save their figures under benchmarks/results/): "
-        "hooks (SessionStart latency), retrieval (LoCoMo recall@k), search (latency at 10k/100k memories).",
+        "hooks (SessionStart latency), retrieval (LoCoMo recall@k), search (latency at 10k/100k memories), "
+        "memories (gold learnings: lays the transcripts out as Claude Code does, backfills them in a scratch "
+        "data dir, runs the installed SessionStart hook for each gold project cwd; prints store and packet "
+        "recall and anti-hit rates per source, memories per session, mean packet size; last line "
+        "'packet recall: R anti-hit: A').",
     )
-    p.add_argument("bench", choices=["hooks", "retrieval", "search"])
+    p.add_argument("bench", choices=["hooks", "retrieval", "search", "memories"])
+    p.add_argument("--gold", metavar="FILE",
+                   help="memories: gold learnings JSONL (e.g. ../shared/data/gold/gold-dev.jsonl)")  # fmt: skip
+    p.add_argument("--transcripts", metavar="DIR", help="memories: the transcripts the gold was written from")
     p.add_argument("--locomo", metavar="FILE", help="retrieval: a LoCoMo JSON file (e.g. ../shared/data/locomo-dev/…)")
     p.add_argument("--k", type=int, default=10, help="retrieval: recall@k (default 10)")
     p.add_argument("--starts", type=int, default=200, help="hooks: session starts per profile (default 200)")
@@ -1045,7 +1061,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="hooks: memories per corpus (default 1000 10000); search: (default 10000 100000)",
     )
     p.add_argument("--queries", type=int, default=100, help="search: queries per size (default 100)")
-    p.add_argument("--workdir", help="scratch directory (default: a new temp dir)")
+    p.add_argument("--workdir", help="scratch directory (default: a new temp dir; memories: the temp dir is "
+                   "removed afterwards, a given one must be new or empty and is kept for inspection)")
     p.add_argument("--out-dir", default="benchmarks/results", help="where figures are saved")
     p = add(
         "search",
