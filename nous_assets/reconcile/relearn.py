@@ -4,8 +4,8 @@ Tier 1 of the spec's re-learning detection, decided when a learning is appended 
 so the decision is itself recorded as events and a replay reproduces it exactly:
 
 * **reinforce** — the learning is a near-duplicate of a current memory (token Jaccard over the content,
-  stop words aside, at least ``dedup_jaccard`` = 0.75): the caller appends ``LearningReinforced`` on that
-  memory instead of a second ``LearningExtracted``.
+  stop words aside, at least ``dedup_jaccard`` = 0.75, and the same files named when both name files):
+  the caller appends ``LearningReinforced`` on that memory instead of a second ``LearningExtracted``.
 * **new** — otherwise. A near-miss (``relearn_near_miss`` = 0.65 up to the threshold) is reported with the
   decision so the caller can log it as a re-learning signal for later analysis.
 * **slots** — a learning that states the current value of a single-valued thing (``payload.slot``) is
@@ -35,6 +35,20 @@ STOP_WORDS = frozenset(
 def tokens(text: str | None) -> frozenset[str]:
     """Lowercase letter/digit runs of ``text`` without function words (``mix-test`` -> mix, test)."""
     return frozenset(t for t in _TOKEN.findall((text or "").lower()) if t not in STOP_WORDS)
+
+
+_FILE_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]*\w")
+
+
+def file_paths(text: str | None) -> frozenset[str]:
+    """The file paths ``text`` names (``apps/web/.env.example``): what a learning is about, word for word."""
+    return frozenset(_FILE_PATH.findall(text or ""))
+
+
+def same_subject(a: str, b: str) -> bool:
+    """False when both texts name files and not the same ones: alike words about other files are other learnings."""
+    pa, pb = file_paths(a), file_paths(b)
+    return not (pa and pb and pa != pb)
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -89,11 +103,11 @@ def _order(valid_from: str | None, learning_id: str) -> tuple[str, str]:
     return (valid_from or "", learning_id)
 
 
-def _best(incoming: frozenset[str], held: Iterable[Held]) -> tuple[Held | None, float]:
+def _best(new: Incoming, incoming: frozenset[str], held: Iterable[Held]) -> tuple[Held | None, float]:
     best: Held | None = None
     best_key: tuple[float, str, str] | None = None
     for h in held:
-        sim = jaccard(incoming, tokens(h.content))
+        sim = jaccard(incoming, tokens(h.content)) if same_subject(new.content, h.content) else 0.0
         key = (-sim, h.valid_from or "", h.learning_id)  # ties: the earliest-learned, then the lowest id
         if best_key is None or key < best_key:
             best, best_key = h, key
@@ -141,7 +155,7 @@ def decide(
         if same_slot:
             return _slot_decision(new, words, same_slot, threshold)
     current = [h for h in pool if h.valid_until is None and not (new.slot and h.slot == new.slot)]
-    best, sim = _best(words, current)
+    best, sim = _best(new, words, current)
     if best is not None and sim >= threshold:
         return Decision("reinforce", best.learning_id, sim)
     if best is not None and sim >= near_miss:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nous_assets.reconcile.relearn import Held, Incoming, decide, jaccard, tokens
+from nous_assets.reconcile.relearn import Held, Incoming, decide, file_paths, jaccard, tokens
 
 GATE = "Before committing run mix compile --warnings-as-errors, then mix test, then mix credo --strict."
 
@@ -29,6 +29,15 @@ def test_a_different_learning_is_new_and_a_near_miss_is_reported():
     near = Incoming("n2", "Before committing run mix compile, then mix test.")
     decision = decide(near, held, threshold=0.75, near_miss=0.6)
     assert decision.action == "new" and decision.near == "old" and decision.similarity == 7 / 11
+
+
+def test_alike_words_about_another_file_are_another_learning():
+    held = [Held("api", "Configuration change in apps/api/.env.example: added `GOOGLE_CLIENT_ID`.")]
+    other_file = Incoming("web", "Configuration change in apps/web/.env.example: added `GOOGLE_CLIENT_ID`.")
+    assert file_paths(other_file.content) == {"apps/web/.env.example"}
+    assert decide(other_file, held).action == "new"
+    same_file = Incoming("api2", "Configuration change in apps/api/.env.example: added `GOOGLE_CLIENT_ID`!")
+    assert decide(same_file, held).reinforces
 
 
 def test_closed_memories_and_excluded_ones_are_never_merged_into():
