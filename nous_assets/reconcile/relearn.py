@@ -4,7 +4,8 @@ Tier 1 of the spec's re-learning detection, decided when a learning is appended 
 so the decision is itself recorded as events and a replay reproduces it exactly:
 
 * **reinforce** — the learning is a near-duplicate of a current memory (token Jaccard over the content,
-  stop words aside, at least ``dedup_jaccard`` = 0.75, and the same files named when both name files):
+  stop words and quoted evidence aside, at least ``dedup_jaccard`` = 0.75, and the same files named when
+  both name files):
   the caller appends ``LearningReinforced`` on that memory instead of a second ``LearningExtracted``.
 * **new** — otherwise. A near-miss (``relearn_near_miss`` = 0.65 up to the threshold) is reported with the
   decision so the caller can log it as a re-learning signal for later analysis.
@@ -35,6 +36,19 @@ STOP_WORDS = frozenset(
 def tokens(text: str | None) -> frozenset[str]:
     """Lowercase letter/digit runs of ``text`` without function words (``mix-test`` -> mix, test)."""
     return frozenset(t for t in _TOKEN.findall((text or "").lower()) if t not in STOP_WORDS)
+
+
+# Quoted words and parentheticals are a learning's evidence ("… without stopping to ask ("tackle them")"),
+# not what it says: two sessions quoting the user differently still state one learning.
+_EVIDENCE = re.compile(r'"[^"\n]*"|“[^”\n]*”|\([^()\n]*\)')
+MIN_GIST_WORDS = 5
+
+
+def signature(text: str | None) -> frozenset[str]:
+    """The words a learning is compared by: those outside quotes and parentheses when at least five remain
+    (a learning that is mostly a quote, such as ``User preference: "…"``, is compared by all of its words)."""
+    gist = tokens(_EVIDENCE.sub(" ", text or ""))
+    return gist if len(gist) >= MIN_GIST_WORDS else tokens(text)
 
 
 _FILE_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]*\w")
@@ -107,7 +121,7 @@ def _best(new: Incoming, incoming: frozenset[str], held: Iterable[Held]) -> tupl
     best: Held | None = None
     best_key: tuple[float, str, str] | None = None
     for h in held:
-        sim = jaccard(incoming, tokens(h.content)) if same_subject(new.content, h.content) else 0.0
+        sim = jaccard(incoming, signature(h.content)) if same_subject(new.content, h.content) else 0.0
         key = (-sim, h.valid_from or "", h.learning_id)  # ties: the earliest-learned, then the lowest id
         if best_key is None or key < best_key:
             best, best_key = h, key
@@ -123,7 +137,7 @@ def _slot_decision(new: Incoming, words: frozenset[str], same_slot: Sequence[Hel
     succ = min(after, key=lambda h: _order(h.valid_from, h.learning_id), default=None)
     for neighbour in (prev, succ):
         if neighbour is not None:
-            sim = jaccard(words, tokens(neighbour.content))
+            sim = jaccard(words, signature(neighbour.content))
             if sim >= threshold:  # the same value stated again: one memory, reinforced
                 return Decision("reinforce", neighbour.learning_id, sim)
     closes: list[Supersession] = []
@@ -148,7 +162,7 @@ def decide(
     slot whatever its window. ``exclude`` names learnings never to merge with (the version a re-extraction
     replaces).
     """
-    words = tokens(new.content)
+    words = signature(new.content)
     pool = [h for h in held if h.learning_id not in exclude and h.learning_id != new.learning_id]
     if new.slot:
         same_slot = [h for h in pool if h.slot == new.slot]

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nous_assets.capture.redact import redact
-from nous_assets.reconcile.relearn import jaccard, tokens
+from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.safety.guard import classify
 
 FILTERED = "[filtered]"
@@ -255,7 +255,7 @@ class _Fill:
         if is_global and self.max_global is not None and self.globals_taken >= self.max_global:
             return False
         parts = _bullet_parts(memory, marks)
-        words = tokens(parts[1]) or frozenset({parts[1]})  # no words at all: the text itself
+        words = signature(parts[1]) or frozenset({parts[1]})  # no words at all: the text itself
         if not parts[1] or self.duplicate(words):
             return False
         section = section_of(memory)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nous_assets.reconcile.relearn import Held, Incoming, decide, file_paths, jaccard, tokens
+from nous_assets.reconcile.relearn import Held, Incoming, decide, file_paths, jaccard, signature, tokens
 
 GATE = "Before committing run mix compile --warnings-as-errors, then mix test, then mix credo --strict."
 
@@ -29,6 +29,17 @@ def test_a_different_learning_is_new_and_a_near_miss_is_reported():
     near = Incoming("n2", "Before committing run mix compile, then mix test.")
     decision = decide(near, held, threshold=0.75, near_miss=0.6)
     assert decision.action == "new" and decision.near == "old" and decision.similarity == 7 / 11
+
+
+def test_the_same_learning_quoting_other_evidence_is_one_learning():
+    keep_going = "User preference: keep working through all remaining tasks without stopping to ask"
+    held = [Held("a", keep_going + ' ("tackle them")')]
+    again = Incoming("b", keep_going + ' ("continue until all are done")')
+    assert decide(again, held).reinforces
+    # a learning that is mostly its quote is compared by the quote: other quotes are other learnings
+    quoted = [Held("q", 'User preference: "we do container-first."')]
+    assert decide(Incoming("r", 'User preference: "we want typescript or rust."'), quoted).action == "new"
+    assert signature('Prefer (always) "this"') == tokens('Prefer (always) "this"')
 
 
 def test_alike_words_about_another_file_are_another_learning():

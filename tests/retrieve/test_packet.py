@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nous_assets.reconcile.relearn import jaccard, tokens
+from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.packet import (
     DUPLICATE_JACCARD,
     FILTERED,
@@ -233,7 +233,7 @@ def test_packet_is_ordered_without_duplicates_and_never_over_budget(memories, bu
     assert packet.char_count == len(packet.text)
     assert len(set(packet.memory_ids)) == len(packet.memory_ids) and set(packet.memory_ids) <= set(rows)
     # no learning twice: the words of any two bullets' memories are less alike than the re-learning threshold
-    words = [tokens(clean(rows[i]["content"])) or {clean(rows[i]["content"])} for i in packet.memory_ids]
+    words = [signature(clean(rows[i]["content"])) or {clean(rows[i]["content"])} for i in packet.memory_ids]
     assert all(a != b and jaccard(a, b) < DUPLICATE_JACCARD for x, a in enumerate(words) for b in words[x + 1:])
     if max_global is not None:
         assert sum(rows[i]["scope"] == "global" for i in packet.memory_ids) <= max_global
