@@ -50,7 +50,7 @@ PACKETS_CHECKED = f"injection_cache:{GUARD_VERSION}:format-{PACKET_FORMAT}"
 # configuration and diagnoses belong to one project, and a stored global "fact" is usually a task prompt.
 GLOBAL_KINDS = frozenset({"preference", "correction", "workflow", "convention"})
 MAX_GLOBALS = 3  # a packet carries at most a few global memories; the rest of the budget is the project's
-CHARS_PER_CANDIDATE = 80  # retrieve budget / 80 candidates: more than a full packet of one-to-three-sentence lines
+CHARS_PER_CANDIDATE = 40  # retrieve budget / 40 candidates: enough for every section's share of the packet
 MAX_HELD_EXTRA = 50  # retrieve up to this many more results to make up for held ones
 MAX_BRANCHES = 3
 PROFILE_DAYS = 30

@@ -243,16 +243,21 @@ class _Fill:
     max_bullet_chars: int
     max_global: int | None
     chosen: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    section_chars: dict[str, int] = field(default_factory=dict)
+    taken: set[int] = field(default_factory=set)
     words: list[frozenset[str]] = field(default_factory=list)
     globals_taken: int = 0
 
     def duplicate(self, words: frozenset[str]) -> bool:
         return any(words == w or jaccard(words, w) >= DUPLICATE_JACCARD for w in self.words)
 
-    def offer(self, memory_id: int, memory: Any, marks: tuple[str, ...]) -> bool:
-        """Add the memory's bullet if it fits what is left (the first one is cut to fit); False if not."""
+    def offer(self, memory_id: int, memory: Any, marks: tuple[str, ...], *, share: int | None = None) -> bool:
+        """Add the memory's bullet if it fits what is left (and its section's ``share``, when given); the very
+        first bullet is cut to fit instead. False when it is left out."""
         is_global = _get(memory, "scope") == "global"
-        if is_global and self.max_global is not None and self.globals_taken >= self.max_global:
+        if memory_id in self.taken or (
+            is_global and self.max_global is not None and self.globals_taken >= self.max_global
+        ):
             return False
         parts = _bullet_parts(memory, marks)
         words = signature(parts[1]) or frozenset({parts[1]})  # no words at all: the text itself
@@ -261,12 +266,18 @@ class _Fill:
         section = section_of(memory)
         head = 0 if section in self.chosen else len(f"### {section}") + 1
         room = self.budget - self.used - head - 1
-        bullet = _fit_bullet(parts, min(self.max_bullet_chars, room) if not self.words else self.max_bullet_chars)
+        first = not self.taken and share is None
+        bullet = _fit_bullet(parts, min(self.max_bullet_chars, room) if first else self.max_bullet_chars)
         if bullet is None or len(bullet) > room:
             return False
+        cost = head + len(bullet) + 1
+        if share is not None and self.section_chars.get(section, 0) + cost > share:
+            return False
         self.chosen.setdefault(section, []).append((memory_id, bullet))
+        self.section_chars[section] = self.section_chars.get(section, 0) + cost
+        self.taken.add(memory_id)
         self.words.append(words)
-        self.used += head + len(bullet) + 1
+        self.used += cost
         self.globals_taken += is_global
         return True
 
@@ -285,14 +296,15 @@ def format_packet(
     """Render ``results`` (most relevant first; ids or objects with ``memory_id``) as markdown.
 
     ``memories`` maps id -> row (mapping or object with content, kind, type, scope, valid_from, applies_when,
-    source_ref). Bullets are chosen in rank order while they fit the budget (one that does not fit is skipped
-    and smaller ones after it may still fill the space; the top memory alone may be cut to fit), then shown
-    in the fixed :data:`SECTIONS` order, by rank within a section: one line per memory — when it applies,
-    the memory, the day it was learned and a short source. A memory the guard holds is left out (listed in
-    ``Packet.held``) unless its id is in ``approved``; a bullet that repeats one already chosen (same words,
-    Jaccard >= 0.75) is left out; at most ``max_global`` scope-global memories are shown. ``interventions``
-    (observer notes) come first, under "Notes". ``len(text) <= budget_chars`` always holds; with nothing to
-    show the packet is empty.
+    source_ref). Bullets are chosen in rank order while they fit the budget — first up to an equal share of
+    it per section present, so the packet covers every section, then the best of the rest (one that does not
+    fit is skipped and smaller ones after it may still fill the space; when even the top memory cannot fit
+    whole, it alone is cut to fit) — and shown in the fixed :data:`SECTIONS` order, by rank within a section:
+    one line per memory — when it applies, the memory, the day it was learned and a short source. A memory
+    the guard holds is left out (listed in ``Packet.held``) unless its id is in ``approved``; a bullet that
+    repeats one already chosen (same words, Jaccard >= 0.75) is left out; at most ``max_global``
+    scope-global memories are shown. ``interventions`` (observer notes) come first, under "Notes".
+    ``len(text) <= budget_chars`` always holds; with nothing to show the packet is empty.
     """
     budget = max(0, int(budget_chars))
     header = _truncate(f"**{clean(title) or 'Nous memory'}** — {HEADER_NOTE}", budget)
@@ -307,20 +319,28 @@ def format_packet(
             used += sum(len(x) + 1 for x in block)
     lines.extend(note_lines)
 
-    fill = _Fill(budget, used, max_bullet_chars, max_global)
     held: list[int] = []
-    seen: set[int] = set()
+    ranked: dict[int, tuple[Any, tuple[str, ...]]] = {}
     for result in results:
         memory_id = _memory_id(result)
         memory = memories.get(memory_id)
-        if memory is None or memory_id in seen:
+        if memory is None or memory_id in ranked or memory_id in held:
             continue
-        seen.add(memory_id)
         verdict_marks = _marks(memory_id, memory, approved)
         if verdict_marks is None:
             held.append(memory_id)
             continue
-        fill.offer(memory_id, memory, verdict_marks)
+        ranked[memory_id] = (memory, verdict_marks)
+
+    # every section first gets an equal share of the room, by rank within it, so the packet briefs on all of
+    # them; then whatever is left goes to the best of the rest, whatever their section
+    fill = _Fill(budget, used, max_bullet_chars, max_global)
+    present = {section_of(memory) for memory, _ in ranked.values()}
+    share = (budget - used) // max(1, len(present))
+    for memory_id, (memory, marks) in ranked.items():
+        fill.offer(memory_id, memory, marks, share=share)
+    for memory_id, (memory, marks) in ranked.items():
+        fill.offer(memory_id, memory, marks)
 
     included: list[int] = []
     for section in SECTION_ORDER:

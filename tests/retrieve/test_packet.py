@@ -154,6 +154,24 @@ def test_packet_fills_the_budget_by_relevance_skipping_what_does_not_fit():
     assert packet.char_count <= budget
 
 
+def test_packet_covers_every_section_before_one_section_takes_the_rest():
+    layout = {i: _mem(f"Module number{i} lives in lib/area{i}/file{i}.ex and holds part{i} of the app.",
+                      kind="architecture") for i in range(1, 41)}  # fmt: skip
+    lower = {
+        50: _mem("Run mix format before every commit.", kind="workflow"),
+        51: _mem("Answer tersely; skip summaries at the end.", kind="preference"),
+        52: _mem("SQLite cannot ALTER a column's nullability; rewrite the table.", kind="gotcha"),
+    }
+    memories = {**layout, **lower}
+    budget = 2000
+    packet = format_packet([*layout, *lower], memories, budget_chars=budget, title="t")
+    assert set(lower) <= set(packet.memory_ids)  # ranked below forty layout notes, still in
+    assert 1 in packet.memory_ids and packet.char_count <= budget
+    layout_only = format_packet(list(layout), memories, budget_chars=budget, title="t")
+    assert len(layout_only.memory_ids) > len([i for i in packet.memory_ids if i in layout])  # they made room
+    assert budget - layout_only.char_count < 100  # and alone the layout notes fill the budget
+
+
 def test_packet_leaves_out_repeats_and_caps_global_memories():
     memories = {
         1: _mem("Always run mix format before committing changes.", scope="global"),
