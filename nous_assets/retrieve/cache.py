@@ -2,12 +2,16 @@
 
 For each project, the likely fingerprints are the branches its recent sessions ran on (plus a
 branch-agnostic default), each with the project's stack and most-touched files as terms. Every
-fingerprint gets a packet from :func:`~nous_assets.retrieve.search.retrieve` (the same scorer as
+fingerprint gets a packet from :func:`~nous_assets.retrieve.search.retrieve` (the scorer of
 ``nous search``; the project itself is evidence for its own memories, so all of them are ranked),
 rendered by :func:`~nous_assets.retrieve.packet.format_packet`, which fills the character budget by
 relevance rather than taking a fixed top k.
 Packets are written under the project folder name *and* under the encoded cwd of its sessions, so
-the hook finds them from ``cwd`` alone even when transcripts were moved or globbed elsewhere. A
+the hook finds them from ``cwd`` alone even when transcripts were moved or globbed elsewhere. The packet
+of a cwd that did not run all of the project's sessions (a worktree, a subdirectory) ranks what was
+learned there first (:func:`localised`): a session resuming work in a checkout reads that checkout's
+learnings, then the project's. Packets rank with their own weights (:data:`PACKET_WEIGHTS`: the
+fingerprint is only a hint, re-learned and recent memories count more). A
 ``global`` packet (``project_id = '*'``) carries scope-global memories for unknown projects.
 A project is rebuilt only when its memories (or global ones) changed since its packets were built, or
 when the packet guard's verdict on one of them changed.
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +39,7 @@ from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.safety.guard import GUARD_VERSION
 from nous_assets.safety.review import refresh_holds
-from nous_assets.settings import Settings
+from nous_assets.settings import ScoringWeights, Settings
 from nous_assets.store import holds
 from nous_assets.store.db import Connection, atomic, checkpoint
 from nous_assets.store.projector import get_checkpoint, set_checkpoint
@@ -50,6 +54,11 @@ PACKETS_CHECKED = f"injection_cache:{GUARD_VERSION}:format-{PACKET_FORMAT}"
 # configuration and diagnoses belong to one project, and a stored global "fact" is usually a task prompt.
 GLOBAL_KINDS = frozenset({"preference", "correction", "workflow", "convention"})
 MAX_GLOBALS = 3  # a packet carries at most a few global memories; the rest of the budget is the project's
+# A SessionStart packet's query is only a hint (the project's most-touched files and its branch): what the
+# project has learned again and again, and lately, matters more than which file names it shares with the hint.
+PACKET_WEIGHTS = ScoringWeights(text=0.1, concept=0.1, vector=0.1, graph=0.05, reinforce=0.35, temporal=0.15,
+                                recency=0.15)  # fmt: skip
+LOCAL_BOOST = 0.2  # score added to a memory learned in the checkout a session starts in (its own packet)
 CHARS_PER_CANDIDATE = 40  # retrieve budget / 40 candidates: enough for every section's share of the packet
 MAX_HELD_EXTRA = 50  # retrieve up to this many more results to make up for held ones
 MAX_BRANCHES = 3
@@ -82,6 +91,7 @@ class Profile:
     branches: Counter = field(default_factory=Counter)
     files: Counter = field(default_factory=Counter)
     stack: set[str] = field(default_factory=set)
+    sessions: dict[str, set[str]] = field(default_factory=dict)  # cwd alias -> sessions that ran there
 
 
 @dataclass
@@ -112,11 +122,13 @@ def project_profiles(lake_dir: Path, days: int = PROFILE_DAYS) -> dict[str, Prof
     parts = sorted((lake_dir / "transcripts").glob("date=*/turns.parquet"))[-days:]
     profiles: dict[str, Profile] = defaultdict(Profile)
     for path in parts:
-        frame = pl.read_parquet(path, columns=["project_id", "cwd", "git_branch", "tool_uses_json"])
-        for project, cwd, branch, tools in frame.iter_rows():
+        frame = pl.read_parquet(path, columns=["project_id", "session_id", "cwd", "git_branch", "tool_uses_json"])
+        for project, session, cwd, branch, tools in frame.iter_rows():
             prof = profiles[project]
             if cwd:
-                prof.aliases.add(project_id_from_cwd(cwd))
+                alias = project_id_from_cwd(cwd)
+                prof.aliases.add(alias)
+                prof.sessions.setdefault(alias, set()).add(session)
             if branch:
                 prof.branches[branch] += 1
             for file in _paths(tools):
@@ -163,27 +175,59 @@ def _injectable(result: Any, project_id: str, guarded: Guarded) -> bool:
     return project_id != GLOBAL
 
 
-def _packet_for(
+def _candidates_for(
     conn: Connection, settings: Settings, project_id: str, fp: dict, embedder: Any, guarded: Guarded
-) -> tuple[str, list, int]:
-    """(packet text, memory ids, held memories left out) for one fingerprint."""
+) -> tuple[list[Any], int]:
+    """(injectable results best first, held memories retrieved) for one fingerprint."""
     text = " ".join([*(fp.get("terms") or []), *(fp.get("stack") or []), *split_words(fp.get("branch") or "")])
     query = Query.from_text(text, project_id=project_id, project_evidence=True)
     budget = settings.thresholds.injection_budget_chars
     wanted = max(settings.retrieve.top_k, budget // CHARS_PER_CANDIDATE)  # fill the budget, not a fixed top k
-    found = retrieve(conn, query, settings, embedder=embedder, k=wanted + guarded.extra)
+    ranking = replace(settings, retrieve=replace(settings.retrieve, weights=PACKET_WEIGHTS))
+    found = retrieve(conn, query, ranking, embedder=embedder, k=wanted + guarded.extra)
     results = [r for r in found if _injectable(r, project_id, guarded)]
+    return results, sum(1 for r in found if r.memory_id in guarded.held)
+
+
+def _session_of(result: Any) -> str:
+    return str(result.source_session or "").split("#", 1)[0]
+
+
+def localised(results: list[Any], sessions: set[str]) -> list[Any]:
+    """``results`` re-ranked for a session starting in one checkout (a worktree, a subdirectory) of the project:
+    what was learned there comes before what was learned elsewhere, by :data:`LOCAL_BOOST` on the score."""
+    return sorted(results, key=lambda r: -(r.score + (LOCAL_BOOST if _session_of(r) in sessions else 0.0)))
+
+
+def _render(
+    settings: Settings, project_id: str, results: list[Any], guarded: Guarded, local: set[str] | None = None
+) -> tuple[str, list, int]:
+    """(packet text, memory ids, held memories left out by the packet's own guard check); ``local``: the
+    sessions of the checkout the packet is for, whose memories come first."""
+    results = localised(results, local) if local else results
     title = "Nous memory" if project_id == GLOBAL else "Nous memory for this project"
     packet = format_packet(
         results,
         {r.memory_id: r for r in results},
-        budget_chars=budget,
+        budget_chars=settings.thresholds.injection_budget_chars,
         title=title,
         approved=guarded.approved,
         max_global=MAX_GLOBALS,
     )
-    skipped = sum(1 for r in found if r.memory_id in guarded.held) + len(packet.held)
-    return packet.text, list(packet.memory_ids), skipped
+    return redact(packet.text), list(packet.memory_ids), len(packet.held)  # redacted again: defence in depth
+
+
+def _aliases(profile: Profile | None, project: str) -> list[tuple[str, set[str]]]:
+    """(alias, sessions to favour) per cwd alias of the project; no sessions to favour when the alias ran them
+    all (its packet is the project's)."""
+    if profile is None:
+        return []
+    everything = set().union(*profile.sessions.values()) if profile.sessions else set()
+    out = []
+    for alias in sorted(profile.aliases - {project}):
+        local = profile.sessions.get(alias, set())
+        out.append((alias, local if local != everything else set()))
+    return out
 
 
 def _version(conn: Connection, project_id: str) -> int:
@@ -225,40 +269,20 @@ def build_cache(
         guarded = Guarded(held, approved, extra)
         rows = []
         for fp in fingerprints_for(profile):
-            text, ids, skipped = _packet_for(conn, settings, project, fp, embedder, guarded)
-            stats.held_skipped += skipped
+            results, held_found = _candidates_for(conn, settings, project, fp, embedder, guarded)
+            text, ids, held_left = _render(settings, project, results, guarded)
+            stats.held_skipped += held_found + held_left
             if not text:
                 continue
-            text = redact(text)  # defence in depth: memories are redacted, and so is what the hook prints
             key = f"{project}:{fingerprint_key({'project_id': project, **fp})}"
-            rows.append(
-                (
-                    key,
-                    project,
-                    "global" if project == GLOBAL else "project",
-                    json.dumps(fp),
-                    text,
-                    json.dumps(ids),
-                    len(text),
-                    version,
-                    now,
-                )
-            )
-            aliases = sorted((profile.aliases if profile else set()) - {project})
-            rows += [
-                (
-                    f"alias:{alias}:{key}",
-                    alias,
-                    "project",
-                    json.dumps(fp),
-                    text,
-                    json.dumps(ids),
-                    len(text),
-                    version,
-                    now,
-                )
-                for alias in aliases
-            ]
+            scope = "global" if project == GLOBAL else "project"
+            rows.append((key, project, scope, json.dumps(fp), text, json.dumps(ids), len(text), version, now))
+            for alias, local in _aliases(profile, project):
+                alias_text, alias_ids = text, ids
+                if local:
+                    alias_text, alias_ids, _ = _render(settings, project, results, guarded, local)
+                rows.append((f"alias:{alias}:{key}", alias, "project", json.dumps({**fp, "alias": alias}), alias_text,
+                             json.dumps(alias_ids), len(alias_text), version, now))  # fmt: skip
         with atomic(conn):
             conn.execute(
                 "DELETE FROM injection_cache WHERE cache_key LIKE ? OR cache_key LIKE ?",

@@ -205,7 +205,10 @@ def _bullet_parts(memory: Any, marks: Sequence[str] = ()) -> tuple[str, str, str
     tags = [f"[{clean(m)}]" for m in marks]
     when = _when(memory)
     prefix = "- " + "".join(t + " " for t in tags) + (f"{when}: " if when else "")
-    trailer = [t for t in (_learned(memory), _source(memory)) if t]
+    source = _source(memory)
+    if source and source.casefold() in content.casefold():
+        source = ""  # the memory already names it: the line shows its source without repeating it
+    trailer = [t for t in (_learned(memory), source) if t]
     return prefix, content, f" ({' · '.join(trailer)})" if trailer else ""
 
 

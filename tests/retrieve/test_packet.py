@@ -114,7 +114,8 @@ def test_packet_sections_in_order_one_line_per_memory_with_when_date_and_source(
                 applies_when="before committing", source_ref="pytest -x"),
         8: _mem("`mix test` failed until the test database was migrated.", kind="error_fix",
                 valid_from="2026-02-04T09:00:00Z", source_ref="mix test"),
-        9: _mem("Postgres is the primary store.", kind=None, type_="knowledge", valid_from="2026-02-05T00:00:00Z"),
+        9: _mem("Postgres is the primary store.", kind=None, type_="knowledge", valid_from="2026-02-05T00:00:00Z",
+                source_ref="config/database.yml"),
         10: _mem("config/test.exs runs the endpoint on port 4002.", kind="configuration",
                  valid_from="2026-02-06T00:00:00Z", source_ref="config/test.exs"),
         11: _mem("The API lives in lib/app_web/.", kind="architecture", valid_from="2026-02-07T00:00:00Z"),
@@ -130,14 +131,14 @@ def test_packet_sections_in_order_one_line_per_memory_with_when_date_and_source(
         "### How to work with this user",
         "- Use uv instead of pip. (2026-01-30)",
         "### Workflow and quality gates",
-        "- before committing: Run `pytest -x` before every commit. (2026-02-03 · pytest -x)",
+        "- before committing: Run `pytest -x` before every commit. (2026-02-03)",  # names its source already
         "### Gotchas",
-        "- `mix test` failed until the test database was migrated. (2026-02-04 · mix test)",
+        "- `mix test` failed until the test database was migrated. (2026-02-04)",
         "### Decisions and architecture",
-        "- Postgres is the primary store. (2026-02-05)",
+        "- Postgres is the primary store. (2026-02-05 · config/database.yml)",
         "- The API lives in lib/app_web/. (2026-02-07)",
         "### Configuration",
-        "- config/test.exs runs the endpoint on port 4002. (2026-02-06 · config/test.exs)",
+        "- config/test.exs runs the endpoint on port 4002. (2026-02-06)",
         "### Other notes",
         "- Stored with an unknown kind.",  # no valid_from: no date (the ingestion time is never shown)
     ]
