@@ -241,6 +241,19 @@ def _reinforcement(
     return redact_json(payload)[0]
 
 
+def _replaced(old_lid: str, new_lid: str, session: str, project_id: str, source: str, version: str) -> LearningEvent:
+    """A re-extraction with a new extractor version replaces what the old version extracted there."""
+    return LearningEvent(
+        "LearningSuperseded",
+        old_lid,
+        {"superseded_by": new_lid, "reason": f"re-extracted with {version}"},
+        session,
+        project_id,
+        source,
+        hashlib.sha256(f"supersede:{old_lid}:{new_lid}".encode()).hexdigest(),
+    )
+
+
 def build_events(
     conn: Connection,
     batch: SessionBatch,
@@ -305,6 +318,8 @@ def build_events(
             )
             processed.append((index, relearn_key))
             stats.relearned += 1
+            if old_lid and old_lid != target and memory_lookup.has_extraction(conn, old_lid):
+                events.append(_replaced(old_lid, target, session, project_id, source, extractor_version))
             continue
         edges = []
         for e in rec["edges"]:
@@ -364,17 +379,7 @@ def build_events(
                 )
             )
         if old_lid and memory_lookup.has_extraction(conn, old_lid):  # re-extraction: compensate, don't duplicate
-            events.append(
-                LearningEvent(
-                    "LearningSuperseded",
-                    old_lid,
-                    {"superseded_by": lid, "reason": f"re-extracted with {extractor_version}"},
-                    session,
-                    project_id,
-                    source,
-                    hashlib.sha256(f"supersede:{old_lid}:{lid}".encode()).hexdigest(),
-                )
-            )
+            events.append(_replaced(old_lid, lid, session, project_id, source, extractor_version))
         if rec.get("weakens"):
             target = _related_memory(conn, project_id, rec["weakens"], set(lids))
             if target:

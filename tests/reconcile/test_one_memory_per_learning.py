@@ -135,3 +135,23 @@ def test_for_any_order_of_ingestion_the_value_with_the_latest_validity_wins(days
     assert [r[0] for r in rows if r[2] is None] == [values[timeline[-1]]]  # the latest validity wins
     for (_, _, until), next_day in zip(rows, timeline[1:], strict=False):
         assert until == next_day  # contiguous windows: closed when the next value became valid
+
+
+def test_a_reextraction_that_repeats_another_memory_replaces_its_old_version_with_that_memory(conn):
+    def ingest(session, rec, version, reextract=False):
+        stats = DrainStats()
+        append_learnings(conn, SessionBatch("spotter", session, "2026-02-10", ()), [rec], extractor_version=version,
+                         source="historical_backfill", thresholds=Thresholds(), stats=stats, reextract=reextract)
+        return stats
+
+    old = _record("The dev server listens on port 4000 when started with mix phx.server.")
+    ingest("s1", old, "v1")
+    ingest("s2", _record(GATE), "v1")
+    better = {**old, "content": GATE_AGAIN}  # v2 reads session s1 (same anchor) as the gate learning of s2
+    stats = ingest("s1", better, "v2", reextract=True)
+    assert (stats.learnings, stats.relearned) == (0, 1)
+    project(conn)
+    assert [r[0] for r in conn.execute("SELECT content FROM memories WHERE valid_until IS NULL")] == [GATE]
+    closed = conn.execute("SELECT content, superseded_by FROM memories WHERE valid_until IS NOT NULL").fetchall()
+    gate_lid = conn.execute("SELECT learning_id FROM memories WHERE content = ?", (GATE,)).fetchone()[0]
+    assert [tuple(r) for r in closed] == [(old["content"], gate_lid)]
