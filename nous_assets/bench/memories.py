@@ -18,8 +18,8 @@ What the benchmark does, end to end, with nothing mocked:
 How "same project" is judged (documented choice):
 
 * **store**: a memory counts for a gold item when it is global, or when its project is the project the
-  *pipeline* assigns to the item's ``project_cwd`` (the identity the cache and the hook use: the
-  store's cwd aliases when it has them, else Claude Code's folder slug, i.e. the exact cwd). Once
+  *pipeline* assigns to the item's ``project_cwd`` (the identity the hook uses: the store's cwd aliases
+  when it has them, else the encoding of the repository's main checkout or of the cwd). Once
   worktrees of one repository are one project, their memories count for each other's gold items,
   as the issue asks; gold items with identical text within one project count once (the gold README's
   ``--repo`` rule), so a learning repeated in five worktrees is one learning.
@@ -302,10 +302,24 @@ def read_store(db_path: Path) -> tuple[StoreView, dict[str, Any]]:
 
 
 def _project_mapper(conn) -> Callable[..., str]:
-    """How the pipeline names the project of a cwd (or of a stored project id): its folder slug."""
+    """How the pipeline names the project of a cwd — the hook's own lookup (:func:`resolver.project.lookup`:
+    the store's aliases, else the repository's or the cwd's encoding) — or of a stored project id (as is:
+    memories carry the canonical project)."""
+    from resolver.project import default_project, lookup, read_repository
+
+    cache: dict[str, str] = {}
 
     def project_of(value: str, *, is_cwd: bool) -> str:
-        return project_id_from_cwd(value) if is_cwd else value
+        if not is_cwd:
+            return value
+        if value not in cache:
+            repo = read_repository(value)
+            try:
+                found = lookup(conn, value, repo)
+            except Exception:  # noqa: BLE001 - a store without project aliases: the encoding, as before
+                found = None
+            cache[value] = found or default_project(value, repo)
+        return cache[value]
 
     return project_of
 

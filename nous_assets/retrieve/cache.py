@@ -4,8 +4,10 @@ For each project, the likely fingerprints are the branches its recent sessions r
 branch-agnostic default), each with the project's stack and most-touched files as terms. Every
 fingerprint gets a packet from :func:`~nous_assets.retrieve.search.retrieve` (the same scorer as
 ``nous search``), rendered by :func:`~nous_assets.retrieve.packet.format_packet` under the budget.
-Packets are written under the project folder name *and* under the encoded cwd of its sessions, so
-the hook finds them from ``cwd`` alone even when transcripts were moved or globbed elsewhere. A
+Packets are written once, under the canonical project (a repository: its worktrees, main checkout and
+subdirectories are one project, see :mod:`nous_assets.identity`); the hook maps a session's cwd to it
+through ``project_aliases``, so moved or globbed transcripts need no copies. Packets of a project that
+no longer has memories (its folder now maps elsewhere) are removed. A
 ``global`` packet (``project_id = '*'``) carries scope-global memories for unknown projects.
 A project is rebuilt only when its memories (or global ones) changed since its packets were built, or
 when the packet guard's verdict on one of them changed.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,10 +38,10 @@ from nous_assets.safety.review import refresh_holds
 from nous_assets.settings import Settings
 from nous_assets.store import holds
 from nous_assets.store.db import Connection, atomic, checkpoint
+from nous_assets.store.identity import project_map
 from nous_assets.store.projector import get_checkpoint, set_checkpoint
 from nous_assets.timeutil import now_iso
 from resolver.fingerprint import fingerprint_key, split_words
-from resolver.project import project_id_from_cwd
 
 GLOBAL = "*"
 PACKET_FORMAT = 2  # 2: recalled-notes header, source session and learned date on every bullet, guard marks
@@ -71,7 +74,6 @@ _EXT_STACK = {
 
 @dataclass
 class Profile:
-    aliases: set[str] = field(default_factory=set)
     branches: Counter = field(default_factory=Counter)
     files: Counter = field(default_factory=Counter)
     stack: set[str] = field(default_factory=set)
@@ -100,16 +102,17 @@ def _paths(tool_uses_json: str) -> list[str]:
     return out
 
 
-def project_profiles(lake_dir: Path, days: int = PROFILE_DAYS) -> dict[str, Profile]:
-    """Branches, touched files, stack and cwd aliases per project, from the most recent lake days."""
+def project_profiles(
+    lake_dir: Path, days: int = PROFILE_DAYS, project_of: Callable[[str, str], str] | None = None
+) -> dict[str, Profile]:
+    """Branches, touched files and stack per canonical project (``project_of(folder, session)``, default
+    the folder), from the most recent lake days."""
     parts = sorted((lake_dir / "transcripts").glob("date=*/turns.parquet"))[-days:]
     profiles: dict[str, Profile] = defaultdict(Profile)
     for path in parts:
-        frame = pl.read_parquet(path, columns=["project_id", "cwd", "git_branch", "tool_uses_json"])
-        for project, cwd, branch, tools in frame.iter_rows():
-            prof = profiles[project]
-            if cwd:
-                prof.aliases.add(project_id_from_cwd(cwd))
+        frame = pl.read_parquet(path, columns=["project_id", "session_id", "git_branch", "tool_uses_json"])
+        for folder, session, branch, tools in frame.iter_rows():
+            prof = profiles[project_of(folder, session) if project_of else folder]
             if branch:
                 prof.branches[branch] += 1
             for file in _paths(tools):
@@ -183,6 +186,17 @@ def _version(conn: Connection, project_id: str) -> int:
     return int(row[0])
 
 
+def _drop_vanished(conn: Connection, projects: list[str]) -> None:
+    """Remove packets of projects without memories (their folders now belong to another project), and the
+    per-cwd copies older versions wrote (``alias:`` keys; the hook resolves cwds through project_aliases)."""
+    with atomic(conn):
+        conn.execute(
+            "DELETE FROM injection_cache WHERE scope = 'project' AND (cache_key LIKE 'alias:%' OR project_id NOT IN "
+            "(SELECT value FROM json_each(?)))",
+            (json.dumps(projects),),
+        )
+
+
 def build_cache(
     conn: Connection, settings: Settings, *, embedder: Any = None, lake_dir: Path | None = None, force: bool = False
 ) -> CacheStats:
@@ -194,8 +208,9 @@ def build_cache(
     held = frozenset(holds.ids(conn, holds.HELD))
     approved = frozenset(holds.ids(conn, holds.APPROVED))
     stats.held = len(held)
-    profiles = project_profiles(lake_dir or settings.lake_dir)
+    profiles = project_profiles(lake_dir or settings.lake_dir, project_of=project_map(conn).of)
     projects = [r[0] for r in conn.execute("SELECT DISTINCT project_id FROM memories ORDER BY 1")]
+    _drop_vanished(conn, projects)
     built = dict(
         conn.execute(
             "SELECT project_id, min(built_from_event_id) FROM injection_cache WHERE cache_key NOT LIKE 'alias:%' "
@@ -233,26 +248,8 @@ def build_cache(
                     now,
                 )
             )
-            aliases = sorted((profile.aliases if profile else set()) - {project})
-            rows += [
-                (
-                    f"alias:{alias}:{key}",
-                    alias,
-                    "project",
-                    json.dumps(fp),
-                    text,
-                    json.dumps(ids),
-                    len(text),
-                    version,
-                    now,
-                )
-                for alias in aliases
-            ]
         with atomic(conn):
-            conn.execute(
-                "DELETE FROM injection_cache WHERE cache_key LIKE ? OR cache_key LIKE ?",
-                (f"{project}:%", f"alias:%:{project}:%"),
-            )
+            conn.execute("DELETE FROM injection_cache WHERE cache_key LIKE ?", (f"{project}:%",))
             conn.executemany(
                 "INSERT OR REPLACE INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, "
                 "memory_ids_json, char_count, built_from_event_id, created_at, expires_at) "
