@@ -273,14 +273,16 @@ class StoreView:
     project_of: Callable[[str], str]
 
 
-def read_store(db_path: Path) -> tuple[StoreView, dict[str, Any]]:
-    """The store's current memories, grouped the way retrieval groups them, and a few counts."""
+def read_store(db_path: Path, cwds: Iterable[str]) -> tuple[StoreView, dict[str, Any]]:
+    """The store's current memories, grouped the way retrieval groups them, the project of each of ``cwds``
+    as the pipeline names it, and a few counts."""
     from nous_assets.store.db import open_db
 
     conn = open_db(db_path)
     try:
         rows = conn.execute("SELECT id, project_id, scope, kind, content, source_session FROM memories").fetchall()
         project_of = _project_mapper(conn)
+        cwd_projects = {cwd: project_of(cwd, is_cwd=True) for cwd in cwds}
         by_project: dict[str, list[str]] = defaultdict(list)
         global_texts: list[str] = []
         per_session: dict[str, int] = defaultdict(int)
@@ -298,7 +300,8 @@ def read_store(db_path: Path) -> tuple[StoreView, dict[str, Any]]:
         conn.close()
     counts = {"memories": len(rows), "global": len(global_texts), "sessions": sessions,
               "by_kind": dict(sorted(kinds.items())), "per_session": dict(sorted(per_session.items()))}  # fmt: skip
-    return StoreView(dict(by_project), global_texts, lambda cwd: project_of(cwd, is_cwd=True)), counts
+    view = StoreView(dict(by_project), global_texts, lambda cwd: cwd_projects.get(cwd) or project_id_from_cwd(cwd))
+    return view, counts
 
 
 def _project_mapper(conn) -> Callable[..., str]:
@@ -433,7 +436,7 @@ def _run(gold: list[GoldItem], gold_path: Path, transcripts: Path, workdir: Path
     command = session_start_command(Path(env["CLAUDE_CONFIG_DIR"]) / "settings.json")
     cwds = sorted({g.project_cwd for g in gold})
     packets = {cwd: run_hook(command, cwd, env, workdir, f"bench-memories-{i}") for i, cwd in enumerate(cwds)}
-    store, counts = read_store(Path(env["NOUS_DATA_DIR"]) / "cortex.db")
+    store, counts = read_store(Path(env["NOUS_DATA_DIR"]) / "cortex.db", cwds)
     figures, outcomes = score(gold, store, packets)
     sessions = counts["sessions"] or layout.sessions
     return {
