@@ -34,6 +34,7 @@ from nous_assets.settings import Settings, Thresholds
 from nous_assets.store import memory_lookup, queue
 from nous_assets.store.db import Connection, atomic, open_db
 from nous_assets.store.events import OPEN_VALIDITY, EventStore, LearningEvent
+from nous_assets.store.identity import project_map
 from nous_assets.store.projection import DETAIL_FIELDS, Policy
 from nous_assets.store.projector import project
 from nous_assets.timeutil import normalize_time
@@ -288,6 +289,7 @@ def build_events(
     start = batch.started_at
     injected = _injected_clocks(conn, session)
     state = _BatchState()
+    canonical = project_map(conn).of(project_id, session)  # the project its memories will belong to
     for i in _order_for_edges(records):
         rec, (index, key, lid) = records[i], plan[i]
         previous = queue.processed_version(conn, project_id, session, index)
@@ -302,7 +304,7 @@ def build_events(
         incoming = Incoming(lid, rec["content"], valid_from, details.get("slot"))
         decision = decide(
             incoming,
-            state.comparable(conn, project_id, incoming),
+            state.comparable(conn, canonical, incoming),
             threshold=t.dedup_jaccard,
             near_miss=t.relearn_near_miss,
             exclude=frozenset({old_lid} if old_lid else ()),
@@ -381,7 +383,7 @@ def build_events(
         if old_lid and memory_lookup.has_extraction(conn, old_lid):  # re-extraction: compensate, don't duplicate
             events.append(_replaced(old_lid, lid, session, project_id, source, extractor_version))
         if rec.get("weakens"):
-            target = _related_memory(conn, project_id, rec["weakens"], set(lids))
+            target = _related_memory(conn, canonical, rec["weakens"], set(lids))
             if target:
                 stats.weakened += 1
                 events.append(

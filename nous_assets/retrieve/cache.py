@@ -5,13 +5,15 @@ branch-agnostic default), each with the project's stack and most-touched files a
 fingerprint gets a packet from :func:`~nous_assets.retrieve.search.retrieve` (the scorer of
 ``nous search``; the project itself is evidence for its own memories, so all of them are ranked),
 rendered by :func:`~nous_assets.retrieve.packet.format_packet`, which fills the character budget by
-relevance rather than taking a fixed top k.
-Packets are written under the project folder name *and* under the encoded cwd of its sessions, so
-the hook finds them from ``cwd`` alone even when transcripts were moved or globbed elsewhere. The packet
-of a cwd that did not run all of the project's sessions (a worktree, a subdirectory) ranks what was
-learned there first (:func:`localised`): a session resuming work in a checkout reads that checkout's
-learnings, then the project's. Packets rank with their own weights (:data:`PACKET_WEIGHTS`: the
-fingerprint is only a hint, re-learned and recent memories count more). A
+relevance rather than taking a fixed top k. Packets rank with their own weights (:data:`PACKET_WEIGHTS`:
+the fingerprint is only a hint, re-learned and recent memories count more).
+Packets are written once, under the canonical project (a repository: its worktrees, main checkout and
+subdirectories are one project, see :mod:`nous_assets.identity`); the hook maps a session's cwd to it
+through ``project_aliases``, so moved or globbed transcripts need no copies. Packets of a project that
+no longer has memories (its folder now maps elsewhere) are removed. Each cwd that ran only some of the
+project's sessions (a worktree, a subdirectory) also gets a packet of its own (fingerprint ``cwd``; the
+hook prefers it for a session starting there) that ranks what was learned there first (:func:`localised`):
+a session resuming work in a checkout reads that checkout's learnings, then the rest of the project's. A
 ``global`` packet (``project_id = '*'``) carries scope-global memories for unknown projects.
 A project is rebuilt only when its memories (or global ones) changed since its packets were built, or
 when the packet guard's verdict on one of them changed.
@@ -25,8 +27,10 @@ stored "fact", which is usually a task prompt), and at most :data:`MAX_GLOBALS` 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,10 +46,10 @@ from nous_assets.safety.review import refresh_holds
 from nous_assets.settings import ScoringWeights, Settings
 from nous_assets.store import holds
 from nous_assets.store.db import Connection, atomic, checkpoint
+from nous_assets.store.identity import project_map
 from nous_assets.store.projector import get_checkpoint, set_checkpoint
 from nous_assets.timeutil import now_iso
 from resolver.fingerprint import fingerprint_key, split_words
-from resolver.project import project_id_from_cwd
 
 GLOBAL = "*"
 PACKET_FORMAT = 3  # 3: fixed sections, one line per memory (when, memory, learned date, source), budget fill
@@ -87,11 +91,10 @@ _EXT_STACK = {
 
 @dataclass
 class Profile:
-    aliases: set[str] = field(default_factory=set)
     branches: Counter = field(default_factory=Counter)
     files: Counter = field(default_factory=Counter)
     stack: set[str] = field(default_factory=set)
-    sessions: dict[str, set[str]] = field(default_factory=dict)  # cwd alias -> sessions that ran there
+    sessions: dict[str, set[str]] = field(default_factory=dict)  # cwd -> the sessions that ran there
 
 
 @dataclass
@@ -117,18 +120,19 @@ def _paths(tool_uses_json: str) -> list[str]:
     return out
 
 
-def project_profiles(lake_dir: Path, days: int = PROFILE_DAYS) -> dict[str, Profile]:
-    """Branches, touched files, stack and cwd aliases per project, from the most recent lake days."""
+def project_profiles(
+    lake_dir: Path, days: int = PROFILE_DAYS, project_of: Callable[[str, str], str] | None = None
+) -> dict[str, Profile]:
+    """Branches, touched files and stack per canonical project (``project_of(folder, session)``, default
+    the folder), from the most recent lake days."""
     parts = sorted((lake_dir / "transcripts").glob("date=*/turns.parquet"))[-days:]
     profiles: dict[str, Profile] = defaultdict(Profile)
     for path in parts:
         frame = pl.read_parquet(path, columns=["project_id", "session_id", "cwd", "git_branch", "tool_uses_json"])
-        for project, session, cwd, branch, tools in frame.iter_rows():
-            prof = profiles[project]
+        for folder, session, cwd, branch, tools in frame.iter_rows():
+            prof = profiles[project_of(folder, session) if project_of else folder]
             if cwd:
-                alias = project_id_from_cwd(cwd)
-                prof.aliases.add(alias)
-                prof.sessions.setdefault(alias, set()).add(session)
+                prof.sessions.setdefault(cwd, set()).add(session)
             if branch:
                 prof.branches[branch] += 1
             for file in _paths(tools):
@@ -217,17 +221,33 @@ def _render(
     return redact(packet.text), list(packet.memory_ids), len(packet.held)  # redacted again: defence in depth
 
 
-def _aliases(profile: Profile | None, project: str) -> list[tuple[str, set[str]]]:
-    """(alias, sessions to favour) per cwd alias of the project; no sessions to favour when the alias ran them
-    all (its packet is the project's)."""
-    if profile is None:
+def _checkouts(profile: Profile | None) -> list[tuple[str, set[str]]]:
+    """(cwd, its sessions) for each cwd that ran some but not all of the project's sessions."""
+    if profile is None or len(profile.sessions) < 2:
         return []
-    everything = set().union(*profile.sessions.values()) if profile.sessions else set()
-    out = []
-    for alias in sorted(profile.aliases - {project}):
-        local = profile.sessions.get(alias, set())
-        out.append((alias, local if local != everything else set()))
-    return out
+    everything = set().union(*profile.sessions.values())
+    return [(cwd, local) for cwd, local in sorted(profile.sessions.items()) if local != everything]
+
+
+def _checkout_rows(
+    settings: Settings,
+    project: str,
+    profile: Profile | None,
+    fp: dict,
+    results: list[Any],
+    guarded: Guarded,
+    version: int,
+    now: str,
+) -> list[tuple]:
+    """One injection_cache row per checkout of the project: its packet ranks what was learned there first."""
+    rows = []
+    for cwd, local in _checkouts(profile):
+        text, ids, _ = _render(settings, project, results, guarded, local)
+        if text:
+            key = f"{project}:cwd:{hashlib.blake2b(cwd.encode(), digest_size=8).hexdigest()}"
+            row_fp = {**fp, "cwd": cwd}
+            rows.append((key, project, "project", json.dumps(row_fp), text, json.dumps(ids), len(text), version, now))
+    return rows
 
 
 def _version(conn: Connection, project_id: str) -> int:
@@ -236,6 +256,17 @@ def _version(conn: Connection, project_id: str) -> int:
         "SELECT coalesce(max(last_event_id), 0) FROM memories WHERE project_id = ? OR scope = 'global'", (project_id,)
     ).fetchone()
     return int(row[0])
+
+
+def _drop_vanished(conn: Connection, projects: list[str]) -> None:
+    """Remove packets of projects without memories (their folders now belong to another project), and the
+    per-cwd copies older versions wrote (``alias:`` keys; the hook resolves cwds through project_aliases)."""
+    with atomic(conn):
+        conn.execute(
+            "DELETE FROM injection_cache WHERE scope = 'project' AND (cache_key LIKE 'alias:%' OR project_id NOT IN "
+            "(SELECT value FROM json_each(?)))",
+            (json.dumps(projects),),
+        )
 
 
 def build_cache(
@@ -249,8 +280,9 @@ def build_cache(
     held = frozenset(holds.ids(conn, holds.HELD))
     approved = frozenset(holds.ids(conn, holds.APPROVED))
     stats.held = len(held)
-    profiles = project_profiles(lake_dir or settings.lake_dir)
+    profiles = project_profiles(lake_dir or settings.lake_dir, project_of=project_map(conn).of)
     projects = [r[0] for r in conn.execute("SELECT DISTINCT project_id FROM memories ORDER BY 1")]
+    _drop_vanished(conn, projects)
     built = dict(
         conn.execute(
             "SELECT project_id, min(built_from_event_id) FROM injection_cache WHERE cache_key NOT LIKE 'alias:%' "
@@ -277,17 +309,10 @@ def build_cache(
             key = f"{project}:{fingerprint_key({'project_id': project, **fp})}"
             scope = "global" if project == GLOBAL else "project"
             rows.append((key, project, scope, json.dumps(fp), text, json.dumps(ids), len(text), version, now))
-            for alias, local in _aliases(profile, project):
-                alias_text, alias_ids = text, ids
-                if local:
-                    alias_text, alias_ids, _ = _render(settings, project, results, guarded, local)
-                rows.append((f"alias:{alias}:{key}", alias, "project", json.dumps({**fp, "alias": alias}), alias_text,
-                             json.dumps(alias_ids), len(alias_text), version, now))  # fmt: skip
+            if fp.get("branch") is None:  # the default fingerprint: each checkout's own packet re-ranks its results
+                rows += _checkout_rows(settings, project, profile, fp, results, guarded, version, now)
         with atomic(conn):
-            conn.execute(
-                "DELETE FROM injection_cache WHERE cache_key LIKE ? OR cache_key LIKE ?",
-                (f"{project}:%", f"alias:%:{project}:%"),
-            )
+            conn.execute("DELETE FROM injection_cache WHERE cache_key LIKE ?", (f"{project}:%",))
             conn.executemany(
                 "INSERT OR REPLACE INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, "
                 "memory_ids_json, char_count, built_from_event_id, created_at, expires_at) "

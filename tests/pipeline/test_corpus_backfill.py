@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from nous_assets.capture.lake import links_path, quarantine_path, turns_path
+from resolver.project import project_id_from_cwd
 
 pytestmark = pytest.mark.slow
 
@@ -70,14 +71,17 @@ def test_quarantine_partition_written_with_reasons(corpus_pipeline):
 def test_learnings_have_provenance_pointing_at_real_lines(corpus_pipeline):
     pipe = corpus_pipeline
     conn = pipe.conn()
-    rows = conn.execute("SELECT content, provenance_json, project_id FROM memories").fetchall()
+    # events keep the Claude Code folder they were written with (memories carry the canonical project)
+    rows = conn.execute(
+        "SELECT m.content, m.provenance_json, e.project_id FROM memories m JOIN learning_events e ON e.event_id = m.id"
+    ).fetchall()
     conn.close()
     assert len(rows) >= 20
     checked = 0
-    for _content, prov_json, project in rows:
+    for _content, prov_json, folder in rows:
         prov = json.loads(prov_json)
         path = Path(prov["source_path"])
-        assert path.exists() and project in str(path)
+        assert path.exists() and f"/projects/{folder}/" in str(path)
         with open(path, "rb") as fh:
             for offset in prov["line_offsets"]:
                 fh.seek(offset)
@@ -129,8 +133,9 @@ def test_session_start_hook_injects_memories_of_the_project_at_hand(corpus_pipel
         f"SELECT project_id, scope, content FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
     conn.close()
     # the cwd's project (found through its cwd alias); other projects only with their global-scope memories
-    assert any(p == "spotter" and scope == "project" for p, scope, _ in rows)
-    assert all(p == "spotter" or scope == "global" for p, scope, _ in rows)
+    project = project_id_from_cwd("/home/marco/projects/spotter")
+    assert any(p == project and scope == "project" for p, scope, _ in rows)
+    assert all(p == project or scope == "global" for p, scope, _ in rows)
     assert all(" ".join(content.split())[:40] in context for _, _, content in rows)  # and they are in the text
 
 

@@ -11,6 +11,7 @@ from nous_assets.retrieve.packet import SECTION_ORDER
 from nous_assets.settings import load_settings
 from nous_assets.store.events import LearningEvent
 from nous_assets.store.projector import project
+from resolver.cache import best_packet
 
 TOPICS = ["migrations", "liveview", "otel", "tmux", "beads", "credo", "dialyzer", "sqlite", "oban", "esbuild"]
 
@@ -65,7 +66,7 @@ def _turn(uuid: str, session: str, cwd: str) -> Turn:
                 source_path="/x.jsonl", byte_start=0, byte_end=10, line_offsets=(0,))  # fmt: skip
 
 
-def test_a_checkout_of_the_project_gets_what_was_learned_there_first(store, conn, tmp_path):
+def test_a_checkout_of_the_project_gets_what_was_learned_there_first(store, conn, db_path, tmp_path):
     """Two worktrees of one project, each with more memories than one packet holds: a session starting in a
     worktree reads that worktree's learnings first, even when the other's are newer (and fill the project's)."""
     settings = load_settings({"HOME": str(tmp_path)})
@@ -79,13 +80,16 @@ def test_a_checkout_of_the_project_gets_what_was_learned_there_first(store, conn
                    session=session, day=day)  # fmt: skip
     project(conn)
     build_cache(conn, settings, lake_dir=tmp_path / "lake")
-    packets = _packets(conn)
     learned_in = dict(conn.execute("SELECT id, source_session FROM memories").fetchall())
-    for session, cwd in checkouts.items():
-        alias = cwd.replace("/", "-")
-        (row,) = packets[alias]
-        ids = json.loads(row["memory_ids_json"])
-        assert len(ids) < 80 and row["char_count"] <= settings.thresholds.injection_budget_chars
-        assert all(learned_in[i] == session for i in ids)  # room for only some: all of them from here
-    newest = json.loads(packets["-home-dev-app"][0]["memory_ids_json"])
-    assert {learned_in[i] for i in newest} == {"sa"}  # the project's own packet: the newer learnings
+    budget = settings.thresholds.injection_budget_chars
+    for session, cwd in checkouts.items():  # what the SessionStart hook picks for a session starting there
+        packet = best_packet(db_path, {"project_id": "-home-dev-app", "cwd": cwd, "branch": None}, "startup")
+        assert packet is not None and json.loads(dict(_row(conn, packet.cache_key))["fingerprint_json"])["cwd"] == cwd
+        assert 0 < len(packet.memory_ids) < 80 and len(packet.text) <= budget
+        assert all(learned_in[i] == session for i in packet.memory_ids)  # room for only some: all from here
+    elsewhere = best_packet(db_path, {"project_id": "-home-dev-app", "cwd": "/home/dev/app", "branch": None}, "startup")
+    assert elsewhere is not None and {learned_in[i] for i in elsewhere.memory_ids} == {"sa"}  # the project's: newest
+
+
+def _row(conn, key):
+    return conn.execute("SELECT * FROM injection_cache WHERE cache_key = ?", (key,)).fetchone()
