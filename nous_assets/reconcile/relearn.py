@@ -39,16 +39,19 @@ def tokens(text: str | None) -> frozenset[str]:
 
 
 # Quoted words and parentheticals are a learning's evidence ("… without stopping to ask ("tackle them")"),
-# not what it says: two sessions quoting the user differently still state one learning.
+# not what it says: two sessions quoting the user differently still state one learning — unless the quotes
+# are most of the text, and then they are what it says.
 _EVIDENCE = re.compile(r'"[^"\n]*"|“[^”\n]*”|\([^()\n]*\)')
 MIN_GIST_WORDS = 5
 
 
 def signature(text: str | None) -> frozenset[str]:
-    """The words a learning is compared by: those outside quotes and parentheses when at least five remain
-    (a learning that is mostly a quote, such as ``User preference: "…"``, is compared by all of its words)."""
+    """The words a learning is compared by: those outside quotes and parentheses when they are most of its
+    words (five at least); a learning that is mostly quotes (``User correction: "…" — after Claude said "…"``)
+    is compared by all of its words, since what lies outside its quotes is only the frame around them."""
+    every = tokens(text)
     gist = tokens(_EVIDENCE.sub(" ", text or ""))
-    return gist if len(gist) >= MIN_GIST_WORDS else tokens(text)
+    return gist if len(gist) >= MIN_GIST_WORDS and 2 * len(gist) >= len(every) else every
 
 
 _FILE_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]*\w")

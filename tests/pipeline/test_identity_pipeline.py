@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -59,7 +58,7 @@ def test_the_five_spotter_worktrees_are_one_project_named_after_the_main_checkou
     conn = pipe.conn()
     try:
         logged = {r[0] for r in conn.execute("SELECT project_id FROM access_log WHERE session_id LIKE 'wt-%'")}
-        ids = {int(i) for text in packets.values() for i in re.findall(r"#(\d+)", text)}
+        ids = {r[0] for r in conn.execute("SELECT memory_id FROM access_log WHERE session_id LIKE 'wt-%'")}
         marks = ",".join("?" * len(ids))
         rows = conn.execute(
             f"SELECT source_session FROM memories WHERE id IN ({marks}) AND scope = 'project'", sorted(ids)

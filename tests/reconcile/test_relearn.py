@@ -40,6 +40,11 @@ def test_the_same_learning_quoting_other_evidence_is_one_learning():
     quoted = [Held("q", 'User preference: "we do container-first."')]
     assert decide(Incoming("r", 'User preference: "we want typescript or rust."'), quoted).action == "new"
     assert signature('Prefer (always) "this"') == tokens('Prefer (always) "this"')
+    # mostly quotes in the same frame: what the quotes say is the learning
+    frame = 'User correction: "{}" — after Claude said "Understood, I will keep that in mind for this project."'
+    held = [Held("pr", frame.format("Never force-push to main; we open a PR for every change instead."))]
+    other = Incoming("hook", frame.format("Don't use --no-verify here, fix whatever the hook complains about."))
+    assert decide(other, held).action == "new"
 
 
 def test_alike_words_about_another_file_are_another_learning():
