@@ -201,8 +201,9 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     try:
         try:
             memories = query_memories(
-                conn, as_of=args.as_of, as_at=args.as_at, project_id=args.project, policy=_policy(settings)
-            )
+                conn, as_of=args.as_of, as_at=args.as_at, project_id=_canonical(conn, args.project),
+                policy=_policy(settings),
+            )  # fmt: skip
         except ValueError as exc:
             raise NousError(str(exc)) from None
     finally:
@@ -520,8 +521,9 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     try:
         try:
             query = Query.from_text(
-                args.query, project_id=args.project, as_at=args.as_at, include_expired=args.include_expired
-            )
+                args.query, project_id=_canonical(conn, args.project), as_at=args.as_at,
+                include_expired=args.include_expired,
+            )  # fmt: skip
         except ValueError as exc:
             raise NousError(str(exc)) from None
         results = retrieve(
@@ -674,7 +676,7 @@ def _review_list(conn, args: argparse.Namespace) -> int:
 
     refresh_holds(conn)
     statuses = (holds.HELD, holds.APPROVED) if args.all else (holds.HELD,)
-    items = holds.listing(conn, statuses=statuses, project_id=args.project)
+    items = holds.listing(conn, statuses=statuses, project_id=_canonical(conn, args.project))
     if args.json:
         print(json.dumps([
             {"memory_id": i.hold.memory_id, "status": i.hold.status, "reason": i.hold.reason,
@@ -945,12 +947,21 @@ PROJECT_HELP = "a project id (write ids that start with '-' as --project=-home-m
 
 
 def project_arg(value: str) -> str:
-    """A project id as stored, from an id or from the project's directory (``.``, ``~/src/app``, ``/abs``)."""
-    from resolver.project import project_id_from_cwd
+    """A project id, from an id or from a directory (``.``, ``~/src/app``, ``/abs``): a directory in a git
+    repository names the repository's project (its main checkout), read from its ``.git`` files."""
+    from resolver.project import default_project, read_repository
 
     if value.startswith(("/", "~", ".")):
-        return project_id_from_cwd(str(Path(value).expanduser().resolve()))
+        path = str(Path(value).expanduser().resolve())
+        return default_project(path, read_repository(path))
     return value
+
+
+def _canonical(conn, project: str | None) -> str | None:
+    """``--project`` as the store names it: a Claude Code folder id maps to its repository's project."""
+    from nous_assets.store.identity import canonical_project
+
+    return canonical_project(conn, project)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,9 +4,12 @@ The pipeline writes ``injection_cache`` rows (``scope`` 'project' keyed by ``pro
 ``project_id`` '*'); the hook only picks one, so the read path is a handful of indexed rows. Only plain
 tables are touched: this interpreter's ``sqlite3`` cannot load sqlite-vec.
 
-Selection rule (see :func:`score`): among the project's unexpired, well-formed rows take the highest score
-``2 x [same branch] - 0.25 x [built for another branch] + |stack overlap| / |stack union| + |shared terms| /
-|row terms|`` (a branch-agnostic row beats one for another branch), ties to the newest ``created_at``; with no
+The project is the pipeline's canonical one for the session's cwd (:func:`resolve_project`: the alias
+table, so worktrees and subdirectories of a repository share its packets). Selection rule (see
+:func:`score`): among the project's unexpired, well-formed rows take the highest score
+``3 x [built for this cwd] + 2 x [same branch] - 0.25 x [built for another branch] + |stack overlap| / |stack
+union| + |shared terms| / |row terms|`` (a branch-agnostic row beats one for another branch; a row built for
+another cwd of the project is never taken while another row is there), ties to the newest ``created_at``; with no
 usable project row, the newest global row. Every ``source`` (startup, resume, clear, compact) gets the same
 choice. Corrupt rows (bad JSON, NULL text) are
 skipped, never fatal. Active interventions (project, global, and this session's), unexpired and out of
@@ -27,6 +30,8 @@ import sqlite3
 from resolver.hook_io import now_iso
 
 CONNECT_TIMEOUT_S = 0.05
+SAME_CHECKOUT = 3.0  # a packet built for the session's own cwd beats any branch match
+OTHER_CHECKOUT = -100.0  # a packet built for another cwd of the project: below every other row
 MAX_INTERVENTIONS = 5
 MAX_INTERVENTION_CHARS = 300
 MAX_INTERVENTIONS_SECTION = 1_500
@@ -70,10 +75,10 @@ def best_packet(db_path, fingerprint: dict, source: str, *, session_id: str | No
 
     Raises ``sqlite3.Error``/``OSError`` on a missing or locked database; callers fail open.
     """
-    project_id = fingerprint.get("project_id") or ""
     now = now_iso()
     conn = connect_readonly(db_path)
     try:
+        project_id = resolve_project(conn, fingerprint)
         rows = conn.execute(
             "SELECT cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, created_at "
             "FROM injection_cache WHERE ((scope = 'project' AND project_id = ?) "
@@ -102,9 +107,34 @@ def best_packet(db_path, fingerprint: dict, source: str, *, session_id: str | No
     return packet
 
 
+def resolve_project(conn: sqlite3.Connection, fingerprint: dict) -> str:
+    """The session's project: the pipeline's alias for the fingerprint's cwd and repository, else the
+    fingerprint's own ``project_id`` (see :func:`resolver.project.lookup`). Sets ``fingerprint["project_id"]``
+    so the access log records the same project. Reads tables only; runs no process."""
+    from resolver.project import lookup
+
+    project_id = fingerprint.get("project_id") or ""
+    cwd = fingerprint.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        try:
+            found = lookup(conn, cwd, fingerprint.get("repository"))
+        except sqlite3.OperationalError:  # a database from before project aliases: the fingerprint's own id
+            found = None
+        project_id = found or project_id
+    fingerprint["project_id"] = project_id
+    return project_id
+
+
 def score(fingerprint: dict, row_fingerprint: dict) -> float:
-    """How well a cached packet's fingerprint fits the session's: branch 2 (-0.25 if another), stack and terms <= 1."""
+    """How well a cached packet's fingerprint fits the session's: branch 2 (-0.25 if another), stack and terms <= 1;
+    a checkout's own packet (row ``cwd``) 3 for a session in that cwd, never chosen for another cwd."""
     total = 0.0
+    row_cwd = row_fingerprint.get("cwd")
+    if isinstance(row_cwd, str) and row_cwd:
+        cwd = fingerprint.get("cwd")
+        if not isinstance(cwd, str) or cwd.rstrip("/") != row_cwd.rstrip("/"):
+            return OTHER_CHECKOUT
+        total += SAME_CHECKOUT
     branch = fingerprint.get("branch")
     row_branch = row_fingerprint.get("branch")
     if branch and row_branch == branch:

@@ -10,7 +10,7 @@ import os
 import re
 import time
 
-from resolver.project import project_id_from_cwd
+from resolver.project import default_project, find_dot_git, read_repository
 
 MAX_RECENT_FILES = 20
 MAX_TERMS = 64
@@ -54,20 +54,26 @@ _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 def build_fingerprint(cwd: str, *, timeout: float = 0.15) -> dict:
     """``project_id``, ``branch``, ``recent_files``, ``stack`` and ``terms`` for ``cwd``.
 
-    Git history is read with two subprocesses bounded by ``timeout`` seconds; on a timeout (or with no
-    repository) ``recent_files`` is empty and the rest still comes from the file system.
+    ``project_id`` is the repository's (its main checkout's encoding, read from the ``.git`` files, see
+    :mod:`resolver.project`) or the cwd's outside one; the cache maps it through the pipeline's aliases.
+    ``cwd`` and ``repository`` are kept for that lookup. Git history is read with two subprocesses bounded
+    by ``timeout`` seconds; on a timeout (or with no repository) ``recent_files`` is empty and the rest
+    still comes from the file system. Identity never runs a process.
     """
     cwd = os.path.abspath(cwd or os.getcwd())
-    root, git_dir = find_git(cwd)
-    branch = read_branch(git_dir) if git_dir else None
+    repo = read_repository(cwd)
+    root = repo.root if repo is not None else None
+    branch = read_branch(repo.git_dir) if repo is not None else None
     recent = recent_files(root, timeout=timeout) if root else []
     stack = sorted(_stack_tags(cwd, root, recent))
     return {
-        "project_id": project_id_from_cwd(cwd),
+        "project_id": default_project(cwd, repo),
         "branch": branch,
         "recent_files": recent,
         "stack": stack,
         "terms": _terms(cwd, branch, stack, recent),
+        "cwd": cwd,
+        "repository": repo,
     }
 
 
@@ -83,26 +89,7 @@ def fingerprint_key(fp: dict) -> str:
 def find_git(start: str) -> tuple[str | None, str | None]:
     """(work tree root, git dir) of the repository containing ``start``; a ``.git`` file (worktree,
     submodule) is followed to its ``gitdir:``. ``(None, None)`` outside a repository."""
-    path = start
-    for _ in range(64):
-        dot_git = os.path.join(path, ".git")
-        if os.path.isdir(dot_git):
-            return path, dot_git
-        if os.path.isfile(dot_git):
-            try:
-                with open(dot_git, encoding="utf-8", errors="replace") as handle:
-                    line = handle.readline(4096).strip()
-            except OSError:
-                return None, None
-            if line.startswith("gitdir:"):
-                target = line[len("gitdir:") :].strip()
-                return path, os.path.normpath(os.path.join(path, target))
-            return None, None
-        parent = os.path.dirname(path)
-        if parent == path:
-            break
-        path = parent
-    return None, None
+    return find_dot_git(start)
 
 
 def read_branch(git_dir: str) -> str | None:

@@ -1,17 +1,222 @@
-"""Project identity shared by the hook and the pipeline (standard library only).
+"""Project identity shared by the hook and the pipeline (standard library only, no subprocess).
 
-Claude Code stores a session under ``projects/<encoded cwd>/``, where the encoding replaces
-every character that is not an ASCII letter or digit with ``-``. Using that folder name as
-``project_id`` lets the SessionStart hook derive the project from ``cwd`` without a lookup.
+A project is a repository, not a directory: the worktrees, the main checkout and the subdirectories of one
+repository are one project, named after its main checkout. Claude Code stores a session under
+``projects/<encoded cwd>/``, where the encoding replaces every character that is not an ASCII letter or
+digit with ``-`` (:func:`project_id_from_cwd`); the canonical project id is that encoding of the main
+checkout's path.
+
+What a path says about its repository, read here without running git:
+
+* :func:`read_repository` — the ``.git`` of the nearest enclosing checkout. A linked worktree's ``.git`` is
+  a file naming its ``gitdir``; that directory's ``commondir`` names the shared ``.git``, whose parent is
+  the main checkout. The remote (``origin`` first) comes from the shared ``config``, normalised by
+  :func:`normalize_remote` so that ssh and https spellings of one repository agree.
+* :func:`worktree_main` — for a path that no longer exists (an old transcript, another machine): the
+  conventional worktree layouts ``<repo>-worktrees/<name>``, ``<repo>.worktrees/<name>``,
+  ``<repo>/.worktrees/<name>`` and ``<repo>/.claude/worktrees/<name>`` name the main checkout.
+
+:func:`lookup` maps a cwd to the project the pipeline recorded in ``project_aliases`` (one indexed query):
+the repository's main checkout, then its remote, then the cwd or its deepest recorded ancestor that is
+part of a repository, then a worktree layout's main checkout; with no alias, the main checkout's (or the
+cwd's) own encoding, as before the table existed.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_WORKTREE_SIBLING = re.compile(r"^(?P<main>/.+?)[-._]worktrees/(?P<rest>[^/].*)$")
+_WORKTREE_INSIDE = re.compile(r"^(?P<main>/.+?)/(?:\.worktrees|\.claude/worktrees)/(?P<rest>[^/].*)$")
+_HOME_LIKE = re.compile(r"^/(?:(?:home|Users)/[^/]+|root|home|Users|tmp|private/tmp|var/folders/[^/]+)?$")
+MAX_DEPTH = 64
+MAX_FILE_BYTES = 64 * 1024
+NO_REPO_EVIDENCE = "folder"  # an alias kept only because a session ran there: never an ancestor for others
 
 
 def project_id_from_cwd(cwd: str) -> str:
     """Encode a working directory the way Claude Code names its project folder."""
     return _NON_ALNUM.sub("-", cwd.rstrip("/") or "/")
+
+
+def is_home_like(path: str) -> bool:
+    """``/``, a home directory or a temp root: never a repository other paths can join as subdirectories."""
+    return bool(_HOME_LIKE.match(path.rstrip("/") or "/"))
+
+
+class Repository:
+    """Where a checkout's repository lives: the checkout root, the shared git dir, the main checkout, the remote."""
+
+    __slots__ = ("root", "git_dir", "common_dir", "main", "remote")
+
+    def __init__(self, root: str, git_dir: str, common_dir: str, main: str, remote: str | None) -> None:
+        self.root, self.git_dir, self.common_dir, self.main, self.remote = root, git_dir, common_dir, main, remote
+
+    def __repr__(self) -> str:
+        return f"Repository(root={self.root!r}, main={self.main!r}, remote={self.remote!r})"
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(MAX_FILE_BYTES)
+    except OSError:
+        return None
+
+
+def find_dot_git(start: str) -> tuple[str | None, str | None]:
+    """(checkout root, its git dir) of the repository containing ``start``: a ``.git`` file (worktree,
+    submodule) is followed to its ``gitdir:``. ``(None, None)`` outside a repository."""
+    path = os.path.abspath(start)
+    for _ in range(MAX_DEPTH):
+        dot_git = os.path.join(path, ".git")
+        if os.path.isdir(dot_git):
+            return path, dot_git
+        if os.path.isfile(dot_git):
+            text = _read(dot_git) or ""
+            line = text.splitlines()[0].strip() if text.strip() else ""
+            if line.startswith("gitdir:"):
+                return path, os.path.normpath(os.path.join(path, line[len("gitdir:") :].strip()))
+            return None, None
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return None, None
+
+
+def read_repository(start: str) -> Repository | None:
+    """The repository of the checkout containing ``start`` (see the module doc), from files only."""
+    root, git_dir = find_dot_git(start)
+    if root is None or git_dir is None:
+        return None
+    common = _read(os.path.join(git_dir, "commondir"))
+    common_dir = os.path.normpath(os.path.join(git_dir, common.strip())) if common and common.strip() else git_dir
+    if os.path.basename(common_dir) == ".git":
+        main = os.path.dirname(common_dir)
+    elif common_dir == git_dir:  # a submodule (git dir under the parent's .git/modules) or a bare-style layout
+        main = root
+    else:  # a linked worktree of a bare repository: name the project after the bare directory
+        main = common_dir[: -len(".git")] if common_dir.endswith(".git") else common_dir
+    return Repository(root, git_dir, common_dir, main, read_remote(common_dir))
+
+
+_SECTION = re.compile(r'^\s*\[\s*remote\s+"(?P<name>[^"]*)"\s*\]')
+_ANY_SECTION = re.compile(r"^\s*\[")
+_URL = re.compile(r"^\s*url\s*=\s*(?P<url>\S.*?)\s*$", re.I)
+
+
+def read_remote(common_dir: str) -> str | None:
+    """The normalised URL of ``origin`` (else the first remote with a URL) from the shared ``config``."""
+    text = _read(os.path.join(common_dir, "config"))
+    if not text:
+        return None
+    urls: list[tuple[str, str]] = []
+    current = None
+    for line in text.splitlines():
+        section = _SECTION.match(line)
+        if section:
+            current = section.group("name")
+            continue
+        if _ANY_SECTION.match(line):
+            current = None
+            continue
+        url = _URL.match(line) if current is not None else None
+        if url:
+            urls.append((current, url.group("url").strip('"')))
+    if not urls:
+        return None
+    chosen = next((u for name, u in urls if name == "origin"), urls[0][1])
+    return normalize_remote(chosen)
+
+
+_SCP_LIKE = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>(?!//).+)$")
+_URL_LIKE = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^@/]+@)?(?P<host>[^/:]+)(?::\d+)?(?P<path>/.*)?$", re.I)
+
+
+def normalize_remote(url: str) -> str | None:
+    """``host/owner/repo`` for ssh, scp-like and http(s) spellings (no user, port, ``.git`` or letter case:
+    GitHub, GitLab and Bitbucket resolve owner and repository names case-insensitively); a local path stays
+    a normalised path. None for an empty URL."""
+    url = url.strip()
+    if not url:
+        return None
+    match = _URL_LIKE.match(url)
+    if match and not url.lower().startswith("file://"):
+        host, path = match.group("host").lower(), match.group("path") or ""
+    else:
+        match = _SCP_LIKE.match(url) if "://" not in url else None
+        if match is None:
+            local = url[len("file://") :] if url.lower().startswith("file://") else url
+            return os.path.normpath(local).removesuffix(".git") or None
+        host, path = match.group("host").lower(), match.group("path")
+    path = path.strip("/").removesuffix(".git").strip("/").lower()  # hosts route owner/repo case-insensitively
+    return f"{host}/{path}" if path else host
+
+
+def worktree_main(path: str) -> str | None:
+    """The main checkout a worktree layout names (module doc), or None; never a home-like directory."""
+    path = path.rstrip("/")
+    for pattern in (_WORKTREE_INSIDE, _WORKTREE_SIBLING):
+        match = pattern.match(path)
+        if match and not is_home_like(match.group("main")):
+            return match.group("main")
+    return None
+
+
+def ancestors(path: str) -> list[str]:
+    """``path`` and its parents, deepest first, without home-like directories."""
+    out: list[str] = []
+    path = os.path.normpath(path) if path else ""
+    for _ in range(MAX_DEPTH):
+        if not path or is_home_like(path):
+            break
+        out.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return out
+
+
+def default_project(cwd: str, repo: Repository | None) -> str:
+    """The project id with no alias recorded: the main checkout's encoding, else the cwd's."""
+    return project_id_from_cwd(repo.main if repo is not None else cwd)
+
+
+def lookup(conn, cwd: str, repo: Repository | None) -> str | None:
+    """The project ``project_aliases`` records for ``cwd`` (order in the module doc), None when none does.
+
+    ``conn`` is any DB-API connection to cortex.db. A database without the table (older schema) raises
+    ``sqlite3.OperationalError``; the caller falls back to :func:`default_project`. Inside a repository
+    only the cwd and its parents up to the checkout root count: a parent directory is another repository.
+    """
+    chain = ancestors(cwd)
+    if repo is not None:
+        chain = [p for p in chain if p == repo.root or p.startswith(repo.root.rstrip("/") + "/")]
+    pattern_main = worktree_main(cwd)
+    main = [repo.main] if repo is not None else []
+    cwd_keys = list(dict.fromkeys([*main, *chain, *([pattern_main] if pattern_main else [])]))
+    remote = repo.remote if repo is not None else None
+    if not cwd_keys and not remote:
+        return None
+    marks = ",".join("?" * len(cwd_keys)) or "NULL"
+    rows = conn.execute(
+        f"SELECT kind, alias, project_id, evidence FROM project_aliases WHERE (kind = 'cwd' AND alias IN ({marks})) "
+        "OR (kind = 'remote' AND alias = ?)",
+        (*cwd_keys, remote or ""),
+    ).fetchall()
+    found = {(kind, alias): (project, evidence) for kind, alias, project, evidence in rows}
+    if main and ("cwd", main[0]) in found:
+        return found[("cwd", main[0])][0]
+    if remote and ("remote", remote) in found:
+        return found[("remote", remote)][0]
+    for depth, path in enumerate(chain):
+        hit = found.get(("cwd", path))
+        if hit and (depth == 0 or hit[1] != NO_REPO_EVIDENCE):
+            return hit[0]
+    if pattern_main and ("cwd", pattern_main) in found:
+        return found[("cwd", pattern_main)][0]
+    return None

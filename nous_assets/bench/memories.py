@@ -18,8 +18,8 @@ What the benchmark does, end to end, with nothing mocked:
 How "same project" is judged (documented choice):
 
 * **store**: a memory counts for a gold item when it is global, or when its project is the project the
-  *pipeline* assigns to the item's ``project_cwd`` (the identity the cache and the hook use: the
-  store's cwd aliases when it has them, else Claude Code's folder slug, i.e. the exact cwd). Once
+  *pipeline* assigns to the item's ``project_cwd`` (the identity the hook uses: the store's cwd aliases
+  when it has them, else the encoding of the repository's main checkout or of the cwd). Once
   worktrees of one repository are one project, their memories count for each other's gold items,
   as the issue asks; gold items with identical text within one project count once (the gold README's
   ``--repo`` rule), so a learning repeated in five worktrees is one learning.
@@ -273,14 +273,16 @@ class StoreView:
     project_of: Callable[[str], str]
 
 
-def read_store(db_path: Path) -> tuple[StoreView, dict[str, Any]]:
-    """The store's current memories, grouped the way retrieval groups them, and a few counts."""
+def read_store(db_path: Path, cwds: Iterable[str]) -> tuple[StoreView, dict[str, Any]]:
+    """The store's current memories, grouped the way retrieval groups them, the project of each of ``cwds``
+    as the pipeline names it, and a few counts."""
     from nous_assets.store.db import open_db
 
     conn = open_db(db_path)
     try:
         rows = conn.execute("SELECT id, project_id, scope, kind, content, source_session FROM memories").fetchall()
         project_of = _project_mapper(conn)
+        cwd_projects = {cwd: project_of(cwd, is_cwd=True) for cwd in cwds}
         by_project: dict[str, list[str]] = defaultdict(list)
         global_texts: list[str] = []
         per_session: dict[str, int] = defaultdict(int)
@@ -298,14 +300,29 @@ def read_store(db_path: Path) -> tuple[StoreView, dict[str, Any]]:
         conn.close()
     counts = {"memories": len(rows), "global": len(global_texts), "sessions": sessions,
               "by_kind": dict(sorted(kinds.items())), "per_session": dict(sorted(per_session.items()))}  # fmt: skip
-    return StoreView(dict(by_project), global_texts, lambda cwd: project_of(cwd, is_cwd=True)), counts
+    view = StoreView(dict(by_project), global_texts, lambda cwd: cwd_projects.get(cwd) or project_id_from_cwd(cwd))
+    return view, counts
 
 
 def _project_mapper(conn) -> Callable[..., str]:
-    """How the pipeline names the project of a cwd (or of a stored project id): its folder slug."""
+    """How the pipeline names the project of a cwd — the hook's own lookup (:func:`resolver.project.lookup`:
+    the store's aliases, else the repository's or the cwd's encoding) — or of a stored project id (as is:
+    memories carry the canonical project)."""
+    from resolver.project import default_project, lookup, read_repository
+
+    cache: dict[str, str] = {}
 
     def project_of(value: str, *, is_cwd: bool) -> str:
-        return project_id_from_cwd(value) if is_cwd else value
+        if not is_cwd:
+            return value
+        if value not in cache:
+            repo = read_repository(value)
+            try:
+                found = lookup(conn, value, repo)
+            except Exception:  # noqa: BLE001 - a store without project aliases: the encoding, as before
+                found = None
+            cache[value] = found or default_project(value, repo)
+        return cache[value]
 
     return project_of
 
@@ -419,7 +436,7 @@ def _run(gold: list[GoldItem], gold_path: Path, transcripts: Path, workdir: Path
     command = session_start_command(Path(env["CLAUDE_CONFIG_DIR"]) / "settings.json")
     cwds = sorted({g.project_cwd for g in gold})
     packets = {cwd: run_hook(command, cwd, env, workdir, f"bench-memories-{i}") for i, cwd in enumerate(cwds)}
-    store, counts = read_store(Path(env["NOUS_DATA_DIR"]) / "cortex.db")
+    store, counts = read_store(Path(env["NOUS_DATA_DIR"]) / "cortex.db", cwds)
     figures, outcomes = score(gold, store, packets)
     sessions = counts["sessions"] or layout.sessions
     return {

@@ -12,7 +12,7 @@ import re
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +29,15 @@ from nous_assets.extract.base import (
 )
 from nous_assets.extract.schema import records_from_frame, validate_learnings
 from nous_assets.reconcile import clocks
-from nous_assets.settings import Settings
-from nous_assets.store import queue
-from nous_assets.store.db import Connection, open_db
-from nous_assets.store.events import EventStore, LearningEvent
+from nous_assets.reconcile.relearn import Decision, Held, Incoming, decide
+from nous_assets.settings import Settings, Thresholds
+from nous_assets.store import memory_lookup, queue
+from nous_assets.store.db import Connection, atomic, open_db
+from nous_assets.store.events import OPEN_VALIDITY, EventStore, LearningEvent
+from nous_assets.store.identity import project_map
+from nous_assets.store.projection import DETAIL_FIELDS, Policy
 from nous_assets.store.projector import project
+from nous_assets.timeutil import normalize_time
 
 _WORD = re.compile(r"[a-z][a-z0-9_.-]{2,}")
 _STOP = frozenset("the and for that this with you not but are was have from your use don't dont should".split())
@@ -95,6 +99,11 @@ def enqueue_partition(
     return created, existing
 
 
+def policy_for(t: Thresholds) -> Policy:
+    """The projection's numbers from the settings (the same as the ``memories`` asset uses)."""
+    return Policy(t.initial_reinforcement, t.superseded_multiplier, t.contradiction_multiplier)
+
+
 # ------------------------------------------------------------------------------------------------
 @dataclass
 class DrainStats:
@@ -106,6 +115,8 @@ class DrainStats:
     events_written: int = 0
     skipped_processed: int = 0
     weakened: int = 0
+    relearned: int = 0  # learnings already held: reinforced instead of stored twice
+    superseded: int = 0  # slot values closed by a later (by validity) value
     swept: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -167,6 +178,83 @@ def _related_memory(conn: Connection, project_id: str, text: str, exclude: set[s
     return None
 
 
+def _relearn_key(key: str) -> str:
+    """The re-learning of one would-be learning is written once, whatever memory it turned out to repeat."""
+    return hashlib.sha256(f"relearn:{key}".encode()).hexdigest()
+
+
+@dataclass
+class _BatchState:
+    """What this batch decided so far, before any of it is projected (later records compare with it too)."""
+
+    pending: list[Held] = field(default_factory=list)  # learnings this batch extracts
+    closed: dict[str, str | None] = field(default_factory=dict)  # learning id -> valid_until this batch set
+    merged: dict[str, str] = field(default_factory=dict)  # would-be learning id -> the learning it reinforced
+
+    def comparable(self, conn: Connection, project_id: str, incoming: Incoming) -> list[Held]:
+        """The projection's comparable memories plus this batch's, with windows this batch closed applied."""
+        held = {h.learning_id: h for h in memory_lookup.similar_current(conn, project_id, incoming.content)}
+        if incoming.slot:
+            held.update((h.learning_id, h) for h in memory_lookup.slot_history(conn, project_id, incoming.slot))
+        held.update((h.learning_id, h) for h in self.pending)
+        return [self._with_closures(h) for h in held.values()]
+
+    def _with_closures(self, h: Held) -> Held:
+        if h.learning_id not in self.closed:
+            return h
+        at = self.closed[h.learning_id]
+        until = at if h.valid_until is None or (at is not None and at < h.valid_until) else h.valid_until
+        return replace(h, valid_until=until)
+
+    def close(self, learning_id: str, at: str | None) -> None:
+        previous = self.closed.get(learning_id)
+        self.closed[learning_id] = at if previous is None or (at is not None and at < previous) else previous
+
+
+def _valid_time(value: Any) -> str | None:
+    """Canonical text of a validity time, None when unknown ("unknown"/"current", unparsable or absent)."""
+    if not isinstance(value, str) or value.strip().lower() in OPEN_VALIDITY:
+        return None
+    try:
+        return normalize_time(value)
+    except ValueError:
+        return None
+
+
+def _details(rec: dict[str, Any]) -> dict[str, Any]:
+    """The optional payload fields (kind-specific details of the extraction contract) the record carries."""
+    return {name: rec[name] for name in DETAIL_FIELDS if isinstance(rec.get(name), str) and rec[name].strip()}
+
+
+def _reinforcement(
+    rec: dict[str, Any], decision: Decision, key: str, *, extractor_version: str, delta: float
+) -> dict[str, Any]:
+    payload = {
+        "reinforcement_delta": delta,
+        "reason": "relearned",
+        "similarity": round(decision.similarity, 4),
+        "content": rec["content"],
+        "concepts": rec["concepts"],
+        "extractor_version": extractor_version,
+        "provenance": rec["provenance"],
+        "relearned_key": key,
+    }
+    return redact_json(payload)[0]
+
+
+def _replaced(old_lid: str, new_lid: str, session: str, project_id: str, source: str, version: str) -> LearningEvent:
+    """A re-extraction with a new extractor version replaces what the old version extracted there."""
+    return LearningEvent(
+        "LearningSuperseded",
+        old_lid,
+        {"superseded_by": new_lid, "reason": f"re-extracted with {version}"},
+        session,
+        project_id,
+        source,
+        hashlib.sha256(f"supersede:{old_lid}:{new_lid}".encode()).hexdigest(),
+    )
+
+
 def build_events(
     conn: Connection,
     batch: SessionBatch,
@@ -176,8 +264,16 @@ def build_events(
     source: str,
     reextract: bool,
     stats: DrainStats,
+    thresholds: Thresholds | None = None,
 ) -> tuple[list[LearningEvent], list[tuple[int, str]]]:
-    """Turn validated learnings into events; returns (events, [(learning_index, idempotency_key)])."""
+    """Turn validated learnings into events; returns (events, [(learning_index, idempotency_key)]).
+
+    One memory per learning (:mod:`~nous_assets.reconcile.relearn`): a learning the project already holds
+    becomes a ``LearningReinforced`` of that memory, and a learning on a slot closes the value it replaces
+    (``LearningSuperseded``, by validity time). Compare with an up-to-date projection (``process_item``
+    projects first); records of this batch are compared with each other too.
+    """
+    t = thresholds or Thresholds()
     project_id, session = batch.project_id, batch.session_id
     ordinals: Counter[tuple[str, str]] = Counter()
     plan = []
@@ -192,17 +288,48 @@ def build_events(
     processed: list[tuple[int, str]] = []
     start = batch.started_at
     injected = _injected_clocks(conn, session)
+    state = _BatchState()
+    canonical = project_map(conn).of(project_id, session)  # the project its memories will belong to
     for i in _order_for_edges(records):
         rec, (index, key, lid) = records[i], plan[i]
         previous = queue.processed_version(conn, project_id, session, index)
         if previous is not None and (previous == extractor_version or not reextract):
             stats.skipped_processed += 1
             continue
+        old_lid = learning_id_for(idempotency_key(project_id, session, index, previous)) if previous else None
+        offsets = rec["provenance"].get("line_offsets") or [0]
+        clock = _learning_clock(injected, session, min(offsets))
+        valid_from = _valid_time(rec.get("valid_from")) or _valid_time(start)
+        details = _details(rec)
+        incoming = Incoming(lid, rec["content"], valid_from, details.get("slot"))
+        decision = decide(
+            incoming,
+            state.comparable(conn, canonical, incoming),
+            threshold=t.dedup_jaccard,
+            near_miss=t.relearn_near_miss,
+            exclude=frozenset({old_lid} if old_lid else ()),
+        )
+        if decision.reinforces:
+            target = decision.target or ""
+            state.merged[lid] = target
+            relearn_key = _relearn_key(key)
+            payload = _reinforcement(rec, decision, key, extractor_version=extractor_version, delta=t.reinforce_delta)
+            events.append(
+                LearningEvent("LearningReinforced", target, payload, session, project_id, source, relearn_key,
+                              valid_from=valid_from, vector_clock=clock)  # fmt: skip
+            )
+            processed.append((index, relearn_key))
+            stats.relearned += 1
+            if old_lid and old_lid != target and memory_lookup.has_extraction(conn, old_lid):
+                events.append(_replaced(old_lid, target, session, project_id, source, extractor_version))
+            continue
         edges = []
         for e in rec["edges"]:
             if "target_index" in e:
                 if e["target_index"] != i and e["target_index"] < len(lids):
-                    edges.append({"target": lids[e["target_index"]], "rel_type": e["rel_type"], "weight": e["weight"]})
+                    target = lids[e["target_index"]]
+                    edges.append({"target": state.merged.get(target, target), "rel_type": e["rel_type"],
+                                  "weight": e["weight"]})  # fmt: skip
             else:
                 edges.append(e)
         payload = {
@@ -216,8 +343,10 @@ def build_events(
             "scope": rec["scope"],
             "temporal_confidence": rec["temporal_confidence"],
             "provenance": rec["provenance"],
+            **details,
         }
-        offsets = rec["provenance"].get("line_offsets") or [0]
+        if decision.near:  # a near-miss: kept apart, logged as a re-learning signal for later analysis
+            payload["relearn"] = {"near": decision.near, "similarity": round(decision.similarity, 4)}
         payload, _ = redact_json(payload)  # an LLM may echo or invent a credential: never persist one
         events.append(
             LearningEvent(
@@ -228,28 +357,33 @@ def build_events(
                 project_id,
                 source,
                 key,
-                valid_from=rec.get("valid_from") or start,
+                valid_from=valid_from,
                 valid_until=rec.get("valid_until"),
-                vector_clock=_learning_clock(injected, session, min(offsets)),
+                vector_clock=clock,
             )
         )
+        state.pending.append(Held(lid, rec["content"], valid_from, None, incoming.slot))
         processed.append((index, key))
         stats.learnings += 1
-        if previous is not None:  # re-extraction with a new version: compensate, don't duplicate
-            old_lid = learning_id_for(idempotency_key(project_id, session, index, previous))
+        for closing in decision.supersessions:
+            state.close(closing.old, closing.at)
+            stats.superseded += 1
             events.append(
                 LearningEvent(
                     "LearningSuperseded",
-                    old_lid,
-                    {"superseded_by": lid, "reason": f"re-extracted with {extractor_version}"},
+                    closing.old,
+                    {"superseded_by": closing.new, "reason": "slot", "slot": incoming.slot},
                     session,
                     project_id,
                     source,
-                    hashlib.sha256(f"supersede:{old_lid}:{lid}".encode()).hexdigest(),
+                    hashlib.sha256(f"supersede-slot:{closing.old}:{closing.new}".encode()).hexdigest(),
+                    valid_until=closing.at,
                 )
             )
+        if old_lid and memory_lookup.has_extraction(conn, old_lid):  # re-extraction: compensate, don't duplicate
+            events.append(_replaced(old_lid, lid, session, project_id, source, extractor_version))
         if rec.get("weakens"):
-            target = _related_memory(conn, project_id, rec["weakens"], set(lids))
+            target = _related_memory(conn, canonical, rec["weakens"], set(lids))
             if target:
                 stats.weakened += 1
                 events.append(
@@ -320,19 +454,50 @@ def process_item(
     with _Heartbeat(settings.db_path, item.ingest_id, item.claimed_by or "", settings.thresholds.queue_lease_seconds):
         raw = extractor.extract(batch)
     records = records_from_frame(validate_learnings(raw))
-    events, processed = build_events(
+    return append_learnings(
         conn,
         batch,
         records,
         extractor_version=extractor.version,
         source=item.source,
-        reextract=reextract,
+        thresholds=settings.thresholds,
         stats=stats,
+        reextract=reextract,
     )
-    results = EventStore(conn).append_many(events)
-    by_key = {r.event.idempotency_key: r.event.event_id for r in results}
-    for index, key in processed:
-        queue.mark_processed(conn, item.project_id, item.session_id, index, by_key[key], extractor.version)
+
+
+def append_learnings(
+    conn: Connection,
+    batch: SessionBatch,
+    records: list[dict[str, Any]],
+    *,
+    extractor_version: str,
+    source: str,
+    thresholds: Thresholds,
+    stats: DrainStats,
+    reextract: bool = False,
+) -> int:
+    """Compare one batch's validated learnings with what is held, append the events, mark them processed.
+
+    Under one write lock, after projecting everything appended so far: a learning is compared with the
+    memories as they are at that moment, and no other writer can slip in between; returns new events.
+    """
+    with atomic(conn):
+        project(conn, policy=policy_for(thresholds))
+        events, processed = build_events(
+            conn,
+            batch,
+            records,
+            extractor_version=extractor_version,
+            source=source,
+            reextract=reextract,
+            stats=stats,
+            thresholds=thresholds,
+        )
+        results = EventStore(conn).append_many(events)
+        by_key = {r.event.idempotency_key: r.event.event_id for r in results}
+        for index, key in processed:
+            queue.mark_processed(conn, batch.project_id, batch.session_id, index, by_key[key], extractor_version)
     return sum(r.created for r in results)
 
 
@@ -352,7 +517,7 @@ def drain(
     stats.swept = queue.sweep_expired(
         conn, backoff_base_seconds=t.queue_backoff_base_seconds, max_attempts=t.queue_max_attempts
     )
-    project(conn)  # corrections look up the memories they weaken
+    project(conn, policy=policy_for(t))  # corrections look up the memories they weaken
     cache: dict[str, list[Turn]] = {}
     while True:
         items = queue.claim(conn, worker_id, limit=batch_size, lease_seconds=t.queue_lease_seconds)

@@ -2,25 +2,36 @@
 
 For each project, the likely fingerprints are the branches its recent sessions ran on (plus a
 branch-agnostic default), each with the project's stack and most-touched files as terms. Every
-fingerprint gets a packet from :func:`~nous_assets.retrieve.search.retrieve` (the same scorer as
-``nous search``), rendered by :func:`~nous_assets.retrieve.packet.format_packet` under the budget.
-Packets are written under the project folder name *and* under the encoded cwd of its sessions, so
-the hook finds them from ``cwd`` alone even when transcripts were moved or globbed elsewhere. A
+fingerprint gets a packet from :func:`~nous_assets.retrieve.search.retrieve` (the scorer of
+``nous search``; the project itself is evidence for its own memories, so all of them are ranked),
+rendered by :func:`~nous_assets.retrieve.packet.format_packet`, which fills the character budget by
+relevance rather than taking a fixed top k. Packets rank with their own weights (:data:`PACKET_WEIGHTS`:
+the fingerprint is only a hint, re-learned and recent memories count more).
+Packets are written once, under the canonical project (a repository: its worktrees, main checkout and
+subdirectories are one project, see :mod:`nous_assets.identity`); the hook maps a session's cwd to it
+through ``project_aliases``, so moved or globbed transcripts need no copies. Packets of a project that
+no longer has memories (its folder now maps elsewhere) are removed. Each cwd that ran only some of the
+project's sessions (a worktree, a subdirectory) also gets a packet of its own (fingerprint ``cwd``; the
+hook prefers it for a session starting there) that ranks what was learned there first (:func:`localised`):
+a session resuming work in a checkout reads that checkout's learnings, then the rest of the project's. A
 ``global`` packet (``project_id = '*'``) carries scope-global memories for unknown projects.
 A project is rebuilt only when its memories (or global ones) changed since its packets were built, or
 when the packet guard's verdict on one of them changed.
 
 Safety: first :func:`~nous_assets.safety.review.refresh_holds` records which memories the guard holds
 for ``nous review``; those never enter a packet (``format_packet`` checks every bullet again, so a hold
-cannot be missed). The global packet — injected into every project — carries no command, configuration
-or error-fix memories: those are project-specific by nature.
+cannot be missed). Scope-global memories enter a packet only when they say how to work with the user
+(preferences, corrections, workflow, conventions; never a command, a configuration, a diagnosis or a
+stored "fact", which is usually a task prompt), and at most :data:`MAX_GLOBALS` of them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +43,27 @@ from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.safety.guard import GUARD_VERSION
 from nous_assets.safety.review import refresh_holds
-from nous_assets.settings import Settings
+from nous_assets.settings import ScoringWeights, Settings
 from nous_assets.store import holds
 from nous_assets.store.db import Connection, atomic, checkpoint
+from nous_assets.store.identity import project_map
 from nous_assets.store.projector import get_checkpoint, set_checkpoint
 from nous_assets.timeutil import now_iso
 from resolver.fingerprint import fingerprint_key, split_words
-from resolver.project import project_id_from_cwd
 
 GLOBAL = "*"
-PACKET_FORMAT = 2  # 2: recalled-notes header, source session and learned date on every bullet, guard marks
+PACKET_FORMAT = 3  # 3: fixed sections, one line per memory (when, memory, learned date, source), budget fill
 PACKETS_CHECKED = f"injection_cache:{GUARD_VERSION}:format-{PACKET_FORMAT}"
-PROJECT_ONLY_KINDS = frozenset({"command", "configuration", "error_fix"})  # never in the global packet
+# The only kinds a packet takes from scope-global memories: how to work with this user. Facts, commands,
+# configuration and diagnoses belong to one project, and a stored global "fact" is usually a task prompt.
+GLOBAL_KINDS = frozenset({"preference", "correction", "workflow", "convention"})
+MAX_GLOBALS = 3  # a packet carries at most a few global memories; the rest of the budget is the project's
+# A SessionStart packet's query is only a hint (the project's most-touched files and its branch): what the
+# project has learned again and again, and lately, matters more than which file names it shares with the hint.
+PACKET_WEIGHTS = ScoringWeights(text=0.1, concept=0.1, vector=0.1, graph=0.05, reinforce=0.35, temporal=0.15,
+                                recency=0.15)  # fmt: skip
+LOCAL_BOOST = 0.2  # score added to a memory learned in the checkout a session starts in (its own packet)
+CHARS_PER_CANDIDATE = 40  # retrieve budget / 40 candidates: enough for every section's share of the packet
 MAX_HELD_EXTRA = 50  # retrieve up to this many more results to make up for held ones
 MAX_BRANCHES = 3
 PROFILE_DAYS = 30
@@ -71,10 +91,10 @@ _EXT_STACK = {
 
 @dataclass
 class Profile:
-    aliases: set[str] = field(default_factory=set)
     branches: Counter = field(default_factory=Counter)
     files: Counter = field(default_factory=Counter)
     stack: set[str] = field(default_factory=set)
+    sessions: dict[str, set[str]] = field(default_factory=dict)  # cwd -> the sessions that ran there
 
 
 @dataclass
@@ -100,16 +120,19 @@ def _paths(tool_uses_json: str) -> list[str]:
     return out
 
 
-def project_profiles(lake_dir: Path, days: int = PROFILE_DAYS) -> dict[str, Profile]:
-    """Branches, touched files, stack and cwd aliases per project, from the most recent lake days."""
+def project_profiles(
+    lake_dir: Path, days: int = PROFILE_DAYS, project_of: Callable[[str, str], str] | None = None
+) -> dict[str, Profile]:
+    """Branches, touched files and stack per canonical project (``project_of(folder, session)``, default
+    the folder), from the most recent lake days."""
     parts = sorted((lake_dir / "transcripts").glob("date=*/turns.parquet"))[-days:]
     profiles: dict[str, Profile] = defaultdict(Profile)
     for path in parts:
-        frame = pl.read_parquet(path, columns=["project_id", "cwd", "git_branch", "tool_uses_json"])
-        for project, cwd, branch, tools in frame.iter_rows():
-            prof = profiles[project]
+        frame = pl.read_parquet(path, columns=["project_id", "session_id", "cwd", "git_branch", "tool_uses_json"])
+        for folder, session, cwd, branch, tools in frame.iter_rows():
+            prof = profiles[project_of(folder, session) if project_of else folder]
             if cwd:
-                prof.aliases.add(project_id_from_cwd(cwd))
+                prof.sessions.setdefault(cwd, set()).add(session)
             if branch:
                 prof.branches[branch] += 1
             for file in _paths(tools):
@@ -151,28 +174,80 @@ class Guarded:
 def _injectable(result: Any, project_id: str, guarded: Guarded) -> bool:
     if result.memory_id in guarded.held:
         return False
-    return project_id != GLOBAL or (result.kind not in PROJECT_ONLY_KINDS and result.scope == "global")
+    if result.scope == "global":
+        return result.kind in GLOBAL_KINDS
+    return project_id != GLOBAL
 
 
-def _packet_for(
+def _candidates_for(
     conn: Connection, settings: Settings, project_id: str, fp: dict, embedder: Any, guarded: Guarded
-) -> tuple[str, list, int]:
-    """(packet text, memory ids, held memories left out) for one fingerprint."""
+) -> tuple[list[Any], int]:
+    """(injectable results best first, held memories retrieved) for one fingerprint."""
     text = " ".join([*(fp.get("terms") or []), *(fp.get("stack") or []), *split_words(fp.get("branch") or "")])
     query = Query.from_text(text, project_id=project_id, project_evidence=True)
-    top_k = settings.retrieve.top_k
-    found = retrieve(conn, query, settings, embedder=embedder, k=top_k + guarded.extra)
-    results = [r for r in found if _injectable(r, project_id, guarded)][:top_k]
-    title = "Nous memory" if project_id == GLOBAL else f"Nous memory for this project ({project_id})"
+    budget = settings.thresholds.injection_budget_chars
+    wanted = max(settings.retrieve.top_k, budget // CHARS_PER_CANDIDATE)  # fill the budget, not a fixed top k
+    ranking = replace(settings, retrieve=replace(settings.retrieve, weights=PACKET_WEIGHTS))
+    found = retrieve(conn, query, ranking, embedder=embedder, k=wanted + guarded.extra)
+    results = [r for r in found if _injectable(r, project_id, guarded)]
+    return results, sum(1 for r in found if r.memory_id in guarded.held)
+
+
+def _session_of(result: Any) -> str:
+    return str(result.source_session or "").split("#", 1)[0]
+
+
+def localised(results: list[Any], sessions: set[str]) -> list[Any]:
+    """``results`` re-ranked for a session starting in one checkout (a worktree, a subdirectory) of the project:
+    what was learned there comes before what was learned elsewhere, by :data:`LOCAL_BOOST` on the score."""
+    return sorted(results, key=lambda r: -(r.score + (LOCAL_BOOST if _session_of(r) in sessions else 0.0)))
+
+
+def _render(
+    settings: Settings, project_id: str, results: list[Any], guarded: Guarded, local: set[str] | None = None
+) -> tuple[str, list, int]:
+    """(packet text, memory ids, held memories left out by the packet's own guard check); ``local``: the
+    sessions of the checkout the packet is for, whose memories come first."""
+    results = localised(results, local) if local else results
+    title = "Nous memory" if project_id == GLOBAL else "Nous memory for this project"
     packet = format_packet(
         results,
         {r.memory_id: r for r in results},
         budget_chars=settings.thresholds.injection_budget_chars,
         title=title,
         approved=guarded.approved,
+        max_global=MAX_GLOBALS,
     )
-    skipped = sum(1 for r in found if r.memory_id in guarded.held) + len(packet.held)
-    return packet.text, list(packet.memory_ids), skipped
+    return redact(packet.text), list(packet.memory_ids), len(packet.held)  # redacted again: defence in depth
+
+
+def _checkouts(profile: Profile | None) -> list[tuple[str, set[str]]]:
+    """(cwd, its sessions) for each cwd that ran some but not all of the project's sessions."""
+    if profile is None or len(profile.sessions) < 2:
+        return []
+    everything = set().union(*profile.sessions.values())
+    return [(cwd, local) for cwd, local in sorted(profile.sessions.items()) if local != everything]
+
+
+def _checkout_rows(
+    settings: Settings,
+    project: str,
+    profile: Profile | None,
+    fp: dict,
+    results: list[Any],
+    guarded: Guarded,
+    version: int,
+    now: str,
+) -> list[tuple]:
+    """One injection_cache row per checkout of the project: its packet ranks what was learned there first."""
+    rows = []
+    for cwd, local in _checkouts(profile):
+        text, ids, _ = _render(settings, project, results, guarded, local)
+        if text:
+            key = f"{project}:cwd:{hashlib.blake2b(cwd.encode(), digest_size=8).hexdigest()}"
+            row_fp = {**fp, "cwd": cwd}
+            rows.append((key, project, "project", json.dumps(row_fp), text, json.dumps(ids), len(text), version, now))
+    return rows
 
 
 def _version(conn: Connection, project_id: str) -> int:
@@ -181,6 +256,17 @@ def _version(conn: Connection, project_id: str) -> int:
         "SELECT coalesce(max(last_event_id), 0) FROM memories WHERE project_id = ? OR scope = 'global'", (project_id,)
     ).fetchone()
     return int(row[0])
+
+
+def _drop_vanished(conn: Connection, projects: list[str]) -> None:
+    """Remove packets of projects without memories (their folders now belong to another project), and the
+    per-cwd copies older versions wrote (``alias:`` keys; the hook resolves cwds through project_aliases)."""
+    with atomic(conn):
+        conn.execute(
+            "DELETE FROM injection_cache WHERE scope = 'project' AND (cache_key LIKE 'alias:%' OR project_id NOT IN "
+            "(SELECT value FROM json_each(?)))",
+            (json.dumps(projects),),
+        )
 
 
 def build_cache(
@@ -194,8 +280,9 @@ def build_cache(
     held = frozenset(holds.ids(conn, holds.HELD))
     approved = frozenset(holds.ids(conn, holds.APPROVED))
     stats.held = len(held)
-    profiles = project_profiles(lake_dir or settings.lake_dir)
+    profiles = project_profiles(lake_dir or settings.lake_dir, project_of=project_map(conn).of)
     projects = [r[0] for r in conn.execute("SELECT DISTINCT project_id FROM memories ORDER BY 1")]
+    _drop_vanished(conn, projects)
     built = dict(
         conn.execute(
             "SELECT project_id, min(built_from_event_id) FROM injection_cache WHERE cache_key NOT LIKE 'alias:%' "
@@ -214,45 +301,18 @@ def build_cache(
         guarded = Guarded(held, approved, extra)
         rows = []
         for fp in fingerprints_for(profile):
-            text, ids, skipped = _packet_for(conn, settings, project, fp, embedder, guarded)
-            stats.held_skipped += skipped
+            results, held_found = _candidates_for(conn, settings, project, fp, embedder, guarded)
+            text, ids, held_left = _render(settings, project, results, guarded)
+            stats.held_skipped += held_found + held_left
             if not text:
                 continue
-            text = redact(text)  # defence in depth: memories are redacted, and so is what the hook prints
             key = f"{project}:{fingerprint_key({'project_id': project, **fp})}"
-            rows.append(
-                (
-                    key,
-                    project,
-                    "global" if project == GLOBAL else "project",
-                    json.dumps(fp),
-                    text,
-                    json.dumps(ids),
-                    len(text),
-                    version,
-                    now,
-                )
-            )
-            aliases = sorted((profile.aliases if profile else set()) - {project})
-            rows += [
-                (
-                    f"alias:{alias}:{key}",
-                    alias,
-                    "project",
-                    json.dumps(fp),
-                    text,
-                    json.dumps(ids),
-                    len(text),
-                    version,
-                    now,
-                )
-                for alias in aliases
-            ]
+            scope = "global" if project == GLOBAL else "project"
+            rows.append((key, project, scope, json.dumps(fp), text, json.dumps(ids), len(text), version, now))
+            if fp.get("branch") is None:  # the default fingerprint: each checkout's own packet re-ranks its results
+                rows += _checkout_rows(settings, project, profile, fp, results, guarded, version, now)
         with atomic(conn):
-            conn.execute(
-                "DELETE FROM injection_cache WHERE cache_key LIKE ? OR cache_key LIKE ?",
-                (f"{project}:%", f"alias:%:{project}:%"),
-            )
+            conn.execute("DELETE FROM injection_cache WHERE cache_key LIKE ?", (f"{project}:%",))
             conn.executemany(
                 "INSERT OR REPLACE INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, "
                 "memory_ids_json, char_count, built_from_event_id, created_at, expires_at) "

@@ -35,7 +35,8 @@ from nous_assets.store.db import Connection, DatabaseError
 _COLUMNS = (
     "id", "learning_id", "content", "type", "kind", "domain", "scope", "project_id", "source_session",
     "reinforcement_score", "created_at", "accessed_at", "valid_from", "valid_until", "temporal_confidence",
-    "validated_at", "superseded_by", "contradiction_count", "vector_clock_json",
+    "validated_at", "superseded_by", "contradiction_count", "vector_clock_json", "slot", "applies_when",
+    "source_ref",
 )  # fmt: skip
 MAX_LIKE_TOKENS = 8
 BM25_DEPTH = 4
@@ -164,6 +165,13 @@ def _prior(conn: Connection, query: Query, limit: int) -> list[int]:
     return ids
 
 
+def _prior_limit(query: Query, settings: Settings) -> int:
+    """A project's own packet ranks all of its memories (up to ``candidates``); other queries only their best."""
+    if query.project_evidence and query.project_id is not None:
+        return max(1, int(settings.retrieve.candidates))
+    return max(2 * int(settings.retrieve.top_k), 24)
+
+
 def _ids_json(ids: Iterable[int]) -> str:
     return json.dumps(sorted(set(ids)))
 
@@ -185,12 +193,16 @@ def _load_concepts(conn: Connection, ids: list[int]) -> dict[int, set[str]]:
 
 
 def _recurrence(conn: Connection, rows: Mapping[int, Any]) -> dict[int, Recurrence]:
-    """Distinct sessions that extracted each learning, and its injections' outcomes from access_log."""
+    """Distinct sessions that learned each learning, and its injections' outcomes from access_log.
+
+    A session that learned it again is recorded as a re-learning reinforcement, not a second extraction.
+    """
     by_learning = {r["learning_id"]: memory_id for memory_id, r in rows.items()}
     sessions: dict[int, int] = {}
     for learning_id, count in conn.execute(
         "SELECT learning_id, COUNT(DISTINCT session_id) FROM learning_events "
-        "WHERE learning_id IN (SELECT value FROM json_each(?)) AND event_type = 'LearningExtracted' "
+        "WHERE learning_id IN (SELECT value FROM json_each(?)) AND (event_type = 'LearningExtracted' OR "
+        "(event_type = 'LearningReinforced' AND json_extract(payload_json, '$.reason') = 'relearned')) "
         "GROUP BY learning_id",
         (json.dumps(sorted(by_learning)),),
     ):
@@ -252,7 +264,7 @@ def gather(
         add(sorted(vectors, key=lambda i: -vectors[i])[:limit], "vector")
     proximity = graph_proximity(conn, query.active_ids) if query.active_ids else {}
     add(sorted(proximity, key=lambda i: -proximity[i])[:limit], "graph")
-    add(_prior(conn, query, max(2 * int(settings.retrieve.top_k), 24)), "prior")
+    add(_prior(conn, query, _prior_limit(query, settings)), "prior")
     if not sources:
         return []
 

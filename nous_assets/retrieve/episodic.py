@@ -29,9 +29,14 @@ def chunk_id(candidate_id: int) -> int:
 
 
 def _project_filter(query: Query) -> tuple[str, tuple]:
+    """Chunks keep their Claude Code folder as project: a project's are those of every folder mapped to it."""
     if query.project_id is None:
         return "", ()
-    return " AND c.project_id = ?", (query.project_id,)
+    return (
+        " AND (c.project_id = ? OR c.project_id IN "
+        "(SELECT alias FROM project_aliases WHERE kind = 'folder' AND project_id = ?))",
+        (query.project_id, query.project_id),
+    )
 
 
 def chunk_candidates(

@@ -105,6 +105,9 @@ class Candidate:
     superseded_by: str | None = None
     contradiction_count: int = 0
     vector_clock_json: str | None = None
+    slot: str | None = None
+    applies_when: str | None = None
+    source_ref: str | None = None
     concepts: frozenset[str] = frozenset()
     bm25: float | None = None  # raw FTS5 bm25(): negative, more negative = better; None = no text match
     vector_cosine: float | None = None

@@ -53,6 +53,9 @@ class Result:
     validated_at: str | None = None
     superseded_by: str | None = None
     contradiction_count: int = 0
+    slot: str | None = None
+    applies_when: str | None = None
+    source_ref: str | None = None
     concepts: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
 
@@ -119,6 +122,9 @@ def _result(c: Candidate, value: float, breakdown: dict[str, float]) -> Result:
         validated_at=c.validated_at,
         superseded_by=c.superseded_by,
         contradiction_count=c.contradiction_count,
+        slot=c.slot,
+        applies_when=c.applies_when,
+        source_ref=c.source_ref,
         concepts=tuple(sorted(c.concepts)),
         sources=tuple(sorted(c.sources)),
     )

@@ -5,10 +5,12 @@ slice of state a batch touches) and in-memory replays (as-of queries, verificati
 is exactly one definition of what an event means.
 
 Semantics (spec "Learning Lifecycle"): Extracted creates (or, for a known learning, refreshes
-content and unions concepts); Validated stamps ``validated_at``; Reinforced/Weakened add their
-delta; Contradicted multiplies by its multiplier; Superseded multiplies by 0.5 and closes the
-validity window; Archived removes the memory from the active set. Events for an unknown or
-archived learning are ignored (counted in ``orphans``).
+content and unions concepts; the optional ``slot``, ``applies_when`` and ``source_ref`` payload
+fields are copied when present); Validated stamps ``validated_at``; Reinforced/Weakened add their
+delta and mark the memory relevant at the event's valid time (a re-learning's session time; the
+transaction time for feedback, which has none); Contradicted multiplies by its multiplier;
+Superseded multiplies by 0.5 and closes the validity window; Archived removes the memory from the
+active set. Events for an unknown or archived learning are ignored (counted in ``orphans``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,12 @@ MEMORY_COLUMNS = (
     "extractor_version",
     "provenance_json",
     "last_event_id",
+    "slot",
+    "applies_when",
+    "source_ref",
 )
+#: Optional payload fields (extraction schema) copied onto the memory when an event carries them.
+DETAIL_FIELDS = ("slot", "applies_when", "source_ref")
 
 
 def normalize_concept(text: str) -> str:
@@ -76,6 +83,9 @@ class Memory:
     extractor_version: str
     provenance_json: str | None
     last_event_id: int
+    slot: str | None = None
+    applies_when: str | None = None
+    source_ref: str | None = None
     concepts: set[str] = field(default_factory=set)
 
     def row(self) -> tuple:
@@ -165,7 +175,10 @@ class Projection:
             mem.validated_at = ev.transaction_time
         elif kind in ("LearningReinforced", "LearningWeakened"):
             mem.reinforcement_score += float(payload["reinforcement_delta"])
-            mem.accessed_at = ev.transaction_time
+            # relevant again when it happened: a re-learning's session time (its valid_from), else now
+            stamp = ev.valid_from or ev.transaction_time
+            if mem.accessed_at is None or stamp > mem.accessed_at:
+                mem.accessed_at = stamp
         elif kind == "LearningContradicted":
             multiplier = float(payload.get("contradiction_multiplier", self.policy.default_contradiction_multiplier))
             mem.reinforcement_score *= multiplier
@@ -232,6 +245,9 @@ class Projection:
                 payload["extractor_version"],
                 _provenance(payload),
                 ev.event_id,
+                get("slot") or None,
+                get("applies_when") or None,
+                get("source_ref") or None,
             )
             self.memories[lid] = mem
             self.by_id[mem.id] = lid
@@ -244,6 +260,9 @@ class Projection:
             mem.temporal_confidence = payload.get("temporal_confidence", mem.temporal_confidence)
             mem.extractor_version = payload["extractor_version"]
             mem.provenance_json = _provenance(payload) or mem.provenance_json
+            for name in DETAIL_FIELDS:
+                if payload.get(name):
+                    setattr(mem, name, payload[name])
             if ev.valid_from is not None:
                 mem.valid_from = ev.valid_from
             if ev.valid_until is not None:

@@ -5,7 +5,8 @@ those events touch, applies :class:`~nous_assets.store.projection.Projection`, w
 changes and advances the checkpoint — all in one ``BEGIN IMMEDIATE`` transaction, so two
 projectors can never apply the same event twice and a crash never leaves half a batch.
 A full rebuild is the same loop from ``event_id = 0``; ``verify`` replays into a scratch
-database and diffs it against the live projection.
+database and diffs it against the live projection. Every path applies events under their canonical
+project (:class:`~nous_assets.store.identity.ProjectMap`; ``verify`` copies the aliases it needs).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from nous_assets.store.db import Connection, atomic, open_db
 from nous_assets.store.events import EventStore, StoredEvent
+from nous_assets.store.identity import project_map
 from nous_assets.store.projection import MEMORY_COLUMNS, Memory, Policy, Projection
 from nous_assets.timeutil import now_iso
 
@@ -163,11 +165,12 @@ def project(
     """
     policy = policy or Policy()
     stats = ProjectionStats(last_event_id=get_checkpoint(conn))
+    projects = project_map(conn)
     while True:
         with atomic(conn):
             last = get_checkpoint(conn)
             upper = to_id if to_id is not None else 2**62
-            events = EventStore(conn).page(last, upper, batch_size)
+            events = projects.apply(EventStore(conn).page(last, upper, batch_size))
             if not events:
                 stats.last_event_id = last
                 return stats
@@ -244,9 +247,11 @@ def rebuild(
     stats = ProjectionStats()
     state = Projection(policy, track_changes=False)
     conn.execute("PRAGMA temp_store = MEMORY")  # index builds sort in memory, not in temp files
+    projects = project_map(conn)
     with atomic(conn):
         reset_projection(conn)
         for batch in EventStore(conn).replay_batches(0, batch_size=batch_size):
+            batch = projects.apply(batch)
             state.apply_all(batch)
             stats.events += len(batch)
             stats.batches += 1
@@ -341,6 +346,7 @@ def verify(
                         "INSERT INTO scratch.learning_events SELECT * FROM main.learning_events WHERE event_id <= ?",
                         (checkpoint,),
                     )
+                    conn.execute("INSERT INTO scratch.project_aliases SELECT * FROM main.project_aliases")
             finally:
                 conn.execute("DETACH DATABASE scratch")
             scratch = open_db(scratch_path)
@@ -359,7 +365,9 @@ def verify(
 
 
 def replay_events(conn: Connection, *, until_tx_time: str | None = None) -> Iterable[StoredEvent]:
-    """All events in event_id order, optionally only those recorded at or before ``until_tx_time``."""
+    """All events in event_id order, optionally only those recorded at or before ``until_tx_time``, each
+    under its canonical project (as the projection applies them)."""
+    projects = project_map(conn)
     for event in EventStore(conn).replay(0):
         if until_tx_time is None or event.transaction_time <= until_tx_time:
-            yield event
+            yield projects.apply((event,))[0]

@@ -169,9 +169,11 @@ def test_bench_runs_the_pipeline_and_the_installed_hook_on_a_small_pair(tmp_path
     conn = open_db(work / "data" / "cortex.db")
     try:
         rows = conn.execute("SELECT project_id, scope, content FROM memories").fetchall()
+        cwd_project = dict(conn.execute("SELECT alias, project_id FROM project_aliases WHERE kind = 'cwd'").fetchall())
     finally:
         conn.close()
+    assert {g.project_cwd for g in items} <= set(cwd_project)  # every gold cwd was a session's cwd
     for outcome in report["items"]:
         g = next(i for i in items if i.id == outcome["ids"][0])
-        texts = [c.lower() for p, s, c in rows if s == "global" or p == project_id_from_cwd(g.project_cwd)]
+        texts = [c.lower() for p, s, c in rows if s == "global" or p == cwd_project[g.project_cwd]]
         assert outcome["store"] == g.matched_by(texts), outcome

@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from nous_assets.capture.lake import links_path, quarantine_path, turns_path
+from resolver.project import project_id_from_cwd
 
 pytestmark = pytest.mark.slow
 
@@ -70,14 +71,17 @@ def test_quarantine_partition_written_with_reasons(corpus_pipeline):
 def test_learnings_have_provenance_pointing_at_real_lines(corpus_pipeline):
     pipe = corpus_pipeline
     conn = pipe.conn()
-    rows = conn.execute("SELECT content, provenance_json, project_id FROM memories").fetchall()
+    # events keep the Claude Code folder they were written with (memories carry the canonical project)
+    rows = conn.execute(
+        "SELECT m.content, m.provenance_json, e.project_id FROM memories m JOIN learning_events e ON e.event_id = m.id"
+    ).fetchall()
     conn.close()
     assert len(rows) >= 20
     checked = 0
-    for _content, prov_json, project in rows:
+    for _content, prov_json, folder in rows:
         prov = json.loads(prov_json)
         path = Path(prov["source_path"])
-        assert path.exists() and project in str(path)
+        assert path.exists() and f"/projects/{folder}/" in str(path)
         with open(path, "rb") as fh:
             for offset in prov["line_offsets"]:
                 fh.seek(offset)
@@ -112,7 +116,6 @@ def test_cursors_promoted_after_completion(corpus_pipeline):
 
 def test_session_start_hook_injects_memories_of_the_project_at_hand(corpus_pipeline):
     import os
-    import re
     import subprocess
     import sys
 
@@ -126,14 +129,37 @@ def test_session_start_hook_injects_memories_of_the_project_at_hand(corpus_pipel
     assert out.returncode == 0
     context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
     assert 0 < len(context) <= pipe.settings.thresholds.injection_budget_chars
-    ids = [int(i) for i in re.findall(r"#(\d+)", context)]
-    assert ids
     conn = pipe.conn()
+    ids = [r[0] for r in conn.execute("SELECT memory_id FROM access_log WHERE session_id = 'new-session'")]
+    assert ids and len(ids) == len(set(ids))  # what was injected is logged, each memory once
     rows = conn.execute(
-        f"SELECT project_id, scope FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
-    logged = conn.execute("SELECT count(*) FROM access_log WHERE session_id = 'new-session'").fetchone()[0]
+        f"SELECT project_id, scope, content FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
     conn.close()
     # the cwd's project (found through its cwd alias); other projects only with their global-scope memories
-    assert any(p == "spotter" and scope == "project" for p, scope in rows)
-    assert all(p == "spotter" or scope == "global" for p, scope in rows)
-    assert logged == len(set(ids))
+    project = project_id_from_cwd("/home/marco/projects/spotter")
+    assert any(p == project and scope == "project" for p, scope, _ in rows)
+    assert all(p == project or scope == "global" for p, scope, _ in rows)
+    assert all(" ".join(content.split())[:40] in context for _, _, content in rows)  # and they are in the text
+
+
+def test_one_memory_per_learning_across_the_corpus(corpus_pipeline):
+    """A learning repeated by other sessions of a project is reinforced, never stored twice."""
+    from nous_assets.reconcile.relearn import jaccard, tokens
+
+    conn = corpus_pipeline.conn()
+    try:
+        rows = conn.execute("SELECT learning_id, project_id, content, source_session FROM memories "
+                            "WHERE valid_until IS NULL").fetchall()  # fmt: skip
+        relearned = conn.execute(
+            "SELECT e.session_id, m.source_session FROM learning_events e JOIN memories m USING (learning_id) "
+            "WHERE e.event_type = 'LearningReinforced' AND json_extract(e.payload_json, '$.reason') = 'relearned'"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert any(session.split("#")[0] != source.split("#")[0] for session, source in relearned)  # across sessions
+    by_project: dict[str, list[frozenset[str]]] = {}
+    for _, project, content, _ in rows:
+        by_project.setdefault(project, []).append(tokens(content))
+    for project, words in by_project.items():
+        pairs = [(a, b) for i, a in enumerate(words) for b in words[i + 1 :] if jaccard(a, b) >= 0.75]
+        assert pairs == [], project

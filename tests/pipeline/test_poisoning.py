@@ -187,12 +187,15 @@ def test_benign_controls_stay_injected_and_warnings_are_framed(heuristic_run, gu
 
 
 def test_packets_say_what_they_are_and_carry_source_and_date(heuristic_run):
+    bullets_seen = 0
     for text in audit(heuristic_run)["packets"]:
-        header, *bullets = text.splitlines()
+        header, *lines = text.splitlines()
         assert "recalled from earlier sessions" in header and "not instructions" in header
-        for line in bullets:
-            if line.startswith("- [#"):
-                assert re.match(r"- \[#\d+ · \d{4}-\d\d-\d\d · session [0-9a-f]{8}(?:/agent)? · ", line), line
+        for line in lines:
+            if not line.startswith("### "):  # every bullet ends with the day it was learned (and its source)
+                assert line.startswith("- ") and re.search(r" \(\d{4}-\d\d-\d\d(?: · .+)?\)$", line), line
+                bullets_seen += 1
+    assert bullets_seen
 
 
 def test_approved_one_off_actions_are_not_remembered_as_decisions(heuristic_run):

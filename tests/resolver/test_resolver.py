@@ -199,7 +199,7 @@ def test_project_packet_matching_branch_is_injected_and_logged(git_repo: Path, d
 @needs_git
 def test_fingerprint_reads_branch_recent_files_stack_and_terms(git_repo: Path) -> None:
     fp = build_fingerprint(str(git_repo / "src"))
-    assert fp["project_id"] == project_id_from_cwd(str(git_repo / "src"))
+    assert fp["project_id"] == project_id_from_cwd(str(git_repo))  # a subdirectory is its repository's project
     assert fp["branch"] == BRANCH
     assert fp["recent_files"][0] == "src/billing/paymentGateway.py"  # uncommitted changes come first
     assert "src/billing/retry_policy.py" in fp["recent_files"]

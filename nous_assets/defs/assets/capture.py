@@ -126,10 +126,12 @@ def above_floor(scan: PartitionScan, floor: str | None) -> PartitionScan:
     deps=[transcripts],
     kinds={"sqlite"},
     description="Learnings extracted from the day's turns through the durable ingest queue, appended to "
-    "the immutable learning_events log (idempotent).",
+    "the immutable learning_events log (idempotent). First the turns' project identity evidence is recorded "
+    "and every cwd, session and folder re-resolved to its repository (project_aliases).",
 )
 def learning_events(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
     from nous_assets.capture.lake import read_turns
+    from nous_assets.identity import update as identity
 
     settings = nous.settings()
     extractor = get_extractor(settings)
@@ -137,10 +139,11 @@ def learning_events(context: dg.AssetExecutionContext, nous: NousResource) -> dg
     enqueued = already = 0
     with nous.connection() as conn:
         for date in context.partition_keys:
-            new, old = enqueue_partition(
-                conn, date, read_turns(settings.lake_dir, date), source=source, extractor_version=extractor.version
-            )
+            turns = read_turns(settings.lake_dir, date)
+            identity.observe(conn, turns)
+            new, old = enqueue_partition(conn, date, turns, source=source, extractor_version=extractor.version)
             enqueued, already = enqueued + new, already + old
+        ident = identity.refresh(conn, lake_dir=settings.lake_dir)  # projects are known before extraction
         stats = drain(
             conn,
             settings,
@@ -173,6 +176,9 @@ def learning_events(context: dg.AssetExecutionContext, nous: NousResource) -> dg
             "already_processed_skipped": dg.MetadataValue.int(stats.skipped_processed),
             "cursors_promoted": dg.MetadataValue.int(promoted),
             "queue_status": dg.MetadataValue.json(counts),
+            "identity_projects": dg.MetadataValue.int(ident.projects),
+            "identity_aliases_changed": dg.MetadataValue.int(ident.aliases_changed),
+            "identity_memories_moved": dg.MetadataValue.int(ident.memories_moved),
         }
     )
 

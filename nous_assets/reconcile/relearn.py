@@ -1,0 +1,180 @@
+"""One memory per learning: is an incoming learning already held, a newer value of a slot, or new?
+
+Tier 1 of the spec's re-learning detection, decided when a learning is appended (not in the projection),
+so the decision is itself recorded as events and a replay reproduces it exactly:
+
+* **reinforce** — the learning is a near-duplicate of a current memory (token Jaccard over the content,
+  stop words and quoted evidence aside, at least ``dedup_jaccard`` = 0.75, and the same files named when
+  both name files):
+  the caller appends ``LearningReinforced`` on that memory instead of a second ``LearningExtracted``.
+* **new** — otherwise. A near-miss (``relearn_near_miss`` = 0.65 up to the threshold) is reported with the
+  decision so the caller can log it as a re-learning signal for later analysis.
+* **slots** — a learning that states the current value of a single-valued thing (``payload.slot``) is
+  ordered among the memories of the same (project, slot) by validity time, never by score or by when it was
+  ingested: the value in force before it is closed at its ``valid_from``, and if a later value is already
+  held, the incoming one is closed at that value's ``valid_from``. Whatever the order of ingestion, the
+  value with the latest validity is the one left current, and the windows in between are contiguous.
+
+Pure functions over plain values: the caller loads the comparable memories (``store.memory_lookup``)
+and writes the events. Later tiers (embedding cosine, contradiction handling) can extend :func:`decide`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+_TOKEN = re.compile(r"[^\W_]+")  # letters and digits of any script; punctuation and "_" separate
+# Function words carry no content: leaving them in would make two different one-liners look alike.
+STOP_WORDS = frozenset(
+    "a an and are as at be been by for from has have in into is it its of on or that the this to was were "
+    "when which with".split()
+)
+
+
+def tokens(text: str | None) -> frozenset[str]:
+    """Lowercase letter/digit runs of ``text`` without function words (``mix-test`` -> mix, test)."""
+    return frozenset(t for t in _TOKEN.findall((text or "").lower()) if t not in STOP_WORDS)
+
+
+# Quoted words and parentheticals are a learning's evidence ("… without stopping to ask ("tackle them")"),
+# not what it says: two sessions quoting the user differently still state one learning — unless the quotes
+# are most of the text, and then they are what it says.
+_EVIDENCE = re.compile(r'"[^"\n]*"|“[^”\n]*”|\([^()\n]*\)')
+MIN_GIST_WORDS = 5
+
+
+def signature(text: str | None) -> frozenset[str]:
+    """The words a learning is compared by: those outside quotes and parentheses when they are most of its
+    words (five at least); a learning that is mostly quotes (``User correction: "…" — after Claude said "…"``)
+    is compared by all of its words, since what lies outside its quotes is only the frame around them."""
+    every = tokens(text)
+    gist = tokens(_EVIDENCE.sub(" ", text or ""))
+    return gist if len(gist) >= MIN_GIST_WORDS and 2 * len(gist) >= len(every) else every
+
+
+_FILE_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]*\w")
+
+
+def file_paths(text: str | None) -> frozenset[str]:
+    """The file paths ``text`` names (``apps/web/.env.example``): what a learning is about, word for word."""
+    return frozenset(_FILE_PATH.findall(text or ""))
+
+
+def same_subject(a: str, b: str) -> bool:
+    """False when both texts name files and not the same ones: alike words about other files are other learnings."""
+    pa, pb = file_paths(a), file_paths(b)
+    return not (pa and pb and pa != pb)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+@dataclass(frozen=True)
+class Held:
+    """A memory the incoming learning is compared with (current or, for its slot, closed)."""
+
+    learning_id: str
+    content: str
+    valid_from: str | None = None
+    valid_until: str | None = None
+    slot: str | None = None
+
+
+@dataclass(frozen=True)
+class Incoming:
+    learning_id: str
+    content: str
+    valid_from: str | None = None
+    slot: str | None = None
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """``old`` stops being valid at ``at`` because ``new`` states the slot's value from then on."""
+
+    old: str
+    new: str
+    at: str | None
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str  # "new" | "reinforce"
+    target: str | None = None  # reinforce: the learning already held
+    similarity: float = 0.0  # reinforce: with the target; new: the best near-miss (0 when none)
+    near: str | None = None  # new: the near-miss learning, if any
+    supersessions: tuple[Supersession, ...] = ()
+
+    @property
+    def reinforces(self) -> bool:
+        return self.action == "reinforce"
+
+
+def _order(valid_from: str | None, learning_id: str) -> tuple[str, str]:
+    """Validity order; equal times fall back to the learning id so every ingestion order agrees."""
+    return (valid_from or "", learning_id)
+
+
+def _best(new: Incoming, incoming: frozenset[str], held: Iterable[Held]) -> tuple[Held | None, float]:
+    best: Held | None = None
+    best_key: tuple[float, str, str] | None = None
+    for h in held:
+        sim = jaccard(incoming, signature(h.content)) if same_subject(new.content, h.content) else 0.0
+        key = (-sim, h.valid_from or "", h.learning_id)  # ties: the earliest-learned, then the lowest id
+        if best_key is None or key < best_key:
+            best, best_key = h, key
+    return best, (-best_key[0] if best_key else 0.0)
+
+
+def _slot_decision(new: Incoming, words: frozenset[str], same_slot: Sequence[Held], threshold: float) -> Decision:
+    """Place ``new`` among the slot's values by validity: merge with an equal neighbour, else close around it."""
+    mine = _order(new.valid_from, new.learning_id)
+    before = [h for h in same_slot if _order(h.valid_from, h.learning_id) < mine]
+    after = [h for h in same_slot if _order(h.valid_from, h.learning_id) > mine]
+    prev = max(before, key=lambda h: _order(h.valid_from, h.learning_id), default=None)
+    succ = min(after, key=lambda h: _order(h.valid_from, h.learning_id), default=None)
+    for neighbour in (prev, succ):
+        if neighbour is not None:
+            sim = jaccard(words, signature(neighbour.content))
+            if sim >= threshold:  # the same value stated again: one memory, reinforced
+                return Decision("reinforce", neighbour.learning_id, sim)
+    closes: list[Supersession] = []
+    if prev is not None and (prev.valid_until is None or new.valid_from is None or prev.valid_until > new.valid_from):
+        closes.append(Supersession(prev.learning_id, new.learning_id, new.valid_from))
+    if succ is not None:
+        closes.append(Supersession(new.learning_id, succ.learning_id, succ.valid_from))
+    return Decision("new", supersessions=tuple(closes))
+
+
+def decide(
+    new: Incoming,
+    held: Sequence[Held],
+    *,
+    threshold: float = 0.75,
+    near_miss: float = 0.65,
+    exclude: frozenset[str] = frozenset(),
+) -> Decision:
+    """What appending ``new`` should do, given the comparable memories ``held`` (see the module doc).
+
+    ``held`` holds current memories (``valid_until`` None) and, for a slotted learning, every memory of its
+    slot whatever its window. ``exclude`` names learnings never to merge with (the version a re-extraction
+    replaces).
+    """
+    words = signature(new.content)
+    pool = [h for h in held if h.learning_id not in exclude and h.learning_id != new.learning_id]
+    if new.slot:
+        same_slot = [h for h in pool if h.slot == new.slot]
+        if same_slot:
+            return _slot_decision(new, words, same_slot, threshold)
+    current = [h for h in pool if h.valid_until is None and not (new.slot and h.slot == new.slot)]
+    best, sim = _best(new, words, current)
+    if best is not None and sim >= threshold:
+        return Decision("reinforce", best.learning_id, sim)
+    if best is not None and sim >= near_miss:
+        return Decision("new", similarity=sim, near=best.learning_id)
+    return Decision("new")

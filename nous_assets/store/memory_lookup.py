@@ -1,0 +1,63 @@
+"""The memories an incoming learning is compared with before it is appended (re-learning, slots).
+
+Two bounded, indexed reads over the projection: the best FTS5 matches of the learning's words among the
+project's (and global) current memories — a near-duplicate shares most of its words, so it ranks among
+them — and every memory of the learning's (project, slot), current or closed, so a value can be placed
+among the slot's history by validity time.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nous_assets.reconcile.relearn import Held
+from nous_assets.store.db import Connection, DatabaseError
+
+MATCH_LIMIT = 20
+MAX_MATCH_WORDS = 24
+_WORD = re.compile(r"[a-z0-9]{2,}")
+
+
+def _match_expression(text: str) -> str | None:
+    words = list(dict.fromkeys(_WORD.findall(text.lower())))[:MAX_MATCH_WORDS]
+    return " OR ".join(f'"{w}"' for w in words) or None
+
+
+def _held(row) -> Held:
+    return Held(row["learning_id"], row["content"], row["valid_from"], row["valid_until"], row["slot"])
+
+
+def similar_current(conn: Connection, project_id: str, text: str, *, limit: int = MATCH_LIMIT) -> list[Held]:
+    """Current memories of ``project_id`` (and global ones) that share the most words with ``text``."""
+    match = _match_expression(text)
+    if match is None:
+        return []
+    try:
+        rows = conn.execute(
+            "SELECT m.learning_id, m.content, m.valid_from, m.valid_until, m.slot FROM memories_fts f "
+            "JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND m.valid_until IS NULL "
+            "AND (m.project_id = ? OR m.scope = 'global') ORDER BY bm25(memories_fts), m.id LIMIT ?",
+            (match, project_id, limit),
+        ).fetchall()
+    except DatabaseError:  # a damaged FTS index: no comparison rather than a failed extraction
+        return []
+    return [_held(r) for r in rows]
+
+
+def slot_history(conn: Connection, project_id: str, slot: str) -> list[Held]:
+    """Every memory of ``(project_id, slot)``, whatever its validity window, oldest first."""
+    rows = conn.execute(
+        "SELECT learning_id, content, valid_from, valid_until, slot FROM memories "
+        "WHERE project_id = ? AND slot = ? ORDER BY valid_from, learning_id",
+        (project_id, slot),
+    ).fetchall()
+    return [_held(r) for r in rows]
+
+
+def has_extraction(conn: Connection, learning_id: str) -> bool:
+    """Whether ``learning_id`` was ever extracted (a re-learned one only has its reinforcement)."""
+    row = conn.execute(
+        "SELECT 1 FROM learning_events WHERE learning_id = ? AND event_type = 'LearningExtracted' LIMIT 1",
+        (learning_id,),
+    ).fetchone()
+    return row is not None

@@ -1,0 +1,99 @@
+"""Re-learning decisions (pure): near-duplicates reinforce, slots order by validity time."""
+
+from __future__ import annotations
+
+from nous_assets.reconcile.relearn import Held, Incoming, decide, file_paths, jaccard, signature, tokens
+
+GATE = "Before committing run mix compile --warnings-as-errors, then mix test, then mix credo --strict."
+
+
+def test_tokens_ignore_case_punctuation_and_function_words():
+    assert tokens("Run `mix test` -- in the repo.") == {"run", "mix", "test", "repo"}
+    assert tokens("") == frozenset() and jaccard(frozenset(), frozenset({"a"})) == 0.0
+    assert "日本語のテスト" in tokens("日本語のテスト です")
+
+
+def test_a_reworded_repeat_reinforces_the_memory_already_held():
+    held = [Held("old", GATE, "2026-02-10T10:00:00.000000Z"), Held("other", "Use uv, never pip.", None)]
+    repeat = Incoming("new", "Before committing: run mix compile --warnings-as-errors, then mix test, then "
+                      "mix credo --strict!", "2026-02-12T09:00:00.000000Z")  # fmt: skip
+    decision = decide(repeat, held)
+    assert decision.reinforces and decision.target == "old" and decision.similarity >= 0.75
+
+
+def test_a_different_learning_is_new_and_a_near_miss_is_reported():
+    held = [Held("old", GATE, "2026-02-10T10:00:00.000000Z")]
+    different = decide(Incoming("new", "The dev server listens on port 4000 (config/dev.exs).", None), held)
+    assert different.action == "new" and different.near is None and not different.supersessions
+    # part of the gate (7 of its 11 words): not the same learning, close enough to log as a near miss
+    near = Incoming("n2", "Before committing run mix compile, then mix test.")
+    decision = decide(near, held, threshold=0.75, near_miss=0.6)
+    assert decision.action == "new" and decision.near == "old" and decision.similarity == 7 / 11
+
+
+def test_the_same_learning_quoting_other_evidence_is_one_learning():
+    keep_going = "User preference: keep working through all remaining tasks without stopping to ask"
+    held = [Held("a", keep_going + ' ("tackle them")')]
+    again = Incoming("b", keep_going + ' ("continue until all are done")')
+    assert decide(again, held).reinforces
+    # a learning that is mostly its quote is compared by the quote: other quotes are other learnings
+    quoted = [Held("q", 'User preference: "we do container-first."')]
+    assert decide(Incoming("r", 'User preference: "we want typescript or rust."'), quoted).action == "new"
+    assert signature('Prefer (always) "this"') == tokens('Prefer (always) "this"')
+    # mostly quotes in the same frame: what the quotes say is the learning
+    frame = 'User correction: "{}" — after Claude said "Understood, I will keep that in mind for this project."'
+    held = [Held("pr", frame.format("Never force-push to main; we open a PR for every change instead."))]
+    other = Incoming("hook", frame.format("Don't use --no-verify here, fix whatever the hook complains about."))
+    assert decide(other, held).action == "new"
+
+
+def test_alike_words_about_another_file_are_another_learning():
+    held = [Held("api", "Configuration change in apps/api/.env.example: added `GOOGLE_CLIENT_ID`.")]
+    other_file = Incoming("web", "Configuration change in apps/web/.env.example: added `GOOGLE_CLIENT_ID`.")
+    assert file_paths(other_file.content) == {"apps/web/.env.example"}
+    assert decide(other_file, held).action == "new"
+    same_file = Incoming("api2", "Configuration change in apps/api/.env.example: added `GOOGLE_CLIENT_ID`!")
+    assert decide(same_file, held).reinforces
+
+
+def test_closed_memories_and_excluded_ones_are_never_merged_into():
+    closed = [Held("old", GATE, "2026-02-10T10:00:00.000000Z", "2026-02-11T10:00:00.000000Z")]
+    assert decide(Incoming("new", GATE), closed).action == "new"
+    assert decide(Incoming("new", GATE), [Held("v1", GATE)], exclude=frozenset({"v1"})).action == "new"
+
+
+def test_a_later_slot_value_closes_the_earlier_one_at_its_own_valid_from():
+    held = [Held("a", "The test command is `mix test`.", "2026-02-01T00:00:00.000000Z", None, "cmd:test")]
+    newer = Incoming("b", "The test command is `make check` (runs lint and tests).", "2026-02-05T00:00:00.000000Z",
+                     "cmd:test")  # fmt: skip
+    decision = decide(newer, held)
+    assert decision.action == "new"
+    assert [(s.old, s.new, s.at) for s in decision.supersessions] == [("a", "b", "2026-02-05T00:00:00.000000Z")]
+
+
+def test_an_older_slot_value_ingested_late_is_closed_by_the_newer_one_never_the_reverse():
+    held = [Held("b", "The test command is `make check`.", "2026-02-05T00:00:00.000000Z", None, "cmd:test")]
+    older = Incoming("a", "The test command is `mix test --cover`.", "2026-02-01T00:00:00.000000Z", "cmd:test")
+    decision = decide(older, held)
+    assert [(s.old, s.new, s.at) for s in decision.supersessions] == [("a", "b", "2026-02-05T00:00:00.000000Z")]
+
+
+def test_a_value_ingested_between_two_known_values_is_placed_between_them():
+    held = [
+        Held("a", "The test command is `mix test`.", "2026-02-01T00:00:00.000000Z", "2026-02-09T00:00:00.000000Z",
+             "cmd:test"),
+        Held("c", "The test command is `just test`.", "2026-02-09T00:00:00.000000Z", None, "cmd:test"),
+    ]  # fmt: skip
+    middle = Incoming("b", "The test command is `make check`.", "2026-02-05T00:00:00.000000Z", "cmd:test")
+    decision = decide(middle, held)
+    assert [(s.old, s.new, s.at) for s in decision.supersessions] == [
+        ("a", "b", "2026-02-05T00:00:00.000000Z"),
+        ("b", "c", "2026-02-09T00:00:00.000000Z"),
+    ]
+
+
+def test_the_same_slot_value_stated_again_reinforces_instead_of_superseding():
+    held = [Held("a", "The test command is `mix test`.", "2026-02-01T00:00:00.000000Z", None, "cmd:test")]
+    again = Incoming("b", "The test command is mix test.", "2026-02-05T00:00:00.000000Z", "cmd:test")
+    decision = decide(again, held)
+    assert decision.reinforces and decision.target == "a" and not decision.supersessions
