@@ -11,9 +11,13 @@ compared with. Each rule family lives in its own module under :mod:`nous_assets.
   (:mod:`~nous_assets.extract.rules.compaction`);
 * workflow — the quality gate before commits, the task tracker, git hooks
   (:mod:`~nous_assets.extract.rules.workflow`);
-* configuration — the net change per config file (:mod:`~nous_assets.extract.rules.configuration`);
+* configuration — the net change per config file (:mod:`~nous_assets.extract.rules.configuration`) and
+  the settings a session looked up: ports, override files, formatter plugins, npm scripts
+  (:mod:`~nous_assets.extract.rules.config_read`);
 * architecture — stack, scripts, explanations and where things live
   (:mod:`~nous_assets.extract.rules.architecture`);
+* environment — Claude Code hooks, MCP servers, git worktrees, the default branch, files to leave out of
+  commits (:mod:`~nous_assets.extract.rules.environment`);
 * commands worth knowing (:mod:`~nous_assets.extract.rules.commands`).
 
 Task prompts, pasted text, one-off details and bypasses are filtered (:mod:`~nous_assets.extract.rules.filters`);
@@ -29,8 +33,10 @@ from nous_assets.extract.rules import (
     architecture,
     commands,
     compaction,
+    config_read,
     configuration,
     conventions,
+    environment,
     gotchas,
     render,
     speech,
@@ -66,8 +72,10 @@ class HeuristicExtractor:
             cands.extend(workflow.git_hooks(stream))
             fix_uuids = {u for c in fixes for t in c.turns for u in t.uuids}
             cands.extend(configuration.configurations(stream, fix_uuids))
+            cands.extend(config_read.config_reads(stream))
             cands.extend(architecture.architecture(stream))
             cands.extend(conventions.conventions(stream))
+            cands.extend(environment.environment(stream))
             cands.extend(commands.commands(stream, closers, {h for c in gate for h in c.hints}))
         chosen = render.select(cands, self.kind_caps, self.max_per_batch)
         return render.render(batch, chosen)

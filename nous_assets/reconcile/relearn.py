@@ -45,13 +45,32 @@ _EVIDENCE = re.compile(r'"[^"\n]*"|“[^”\n]*”|\([^()\n]*\)')
 MIN_GIST_WORDS = 5
 
 
+def _gist(text: str | None) -> str:
+    """The part of a learning it is compared by: the words outside quotes and parentheses when they are most
+    of its words (five at least); a learning that is mostly quotes (``User correction: "…" — after Claude
+    said "…"``) is compared whole, since what lies outside its quotes is only the frame around them."""
+    outside = _EVIDENCE.sub(" ", text or "")
+    every, gist = tokens(text), tokens(outside)
+    return outside if len(gist) >= MIN_GIST_WORDS and 2 * len(gist) >= len(every) else text or ""
+
+
 def signature(text: str | None) -> frozenset[str]:
-    """The words a learning is compared by: those outside quotes and parentheses when they are most of its
-    words (five at least); a learning that is mostly quotes (``User correction: "…" — after Claude said "…"``)
-    is compared by all of its words, since what lies outside its quotes is only the frame around them."""
-    every = tokens(text)
-    gist = tokens(_EVIDENCE.sub(" ", text or ""))
-    return gist if len(gist) >= MIN_GIST_WORDS and 2 * len(gist) >= len(every) else every
+    """The words a learning is compared by (see :func:`_gist`)."""
+    return tokens(_gist(text))
+
+
+def _sequence(text: str | None) -> list[str]:
+    return [t for t in _TOKEN.findall(_gist(text).lower()) if t not in STOP_WORDS]
+
+
+def same_template(a: str, b: str) -> bool:
+    """True when two learnings are one sentence with other words in the same places ("always run ruff before
+    committing to billing" / "always run mypy before committing to reports"): a template filled with other
+    names states another learning, however many words the two share. A restatement moves, adds or drops words."""
+    sa, sb = _sequence(a), _sequence(b)
+    if len(sa) != len(sb) or sa == sb:
+        return False
+    return all(x == y or (x not in sb and y not in sa) for x, y in zip(sa, sb, strict=True))
 
 
 _FILE_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]*\w")
@@ -62,10 +81,18 @@ def file_paths(text: str | None) -> frozenset[str]:
     return frozenset(_FILE_PATH.findall(text or ""))
 
 
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
 def same_subject(a: str, b: str) -> bool:
-    """False when both texts name files and not the same ones: alike words about other files are other learnings."""
+    """False when both texts name files and not the same ones, or each names one command and not the same
+    one (``mix ecto.migrate`` / ``MIX_ENV=test mix ecto.migrate``): alike words about other files or
+    commands are other learnings."""
     pa, pb = file_paths(a), file_paths(b)
-    return not (pa and pb and pa != pb)
+    if pa and pb and pa != pb:
+        return False
+    ca, cb = _CODE_SPAN.findall(_gist(a)), _CODE_SPAN.findall(_gist(b))
+    return not (len(ca) == 1 and len(cb) == 1 and ca[0].strip() != cb[0].strip())
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -124,7 +151,8 @@ def _best(new: Incoming, incoming: frozenset[str], held: Iterable[Held]) -> tupl
     best: Held | None = None
     best_key: tuple[float, str, str] | None = None
     for h in held:
-        sim = jaccard(incoming, signature(h.content)) if same_subject(new.content, h.content) else 0.0
+        alike = same_subject(new.content, h.content) and not same_template(new.content, h.content)
+        sim = jaccard(incoming, signature(h.content)) if alike else 0.0
         key = (-sim, h.valid_from or "", h.learning_id)  # ties: the earliest-learned, then the lowest id
         if best_key is None or key < best_key:
             best, best_key = h, key
@@ -139,7 +167,7 @@ def _slot_decision(new: Incoming, words: frozenset[str], same_slot: Sequence[Hel
     prev = max(before, key=lambda h: _order(h.valid_from, h.learning_id), default=None)
     succ = min(after, key=lambda h: _order(h.valid_from, h.learning_id), default=None)
     for neighbour in (prev, succ):
-        if neighbour is not None:
+        if neighbour is not None and not same_template(new.content, neighbour.content):
             sim = jaccard(words, signature(neighbour.content))
             if sim >= threshold:  # the same value stated again: one memory, reinforced
                 return Decision("reinforce", neighbour.learning_id, sim)

@@ -8,7 +8,8 @@ Semantics (spec "Learning Lifecycle"): Extracted creates (or, for a known learni
 content and unions concepts; the optional ``slot``, ``applies_when`` and ``source_ref`` payload
 fields are copied when present); Validated stamps ``validated_at``; Reinforced/Weakened add their
 delta and mark the memory relevant at the event's valid time (a re-learning's session time; the
-transaction time for feedback, which has none); Contradicted multiplies by its multiplier;
+transaction time for feedback, which has none), and a re-learning adds the quotes it was said with
+that the memory does not hold yet (up to :data:`MAX_EXTRA_QUOTES`); Contradicted multiplies by its multiplier;
 Superseded multiplies by 0.5 and closes the validity window; Archived removes the memory from the
 active set. Events for an unknown or archived learning are ignored (counted in ``orphans``).
 """
@@ -16,6 +17,7 @@ active set. Events for an unknown or archived learning are ignored (counted in `
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -105,6 +107,26 @@ class Policy:
     default_contradiction_multiplier: float = 0.7
 
 
+_QUOTE_RE = re.compile(r'"[^"\n]{3,160}"|“[^”\n]{3,160}”')
+MAX_EXTRA_QUOTES = 3
+MAX_QUOTED_CONTENT = 480
+
+
+def with_new_quotes(held: str, relearned: str) -> str:
+    """``held`` plus the quotes of ``relearned`` it lacks: one memory per learning keeps every way the
+    learning was said ("tackle them", "continue until all are done"), which is what a later session and
+    a search match on. Bounded: at most three added quotes, and never past 480 characters."""
+    added = held.count(" (also ")
+    for quote in _QUOTE_RE.findall(relearned):
+        if added >= MAX_EXTRA_QUOTES or quote.lower() in held.lower():
+            continue
+        grown = f"{held} (also {quote})"
+        if len(grown) > MAX_QUOTED_CONTENT:
+            break
+        held, added = grown, added + 1
+    return held
+
+
 def _provenance(payload: dict) -> str | None:
     prov = payload.get("provenance")
     return json.dumps(prov, sort_keys=True, separators=(",", ":")) if prov is not None else None
@@ -175,6 +197,8 @@ class Projection:
             mem.validated_at = ev.transaction_time
         elif kind in ("LearningReinforced", "LearningWeakened"):
             mem.reinforcement_score += float(payload["reinforcement_delta"])
+            if payload.get("reason") == "relearned" and payload.get("content"):
+                mem.content = with_new_quotes(mem.content, payload["content"])
             # relevant again when it happened: a re-learning's session time (its valid_from), else now
             stamp = ev.valid_from or ev.transaction_time
             if mem.accessed_at is None or stamp > mem.accessed_at:

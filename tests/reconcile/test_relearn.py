@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from nous_assets.reconcile.relearn import Held, Incoming, decide, file_paths, jaccard, signature, tokens
+from nous_assets.reconcile.relearn import (
+    Held,
+    Incoming,
+    decide,
+    file_paths,
+    jaccard,
+    same_template,
+    signature,
+    tokens,
+)
 
 GATE = "Before committing run mix compile --warnings-as-errors, then mix test, then mix credo --strict."
 
@@ -47,6 +56,21 @@ def test_the_same_learning_quoting_other_evidence_is_one_learning():
     assert decide(other, held).action == "new"
 
 
+def test_one_template_filled_with_other_names_is_another_learning():
+    ruff = 'User preference: "From now on always run ruff before committing any change to the billing module."'
+    vulture = 'User preference: "From now on always run vulture before committing any change to the billing module."'
+    assert jaccard(signature(ruff), signature(vulture)) >= 0.75  # alike by words ...
+    assert same_template(ruff, vulture) and decide(Incoming("v", vulture), [Held("r", ruff)]).action == "new"
+    # ... while a restatement moves or adds words, and stays one learning
+    again = 'User preference: "From now on, before committing any change to the billing module, always run ruff."'
+    assert not same_template(ruff, again) and decide(Incoming("r2", again), [Held("r", ruff)]).reinforces
+    # a slot's new value in the same sentence supersedes, it does not reinforce
+    npm = [Held("a", "Install dependencies with pnpm install.", "2026-01-01T00:00:00Z", slot="cmd:install:js")]
+    later = Incoming("b", "Install dependencies with bun install.", "2026-02-01T00:00:00Z", slot="cmd:install:js")
+    decision = decide(later, npm)
+    assert decision.action == "new" and [(s.old, s.new) for s in decision.supersessions] == [("a", "b")]
+
+
 def test_alike_words_about_another_file_are_another_learning():
     held = [Held("api", "Configuration change in apps/api/.env.example: added `GOOGLE_CLIENT_ID`.")]
     other_file = Incoming("web", "Configuration change in apps/web/.env.example: added `GOOGLE_CLIENT_ID`.")
@@ -54,6 +78,13 @@ def test_alike_words_about_another_file_are_another_learning():
     assert decide(other_file, held).action == "new"
     same_file = Incoming("api2", "Configuration change in apps/api/.env.example: added `GOOGLE_CLIENT_ID`!")
     assert decide(same_file, held).reinforces
+
+
+def test_alike_words_about_another_command_are_another_learning():
+    held = [Held("dev", "Run migrations/codegen with `mix ecto.migrate`.")]
+    test_db = Incoming("test", "Run migrations/codegen with `MIX_ENV=test mix ecto.migrate`.")
+    assert decide(test_db, held).action == "new"
+    assert decide(Incoming("again", "Run migrations and codegen with `mix ecto.migrate`."), held).reinforces
 
 
 def test_closed_memories_and_excluded_ones_are_never_merged_into():

@@ -68,6 +68,21 @@ def test_each_event_type_changes_the_projection_as_specified(store, conn):
     assert verify(conn).ok
 
 
+def test_a_relearning_adds_the_quotes_it_was_said_with(store, conn):
+    said = 'User preference: keep working through all remaining tasks without stopping to ask ("push all the way")'
+    store.append(extracted("A", said))
+    for n, quote in enumerate(["tackle them", "push all the way", "continue until all are done", "go on", "more"]):
+        again = f'User preference: keep working through all remaining tasks without stopping to ask ("{quote}")'
+        payload = {"reinforcement_delta": 0.1, "reason": "relearned", "content": again}
+        store.append(lifecycle("LearningReinforced", "A", payload, key=f"r{n}"))
+    store.append(lifecycle("LearningReinforced", "A", {"reinforcement_delta": 0.1, "content": '"feedback"'}, key="f"))
+    project(conn)
+    content = _memory(conn, "A")["content"]
+    assert content == said + ' (also "tackle them") (also "continue until all are done") (also "go on")'
+    assert conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'tackle'").fetchall()
+    assert verify(conn).ok  # a replay of the same events writes the same content
+
+
 def test_fts_indexes_content_and_concepts(store, conn):
     store.append(extracted("A", "Run pytest with -x to stop at the first failure", concepts=["testing"]))
     project(conn)

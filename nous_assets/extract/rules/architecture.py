@@ -66,6 +66,10 @@ _PATH_LINE_RE = re.compile(
     r"\s*[-—–:(]\s*(.+)$"
     r"|^`([A-Z][a-z]+[A-Z]\w+)`\s*[-—–:]\s*(.+)$"
 )
+# "file — New, committed in X" / "file: modified": what a session did to it, not what the file holds
+_CHANGE_DESC_RE = re.compile(
+    r"^(?:new|modified|updated|created|added|deleted|removed|changed|renamed|committed|staged|fixed)\b", I
+)
 _SLASH_RE = re.compile(r"^/[\w-]+(?::|\s|$)")  # a slash command, not a path
 _TASK_LINE_RE = re.compile(r"^[`'\"]?[A-Za-z]+-[a-z0-9]{2,5}(?:\.\d+)*[`'\"]?\s*[:—–-]")
 _QUESTION_RE = re.compile(r"\?\s*$|^(?:how|why|what|where|which|does|do|is|are|can|could|should)\b", I)
@@ -115,7 +119,7 @@ def _manifests(s: Stream) -> list[Cand]:
 
 def _mix_aliases(s: Stream, call: Call, rel: str, text: str) -> list[Cand]:
     """``aliases`` of a mix project: what ``mix test``, ``mix setup``, ``mix quality`` … really run."""
-    block = re.search(r"defp aliases do\s*\[(.*?)\n\s*\]\s*\n\s*end", text, re.S)
+    block = re.search(r"defp aliases(?:\(\))? do\s*\[(.*?)\n\s*\]\s*\n\s*end", text, re.S)
     if not block:
         return []
     found = re.findall(r"^\s*\"?([\w.:-]+)\"?:\s*\[(.*?)\]", block.group(1), re.M | re.S)
@@ -258,6 +262,8 @@ def _location_lines(text: str) -> list[str]:
         m = _PATH_LINE_RE.match(line)
         if m:
             name, desc = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            if _CHANGE_DESC_RE.match(desc.strip()) and len(words(desc)) <= 5:
+                continue
             if len(words(desc)) >= 3 and not _STALE_RE.search(line):
                 out.append(f"{name}: {desc.rstrip(')')}")
                 continue

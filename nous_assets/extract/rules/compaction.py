@@ -171,7 +171,11 @@ def _notes(s: Stream, pos: int, body: str) -> list[Cand]:
 
 
 _FILE_ITEM_RE = re.compile(r"^`?([\w.@/-]+\.\w{1,6}|[\w.@-]+/[\w./@-]*)`?\s*(?:[-—–:]|\()\s*(.+)$")
-_CHANGE_NOTE_RE = re.compile(r"^(?:modified|updated|changed|edited|touched|read|viewed|new file|created)\b", I)
+_CHANGE_NOTE_RE = re.compile(
+    r"^(?:modified|updated|changed|edited|touched|read|viewed|new file|new|created|added|committed|deleted|removed|"
+    r"renamed|staged)\b",
+    I,
+)
 MAX_FILES = 6
 
 

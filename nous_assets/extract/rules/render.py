@@ -77,7 +77,34 @@ def _similar(a: set[str], b: set[str]) -> bool:
     return shared / min(len(a), len(b)) >= NEAR_DUPLICATE and shared / max(len(a), len(b)) >= 0.45
 
 
+# what tools printed about the branch at hand; what people said (corrections, decisions) is quoted as said
+_BRANCH_NEUTRAL_KINDS = frozenset({"gotcha", "command", "workflow", "configuration"})
+_SHARED_BRANCHES = frozenset({"main", "master", "develop", "development", "trunk", "head", "dev"})
+
+
+def session_branches(batch: SessionBatch) -> list[str]:
+    """The session's own branch names that look like identifiers (``spotter-fum``, ``feat/login``): a
+    learning that names them is true of every branch, so they are written ``<branch>``. A branch named
+    like a word (``streaming``) is left alone: it cannot be told apart from the word in prose."""
+    names = {t.git_branch for t in batch.turns if t.git_branch}
+    return sorted(
+        (b for b in names if b.lower() not in _SHARED_BRANCHES and re.search(r"[-/_.\d]", b) and len(b) >= 3),
+        key=len,
+        reverse=True,
+    )
+
+
+def generic_branch(text: str, branches: list[str]) -> str:
+    for b in branches:
+        text = re.sub(rf"(?<![\w/.-]){re.escape(b)}(?![\w/-])", "<branch>", text)
+    return text
+
+
 def render(batch: SessionBatch, chosen: list[Cand]) -> list[dict[str, Any]]:
+    branches = session_branches(batch)
+    for c in chosen:
+        if c.kind in _BRANCH_NEUTRAL_KINDS:
+            c.content = generic_branch(c.content, branches)
     concepts_of: list[list[str]] = []
     domains: list[str] = []
     for c in chosen:
