@@ -66,9 +66,12 @@ _PATH_LINE_RE = re.compile(
     r"\s*[-—–:(]\s*(.+)$"
     r"|^`([A-Z][a-z]+[A-Z]\w+)`\s*[-—–:]\s*(.+)$"
 )
-# "file — New, committed in X" / "file: modified": what a session did to it, not what the file holds
+# "file — Added a Context tab", "file — New, committed in X": what a session did to a file, not what it holds
+# (unless the note quotes code: then the values it names are what the next session needs)
 _CHANGE_DESC_RE = re.compile(
-    r"^(?:new|modified|updated|created|added|deleted|removed|changed|renamed|committed|staged|fixed)\b", I
+    r"^(?:new,? )?(?:added|changed|fixed|updated|modified|removed|deleted|renamed|replaced|moved|created|"
+    r"committed|staged|rewrote|refactored|switched)\b",
+    I,
 )
 _SLASH_RE = re.compile(r"^/[\w-]+(?::|\s|$)")  # a slash command, not a path
 _TASK_LINE_RE = re.compile(r"^[`'\"]?[A-Za-z]+-[a-z0-9]{2,5}(?:\.\d+)*[`'\"]?\s*[:—–-]")
@@ -262,7 +265,7 @@ def _location_lines(text: str) -> list[str]:
         m = _PATH_LINE_RE.match(line)
         if m:
             name, desc = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-            if _CHANGE_DESC_RE.match(desc.strip()) and len(words(desc)) <= 5:
+            if _CHANGE_DESC_RE.match(desc.strip(" `'\"")) and "`" not in desc:
                 continue
             if len(words(desc)) >= 3 and not _STALE_RE.search(line):
                 out.append(f"{name}: {desc.rstrip(')')}")

@@ -76,6 +76,21 @@ def one_off(text: str) -> bool:
     )
 
 
+# errors that say something else was happening at that moment, not something about the project
+_TRANSIENT_RE = re.compile(
+    r"index\.lock|\.lock': File exists|another git process|Could not resolve host|Temporary failure in name "
+    r"resolution|Connection (?:refused|reset|timed out)|ETIMEDOUT|ECONNRESET|ECONNREFUSED|rate limit|\b429\b|"
+    r"\b50[234]\b (?:Bad Gateway|Service Unavailable|Gateway Time-?out)|No space left on device|"
+    r"Resource temporarily unavailable|Text file busy|database is locked",
+    I,
+)
+
+
+def transient(text: str) -> bool:
+    """True when an error only says the machine was busy or offline at that moment (a lock file, the network)."""
+    return bool(_TRANSIENT_RE.search(text))
+
+
 def conflict(text: str) -> bool:
     return bool(_CONFLICT_RE.search(text))
 

@@ -161,6 +161,8 @@ def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | 
             errors.append(line)
     if not errors or filters.conflict(" ".join(errors)) or fam in ("git rebase", "git merge", "git cherry-pick"):
         return None
+    if filters.transient(" ".join(errors)):
+        return None  # a lock file or the network: nothing the next session can learn
     errors = [cap(e, 120) for e in errors]
     edits, commands, fix_turns = _fix_steps(s, chain, ok_call, fam)
     if edits and not commands and all(_TEST_FILE_RE.search(e) for e in edits) and _ASSERTION_RE.search(errors[0]):

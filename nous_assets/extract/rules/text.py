@@ -193,7 +193,7 @@ _PATH_RE = re.compile(
     r"|\b[\w-]+\.(?:py|ex|exs|heex|eex|ts|tsx|js|jsx|mjs|cjs|rs|go|rb|json|jsonc|toml|ya?ml|md|sql|sh|css|scss|"
     r"html|lock|ini|cfg|conf|env|prisma|proto|gradle|kts|java|kt|swift|c|h|cpp|hpp|txt|xml|vue|svelte)\b"
 )
-_CODE_SPAN_RE = re.compile(r"`[^`\n]{2,}`")
+_CODE_SPAN_RE = re.compile(r"`[^`\s][^`\n]*?[^`\s]`")  # no edge spaces: "x` — y `" pairs two other spans
 IDENTIFIER_RE = re.compile(
     r"\b[a-z]+_[a-z0-9_]+\b|\b[A-Z][a-z0-9]+[A-Z]\w+\b|\b[a-z]+[A-Z]\w+\b|\b[A-Z]\w+\.[a-z_]\w*|\b\w+/\d\b"
     r"|--[a-z][\w-]+|\b[A-Z][A-Z0-9]+_[A-Z0-9_]+\b|\b\w+\(\)"
