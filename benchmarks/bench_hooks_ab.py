@@ -9,8 +9,10 @@ they pay the same start-up.
 
     python benchmarks/bench_hooks_ab.py --ref main [--starts 200] [--memories 10000] [--cwd DIR]
 
-Without ``--cwd`` each start names one of the corpus's 100 project directories (which do not exist, as in
-``nous bench hooks``); with it, every start uses that directory (e.g. a real git worktree).
+``--cold`` evicts the database files from the page cache before every start (as the cold profiles of
+``nous bench hooks`` do). Without ``--cwd`` each start names one of the corpus's 100 project directories
+(which do not exist, as in ``nous bench hooks``); with it, every start uses that directory (e.g. a real
+git worktree).
 """
 
 from __future__ import annotations
@@ -43,6 +45,12 @@ def _export(ref: str, into: Path) -> Path:
     return into
 
 
+def _evict(db: Path) -> None:
+    from nous_assets.bench.hooks import _evict as evict
+
+    evict(db)
+
+
 def _corpus(workdir: Path, memories: int) -> Path:
     from nous_assets.bench.corpus import build_corpus
     from nous_assets.retrieve.cache import build_cache
@@ -62,6 +70,7 @@ def main() -> int:
     parser.add_argument("--starts", type=int, default=200)
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--cwd", help="a directory every start names (default: the corpus's project dirs)")
+    parser.add_argument("--cold", action="store_true", help="evict the database from the page cache before each start")
     parser.add_argument("--out-dir", default=str(REPO / "benchmarks" / "results"))
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nous-hooks-ab-"))
@@ -84,11 +93,13 @@ def main() -> int:
         order = list(commands.items())
         rng.shuffle(order)
         for name, command in order:
+            if args.cold:
+                _evict(data_dir / "cortex.db")
             started = time.perf_counter()
             out = subprocess.run(command, input=payload, capture_output=True, text=True, env=env, cwd=data_dir)
             times[name].append((time.perf_counter() - started) * 1000)
             empty[name] += not out.stdout.strip()
-    report = {"ref": args.ref, "starts": args.starts, "memories": args.memories, "cwd": args.cwd,
+    report = {"ref": args.ref, "starts": args.starts, "memories": args.memories, "cwd": args.cwd, "cold": args.cold,
               "load_average": os.getloadavg(), "profiles": {}}  # fmt: skip
     for name, values in times.items():
         figures = {"p50_ms": round(statistics.median(values), 1), "p95_ms": round(_percentile(values, 0.95), 1),

@@ -28,12 +28,16 @@ import os
 import re
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
-_WORKTREE_SIBLING = re.compile(r"^(?P<main>/.+?)[-._]worktrees/(?P<rest>[^/].*)$")
-_WORKTREE_INSIDE = re.compile(r"^(?P<main>/.+?)/(?:\.worktrees|\.claude/worktrees)/(?P<rest>[^/].*)$")
-_HOME_LIKE = re.compile(r"^/(?:(?:home|Users)/[^/]+|root|home|Users|tmp|private/tmp|var/folders/[^/]+)?$")
+_HOME_ROOTS = frozenset({"", "/root", "/home", "/Users", "/tmp", "/private/tmp", "/var/folders"})
+_HOME_PARENTS = ("/home", "/Users", "/var/folders")  # their children are homes (or per-user temp roots)
+_WORKTREES_INSIDE = ("/.worktrees/", "/.claude/worktrees/")
+_WORKTREES_SIBLING = ("-worktrees/", ".worktrees/", "_worktrees/")
 MAX_DEPTH = 64
 MAX_FILE_BYTES = 64 * 1024
 NO_REPO_EVIDENCE = "folder"  # an alias kept only because a session ran there: never an ancestor for others
+_UNREAD = object()
+# String operations rather than regular expressions on the hook's path: compiling patterns at import
+# would cost the SessionStart hook about a millisecond.
 
 
 def project_id_from_cwd(cwd: str) -> str:
@@ -43,19 +47,28 @@ def project_id_from_cwd(cwd: str) -> str:
 
 def is_home_like(path: str) -> bool:
     """``/``, a home directory or a temp root: never a repository other paths can join as subdirectories."""
-    return bool(_HOME_LIKE.match(path.rstrip("/") or "/"))
+    path = path.rstrip("/")
+    return path in _HOME_ROOTS or os.path.dirname(path) in _HOME_PARENTS
 
 
 class Repository:
-    """Where a checkout's repository lives: the checkout root, the shared git dir, the main checkout, the remote."""
+    """Where a checkout's repository lives: the checkout root, the shared git dir, the main checkout, and
+    (read on first use) the normalised remote."""
 
-    __slots__ = ("root", "git_dir", "common_dir", "main", "remote")
+    __slots__ = ("root", "git_dir", "common_dir", "main", "_remote")
 
-    def __init__(self, root: str, git_dir: str, common_dir: str, main: str, remote: str | None) -> None:
-        self.root, self.git_dir, self.common_dir, self.main, self.remote = root, git_dir, common_dir, main, remote
+    def __init__(self, root: str, git_dir: str, common_dir: str, main: str) -> None:
+        self.root, self.git_dir, self.common_dir, self.main = root, git_dir, common_dir, main
+        self._remote = _UNREAD
+
+    @property
+    def remote(self) -> str | None:
+        if self._remote is _UNREAD:
+            self._remote = read_remote(self.common_dir)
+        return self._remote  # type: ignore[return-value]
 
     def __repr__(self) -> str:
-        return f"Repository(root={self.root!r}, main={self.main!r}, remote={self.remote!r})"
+        return f"Repository(root={self.root!r}, main={self.main!r})"
 
 
 def _read(path: str) -> str | None:
@@ -100,12 +113,7 @@ def read_repository(start: str) -> Repository | None:
         main = root
     else:  # a linked worktree of a bare repository: name the project after the bare directory
         main = common_dir[: -len(".git")] if common_dir.endswith(".git") else common_dir
-    return Repository(root, git_dir, common_dir, main, read_remote(common_dir))
-
-
-_SECTION = re.compile(r'^\s*\[\s*remote\s+"(?P<name>[^"]*)"\s*\]')
-_ANY_SECTION = re.compile(r"^\s*\[")
-_URL = re.compile(r"^\s*url\s*=\s*(?P<url>\S.*?)\s*$", re.I)
+    return Repository(root, git_dir, common_dir, main)
 
 
 def read_remote(common_dir: str) -> str | None:
@@ -116,24 +124,19 @@ def read_remote(common_dir: str) -> str | None:
     urls: list[tuple[str, str]] = []
     current = None
     for line in text.splitlines():
-        section = _SECTION.match(line)
-        if section:
-            current = section.group("name")
+        line = line.strip()
+        if line.startswith("["):
+            section = re.match(r'\[\s*remote\s+"([^"]*)"\s*\]', line)
+            current = section.group(1) if section else None
             continue
-        if _ANY_SECTION.match(line):
-            current = None
-            continue
-        url = _URL.match(line) if current is not None else None
-        if url:
-            urls.append((current, url.group("url").strip('"')))
+        if current is not None:
+            key, eq, value = line.partition("=")
+            if eq and key.strip().lower() == "url" and value.strip():
+                urls.append((current, value.strip().strip('"')))
     if not urls:
         return None
     chosen = next((u for name, u in urls if name == "origin"), urls[0][1])
     return normalize_remote(chosen)
-
-
-_SCP_LIKE = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>(?!//).+)$")
-_URL_LIKE = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^@/]+@)?(?P<host>[^/:]+)(?::\d+)?(?P<path>/.*)?$", re.I)
 
 
 def normalize_remote(url: str) -> str | None:
@@ -143,26 +146,27 @@ def normalize_remote(url: str) -> str | None:
     url = url.strip()
     if not url:
         return None
-    match = _URL_LIKE.match(url)
-    if match and not url.lower().startswith("file://"):
-        host, path = match.group("host").lower(), match.group("path") or ""
-    else:
-        match = _SCP_LIKE.match(url) if "://" not in url else None
-        if match is None:
-            local = url[len("file://") :] if url.lower().startswith("file://") else url
-            return os.path.normpath(local).removesuffix(".git") or None
-        host, path = match.group("host").lower(), match.group("path")
+    if url.lower().startswith("file://") or url.startswith(("/", ".")):
+        local = url[len("file://") :] if url.lower().startswith("file://") else url
+        return os.path.normpath(local).removesuffix(".git") or None
+    match = re.match(r"^[a-z][a-z0-9+.-]*://(?:[^@/]+@)?([^/:]+)(?::\d+)?(/.*)?$", url, re.I)
+    if match is None:
+        match = re.match(r"^(?:[^@/]+@)?([^:/]+):(.+)$", url)  # scp-like: [user@]host:path
+    if match is None:
+        return os.path.normpath(url).removesuffix(".git") or None
+    host, path = match.group(1).lower(), match.group(2) or ""
     path = path.strip("/").removesuffix(".git").strip("/").lower()  # hosts route owner/repo case-insensitively
     return f"{host}/{path}" if path else host
 
 
 def worktree_main(path: str) -> str | None:
     """The main checkout a worktree layout names (module doc), or None; never a home-like directory."""
-    path = path.rstrip("/")
-    for pattern in (_WORKTREE_INSIDE, _WORKTREE_SIBLING):
-        match = pattern.match(path)
-        if match and not is_home_like(match.group("main")):
-            return match.group("main")
+    path = path.rstrip("/") + "/"
+    for markers in (_WORKTREES_INSIDE, _WORKTREES_SIBLING):  # inside first: ".worktrees/" ends both
+        found = [at for at in (path.find(m, 1) for m in markers) if at > 0]
+        at = min(found, default=-1)
+        if at > 0 and path[path.index("/", at + 1) + 1 :].strip("/") and not is_home_like(path[:at]):
+            return path[:at]
     return None
 
 
