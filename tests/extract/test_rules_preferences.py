@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from excerpts import CIPHER_DEV, SPOTTER_A0Y, SPOTTER_DOV, assistant, excerpt, extract, of_kind, run, user
+from excerpts import (
+    CIPHER_DEV,
+    EPISODIC_LONG,
+    EPISODIC_TINY,
+    SPOTTER_A0Y,
+    SPOTTER_DOV,
+    assistant,
+    excerpt,
+    extract,
+    of_kind,
+    run,
+    user,
+)
 
 
 def test_real_preference_is_quoted():
@@ -25,6 +37,15 @@ def test_real_autonomy_preference_is_global():
     (p,) = of_kind(extract(excerpt(SPOTTER_A0Y, 660, 680)), "preference")
     assert "without stopping to ask" in p["content"] and "continue until all are done" in p["content"]
     assert p["scope"] == "global"
+
+
+def test_real_remark_about_the_product_stays_in_its_project_while_one_said_to_claude_is_global():
+    # episodic-memory long L17: "so, i think the early tests are going to be both cli and web …" names no file,
+    # yet it is about this product only; tiny L1: "Lately, I've noticed you being very tentative …" is said to Claude
+    product = [r for r in extract(excerpt(EPISODIC_LONG, 1, 20)) if "early tests" in r["content"]]
+    assert product and all(r["scope"] == "project" for r in product)
+    (said_to_claude,) = [r for r in extract(excerpt(EPISODIC_TINY, 1, 3)) if "tentative" in r["content"]]
+    assert said_to_claude["scope"] == "global"
 
 
 def test_real_bare_continue_is_nothing():

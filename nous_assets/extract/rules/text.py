@@ -251,9 +251,23 @@ def temporal(text: str, default: str = "medium") -> tuple[str, str]:
     return default, ""
 
 
+# said to Claude about how to work: "you …", a standing directive, or a stated preference of the user's own
+_ADDRESSED_RE = re.compile(
+    r"\b(?:you|your|yourself|you'?re|you'?ve)\b"
+    r"|(?:^|[.!?;:]\s+|\n)(?:please\s+)?(?:always|never|don'?t|do not|stop|avoid|make sure|remember|just|no need to|"
+    r"from now on|going forward|in the future)\b"
+    r"|\bi (?:prefer|like it when|hate it when|expect|'?d rather)\b",
+    I,
+)
+
+
 def user_scope(text: str) -> str:
-    """'global' for how-to-work-with-me statements that name nothing of this project, else 'project'."""
-    return "project" if _PROJECT_MARKER_RE.search(text) or IDENTIFIER_RE.search(text) else "global"
+    """'global' for how-to-work-with-me statements — said to Claude (``you``, a standing directive, a stated
+    preference) and naming nothing of this project — else 'project'. A remark about the product ("the early
+    tests are going to be both cli and web") names no file, yet it is about this project only."""
+    if _PROJECT_MARKER_RE.search(text) or IDENTIFIER_RE.search(text) or not _ADDRESSED_RE.search(text):
+        return "project"
+    return "global"
 
 
 def loads(text: str) -> dict[str, Any]:
