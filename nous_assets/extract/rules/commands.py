@@ -108,6 +108,16 @@ def _plain(cmd: str) -> str:
     return re.sub(r"\s+", " ", cmd.split("|")[0]).strip()
 
 
+_RUN_ENV_RE = re.compile(r"^((?:[A-Z]+_)?ENV=\w+\s+)")
+
+
+def _env_prefix(cmd: str) -> str:
+    """``MIX_ENV=test `` / ``NODE_ENV=production ``: a command run in another environment is another command
+    (migrating the test database is not migrating the dev one), so its slot says which."""
+    m = _RUN_ENV_RE.match(cmd)
+    return m.group(1) if m else ""
+
+
 def _candidate(s: Stream, call: Call, cmd: str, cat: str, fam: str, *, after_fix: bool, asked: bool) -> Cand:
     where = ""
     m = re.match(r"cd ([\w./@-]+) &&\s*(.*)$", cmd)
@@ -133,7 +143,7 @@ def _candidate(s: Stream, call: Call, cmd: str, cat: str, fam: str, *, after_fix
     c.hints = [cmd, "Bash"]
     c.link_key = f"{fam}@{call.pos}" if after_fix else None
     c.domain = shell.CATEGORY_DOMAIN[cat]
-    c.slot = f"cmd:{cat}:{fam}"
+    c.slot = f"cmd:{cat}:{_env_prefix(cmd)}{fam}"
     c.families = frozenset(
         shell.family_of(seg)
         for seg in shell.split_segments(call.command)
