@@ -102,7 +102,38 @@ def split_segments(cmd: str) -> list[list[str]]:
     return segments
 
 
+_PACKAGE_MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+_WORKSPACE_FLAGS = frozenset({"--filter", "-F", "--workspace", "-w", "--prefix", "-C", "--cwd", "--dir"})
+# a script's name says what it does, in any of its parts ("css:build", "test-unit", "db:migrate")
+_SCRIPT_CATEGORY = {
+    "test": "test", "e2e": "test", "spec": "test", "lint": "lint", "check": "lint", "typecheck": "lint",
+    "format": "lint", "fmt": "lint", "build": "build", "compile": "build", "bundle": "build", "dev": "run",
+    "start": "run", "serve": "run", "preview": "run", "migrate": "migration", "migration": "migration",
+}  # fmt: skip
+
+
+def workspace_split(toks: list[str]) -> tuple[list[str], str]:
+    """A package-manager command without its workspace selector (``pnpm --filter api dev`` -> ``pnpm dev``,
+    ``api``), so the script decides what the command is; other commands are returned as they are."""
+    if not toks or posixpath.basename(toks[0]).lower() not in _PACKAGE_MANAGERS:
+        return toks, ""
+    kept, where, i = [toks[0]], "", 1
+    while i < len(toks):
+        tok = toks[i]
+        flag, eq, value = tok.partition("=")
+        if flag in _WORKSPACE_FLAGS and not where:
+            where = value if eq else (toks[i + 1] if i + 1 < len(toks) else "")
+            i += 1 if eq else 2
+            continue
+        kept.append(tok)
+        i += 1
+    return kept, where
+
+
 def family_of(toks: list[str]) -> str:
+    toks, where = workspace_split(toks)
+    if where:
+        return f"{family_of(toks)} --filter {where}"
     head = posixpath.basename(toks[0]).lower()
     rest = [t for t in toks[1:] if not t.startswith("-")]
     if head in ("python3", "python3.11", "python3.12"):
@@ -148,13 +179,18 @@ def family(cmd: str) -> str:
 
 
 def category(cmd: str) -> str | None:
-    seg = main_segment(cmd)
+    seg, _ = workspace_split(main_segment(cmd))
     if not seg:
         return None
     text = " ".join([posixpath.basename(seg[0]).replace("python3", "python")] + seg[1:])
     for name, rx in _CATEGORY_RES:
         if rx.match(text):
             return name
+    if posixpath.basename(seg[0]).lower() in _PACKAGE_MANAGERS and len(seg) > 1:
+        script = seg[2] if seg[1] == "run" and len(seg) > 2 else seg[1]
+        for part in re.split(r"[:_-]", script.lower()):
+            if part in _SCRIPT_CATEGORY:
+                return _SCRIPT_CATEGORY[part]
     return None
 
 
