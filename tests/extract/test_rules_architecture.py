@@ -31,3 +31,14 @@ def test_real_report_bullets_tie_components_to_their_role():
     # spotter 258c7280 L1841: the closing report lists "`ReviewTokenStore` — ETS-backed GenServer for one-time tokens"
     texts = contents(architecture.architecture(stream_of(excerpt(SPOTTER_GQC, 1835, 1845))))
     assert any(t.startswith("ReviewTokenStore: ETS-backed GenServer") for t in texts)
+
+
+def test_a_file_line_reference_keeps_the_file_and_drops_the_line_number():
+    # cipher-box 0ea9b4b6 L675: "`packages/crypto/src/registry/schema.ts:94` validates …" in a bug report; the line
+    # number moves with the next edit, the file and what it holds do not
+    line = "- `packages/crypto/src/registry/schema.ts:94` — changed `publicKey.length !== 130` to `!== 64` (Ed25519)"
+    assert architecture._location_lines(line) == [
+        "packages/crypto/src/registry/schema.ts: changed `publicKey.length !== 130` to `!== 64` (Ed25519"
+    ]
+    # a change note that quotes no code says what the session did, not what the file holds
+    assert architecture._location_lines("- `frontend/src/App.tsx` — Added a tab between two others") == []

@@ -29,15 +29,19 @@ def test_real_rebase_conflicts_are_not_gotchas():
 @pytest.mark.parametrize(
     "text",
     ["All 1274 tests pass.", "Committed as b220ccc.", "PR #178 fixes the validator.", "The OTP is 767985.",
-     "14 doctests, 87 tests, 0 failures"],
+     "14 doctests, 87 tests, 0 failures",
+     # cipher-box f14fdf7d L56: an estimate for one task
+     "it's pure infrastructure plumbing (add SendGrid SDK, add env vars). Probably 15-20 minutes of work."],
 )  # fmt: skip
 def test_one_off_details(text):
     assert filters.one_off(text)
 
 
 @pytest.mark.parametrize(
-    "text", ["Run `mix test` before committing.", "The API listens on port 3000.", "Use Node 20.11 in CI."]
-)
+    "text",
+    ["Run `mix test` before committing.", "The API listens on port 3000.", "Use Node 20.11 in CI.",
+     "Sessions expire after 30 minutes."],
+)  # fmt: skip
 def test_durable_details_are_not_one_off(text):
     assert not filters.one_off(text)
 

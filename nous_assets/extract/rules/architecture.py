@@ -73,6 +73,7 @@ _CHANGE_DESC_RE = re.compile(
     r"committed|staged|rewrote|refactored|switched)\b",
     I,
 )
+_LINE_REF_RE = re.compile(r"^\s*\d+`?\s*[—–-]\s*")
 _SLASH_RE = re.compile(r"^/[\w-]+(?::|\s|$)")  # a slash command, not a path
 _TASK_LINE_RE = re.compile(r"^[`'\"]?[A-Za-z]+-[a-z0-9]{2,5}(?:\.\d+)*[`'\"]?\s*[:—–-]")
 _QUESTION_RE = re.compile(r"\?\s*$|^(?:how|why|what|where|which|does|do|is|are|can|could|should)\b", I)
@@ -265,6 +266,7 @@ def _location_lines(text: str) -> list[str]:
         m = _PATH_LINE_RE.match(line)
         if m:
             name, desc = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            desc = _LINE_REF_RE.sub("", desc)  # "file:94` — changed …": the line number moves with every edit
             if _CHANGE_DESC_RE.match(desc.strip(" `'\"")) and "`" not in desc:
                 continue
             if len(words(desc)) >= 3 and not _STALE_RE.search(line):

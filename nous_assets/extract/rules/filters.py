@@ -35,7 +35,8 @@ _REVIEW_RE = re.compile(
 _COUNT_RE = re.compile(
     r"\b\d[\d,]* (?:doc)?tests?\b|\b\d+ (?:passed|failed|failures?|errors?|examples?|specs?|properties|"
     r"skipped|suites?)\b|\b\d+ (?:existing|new) (?:tests?|ones?)\b|\ball \d+\b|\(\d+ (?:existing|new)\b"
-    r"|\b\d+ total\b|\b\d+ (?:pending )?todos?\b|\b\d+ files? changed\b|\b\d+ insertions?\b",
+    r"|\b\d+ total\b|\b\d+ (?:pending )?todos?\b|\b\d+ files? changed\b|\b\d+ insertions?\b"
+    r"|\b\d+\s*[-–]\s*\d+\s*(?:minutes|mins|hours|hrs|days)\b",  # an estimate ("15-20 minutes of work")
     I,
 )
 _HASH_RE = re.compile(r"(?<![\w./-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w/-]|\.\w)")
