@@ -18,6 +18,13 @@ def test_real_command_with_an_environment():
     assert c["applies_when"] == "when changing the database schema"
 
 
+def test_real_migration_name_is_a_placeholder():
+    # spotter fa812bfe L828: `mix ash.codegen --name add_message_upsert_identity` — the name is this change's
+    found = of_kind(extract(excerpt(SPOTTER_A0Y, 820, 840)), "command")
+    codegen = [r["content"] for r in found if "codegen" in r["content"]]
+    assert codegen == ["Run migrations/codegen with `mix ash.codegen --name <name>`."]
+
+
 def test_real_workspace_scripts_are_known_by_their_script():
     # cipher-box d110ba2f L102: `pnpm --filter @cipherbox/crypto test -- --run registry` (a workspace's tests)
     (c,) = of_kind(extract(excerpt(CIPHER_REGISTRY, 95, 110)), "command")

@@ -82,6 +82,8 @@ def commands(s: Stream, closers: dict[int, str], gate: set[str] | frozenset[str]
                 continue  # `gh pr view 12` says nothing general; `gh pr merge <n> --squash --delete-branch` does
             cmd = re.sub(r"(?<=[ /=#])\d+(?=[ /]|$)", "<n>", cmd)
             cmd = re.sub(r"(?<=--body )(?:\"[^\"]*\"?|'[^']*'?|\S+)|(?<=--title )(?:\"[^\"]*\"|'[^']*'|\S+)", "…", cmd)
+        if cat == "migration":  # a migration's name is this change's, the command is every change's
+            cmd = re.sub(r"(?<=--name )(?:\"[^\"]*\"|'[^']*'|\S+)|(?<=--name=)\S+", "<name>", cmd)
         if filters.one_off(cmd):
             continue
         out.append(_candidate(s, call, cmd, cat, fam, after_fix=after_fix, asked=asked))
