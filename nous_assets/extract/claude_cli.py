@@ -43,7 +43,7 @@ class ClaudeCliExtractor:
     def __init__(self, settings: Settings, *, max_chars: int = MAX_CHARS) -> None:
         self.settings = settings
         self.model = settings.claude_model
-        self.version = f"claude-{self.model}-1"
+        self.version = f"claude-{self.model}-2"  # -2: the issue-8 prompt (kinds, slots, skip rules)
         self.max_chars = max_chars
 
     def command(self) -> list[str]:

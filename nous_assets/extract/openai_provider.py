@@ -30,7 +30,7 @@ class OpenAIExtractor:
     def __init__(self, settings: Settings, *, max_chars: int = MAX_CHARS) -> None:
         self.settings = settings
         self.model = settings.openai_model
-        self.version = f"openai-{self.model}-1"
+        self.version = f"openai-{self.model}-2"  # -2: the issue-8 prompt (kinds, slots, skip rules)
         self.max_chars = max_chars
         self._client: Any = None
 

@@ -95,7 +95,8 @@ without test counts), the task tracker's commands, git hooks, release steps
 expects, a tool limitation; only the final, confirmed resolution of a debugging run
 - decision: a choice that was made (by the user, or proposed by the assistant and approved), with its reason
 - architecture: the stack, where things live, how the parts connect
-- configuration: the net effect of changes to a configuration file (settings, ports, env vars, versions)
+- configuration: the net effect of changes to a configuration file (settings, ports, env vars, versions), \
+and settings the session looked up (the port a server listens on, override files, MCP servers, Claude Code hooks)
 Mine the summary(compaction) turns too: their "errors and fixes", decisions and technical notes are \
 learnings of the earlier conversation (they are generated text, not the user's words).
 
@@ -106,14 +107,15 @@ commit hashes, PR or issue numbers, one-time codes, task ids); rebase or merge c
 hypotheses the session later refuted and guesses never confirmed ("probably a false positive", "a known \
 bug"); changes that were reverted, renamed away or called wrong later in the session (keep only the \
 final state); a bypass presented as a fix (--no-verify, --force, skipping or disabling a check is never the \
-fix); one-off operations the user approved once (push, merge, deploy, delete); progress reports and \
+fix); errors that only say a lock file or the network was busy; one-off operations the user approved once \
+(push, merge, deploy, delete); progress reports and \
 anything any competent engineer already knows. Never copy secrets (passwords, tokens, keys). Prefer a \
 few precise memories over many vague ones; an empty list is a good answer when nothing durable happened.
 
 For each learning give:
 - content: one to three self-contained sentences (10 to 2000 characters) that make sense without the \
 transcript: name the concrete file, command, API or setting, never a dangling "it" or "this", and say \
-when it applies.
+when it applies; write the session's own branch name as <branch> when the learning holds on any branch.
 - type: "learning" (what worked / how to act) or "knowledge" (a fact).
 - kind: one of {" | ".join(CURRENT_KINDS)}.
 - domain: a short lowercase area tag, e.g. "testing", "git", "python", "build".

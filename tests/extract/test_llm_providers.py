@@ -453,9 +453,9 @@ def make_settings(tmp_path: Path, **kw: Any) -> Settings:
 
 def test_registry_picks_providers(tmp_path: Path) -> None:
     claude = get_extractor(make_settings(tmp_path, extractor="claude", claude_model="haiku"))
-    assert isinstance(claude, ClaudeCliExtractor) and claude.name == "claude" and claude.version == "claude-haiku-1"
+    assert isinstance(claude, ClaudeCliExtractor) and claude.name == "claude" and claude.version == "claude-haiku-2"
     oa = get_extractor(make_settings(tmp_path, extractor="openai", openai_model="qwen2.5"))
-    assert isinstance(oa, OpenAIExtractor) and oa.name == "openai" and oa.version == "openai-qwen2.5-1"
+    assert isinstance(oa, OpenAIExtractor) and oa.name == "openai" and oa.version == "openai-qwen2.5-2"
     with pytest.raises(ConfigError, match="bogus"):
         get_extractor(make_settings(tmp_path, extractor="bogus"))
 
@@ -700,7 +700,7 @@ def claude_extractor(tmp_path: Path, **kw: Any) -> ClaudeCliExtractor:
 def test_claude_valid_output(tmp_path: Path, fake_claude: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     monkeypatch.setenv("NOUS_FAKE_CLAUDE_MODE", mode)
     extractor = claude_extractor(tmp_path)
-    assert (extractor.name, extractor.version) == ("claude", "claude-haiku-1")
+    assert (extractor.name, extractor.version) == ("claude", "claude-haiku-2")
     assert_valid_output(extractor.extract(hand_batch()))
     call = json.loads(fake_claude.read_text(encoding="utf-8"))
     assert call["argv"] == ["--print", "--model", "haiku", "--output-format", "text"]
