@@ -144,7 +144,7 @@ def test_session_start_hook_injects_memories_of_the_project_at_hand(corpus_pipel
 
 def test_one_memory_per_learning_across_the_corpus(corpus_pipeline):
     """A learning repeated by other sessions of a project is reinforced, never stored twice."""
-    from nous_assets.reconcile.relearn import jaccard, tokens
+    from nous_assets.reconcile.relearn import jaccard, same_subject, same_template, tokens
 
     conn = corpus_pipeline.conn()
     try:
@@ -157,9 +157,13 @@ def test_one_memory_per_learning_across_the_corpus(corpus_pipeline):
     finally:
         conn.close()
     assert any(session.split("#")[0] != source.split("#")[0] for session, source in relearned)  # across sessions
-    by_project: dict[str, list[frozenset[str]]] = {}
+    by_project: dict[str, list[str]] = {}
     for _, project, content, _ in rows:
-        by_project.setdefault(project, []).append(tokens(content))
-    for project, words in by_project.items():
-        pairs = [(a, b) for i, a in enumerate(words) for b in words[i + 1 :] if jaccard(a, b) >= 0.75]
+        by_project.setdefault(project, []).append(content)
+
+    def one_learning(a: str, b: str) -> bool:  # alike words about one subject, not one template with other names
+        return jaccard(tokens(a), tokens(b)) >= 0.75 and same_subject(a, b) and not same_template(a, b)
+
+    for project, texts in by_project.items():
+        pairs = [(a, b) for i, a in enumerate(texts) for b in texts[i + 1 :] if one_learning(a, b)]
         assert pairs == [], project
