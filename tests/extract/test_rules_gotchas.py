@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from excerpts import (
+    EPISODIC_LARGE,
     FASTHOOKS,
     SPOTTER_4TE,
     SPOTTER_A0Y,
@@ -107,3 +108,14 @@ def stream_of_turns(turns):
     from nous_assets.extract.base import SessionBatch
 
     return stream_of(SessionBatch("proj", "sess-1", "2026-02-12", turns))
+
+
+def test_real_fallout_of_a_conflicted_rebase_is_no_gotcha():
+    # episodic-memory large L139-L163: `git rebase origin/main` stops on conflicts ("could not apply …"); L166-L178
+    # the push then fails on duplicate interfaces the merge left in ClientChart.tsx, fixed by deleting them: that
+    # resolution's fallout. A later, unrelated failure (`npx knip` rejecting a knip.json key) is still a gotcha.
+    s = stream_of(excerpt(EPISODIC_LARGE, 130, 240))
+    fixes, _ = gotchas.error_fixes(s)
+    texts = [c.content for c in fixes + gotchas.diagnoses(s)]
+    assert not any("ClientChart" in t for t in texts)
+    assert any(t.startswith("`npx knip` failed with") for t in texts)

@@ -39,6 +39,7 @@ from nous_assets.extract.rules.text import (
 )
 
 FIX_WINDOW = 40  # stream positions in which a failing command must be fixed
+AFTERMATH = 20  # stream positions after a conflicted rebase or merge whose failures are its fallout
 CONFIRM_WINDOW = 60  # stream positions in which a diagnosis must be confirmed by a passing check
 MAX_CONTENT = 360
 CHECK_CATEGORIES = frozenset({"test", "lint", "build", "migration", "install", "run"})
@@ -100,14 +101,30 @@ def is_check(s: Stream, call: Call) -> bool:
     return shell.category(cmd) in CHECK_CATEGORIES or fam in ("git commit", "git push")
 
 
+def conflict_aftermath(s: Stream) -> list[tuple[int, int]]:
+    """Stream position windows that follow a command whose output reports merge or rebase conflicts: what
+    fails and gets fixed there (duplicate definitions, type errors the merge brought in) is that one
+    resolution's fallout, not something the project teaches."""
+    return [
+        (c.pos, c.pos + AFTERMATH)
+        for c in s.calls
+        if c.command and c.result is not None and filters.conflict(c.result.text[:20000])
+    ]
+
+
+def _in(windows: list[tuple[int, int]], pos: int) -> bool:
+    return any(lo <= pos <= hi for lo, hi in windows)
+
+
 def error_fixes(s: Stream) -> tuple[list[Cand], dict[int, str]]:
     """Error->fix gotchas, plus {index of the closing call in s.calls: error line} for the commands rule."""
+    aftermath = conflict_aftermath(s)
     bash = [(i, c) for i, c in enumerate(s.calls) if c.command]
     consumed: set[int] = set()
     out: list[Cand] = []
     closers: dict[int, str] = {}
     for n, (i, call) in enumerate(bash):
-        if s.status(call) != "fail" or i in consumed or call.result_pos is None:
+        if s.status(call) != "fail" or i in consumed or call.result_pos is None or _in(aftermath, call.pos):
             continue
         fam = shell.family(call.command)
         if not fam or fam in shell.READ_ONLY_FAMILIES or fam.split()[0] in shell.READ_ONLY_FAMILIES:
@@ -259,8 +276,11 @@ def diagnoses(s: Stream) -> list[Cand]:
     """Confirmed diagnoses from assistant text (see the module docstring)."""
     checks = [c for c in s.calls if is_check(s, c) and s.status(c) in ("ok", "fail")]
     failures = [c for c in s.calls if c.command and s.status(c) == "fail"]
+    aftermath = conflict_aftermath(s)
     found: list[tuple[int, Cand]] = []  # (position of the confirming check, candidate)
     for pos, turn in s.assistant_texts():
+        if _in(aftermath, pos):
+            continue
         for k, (sent, fix) in enumerate(_diagnostic_sentences(turn.text)):
             confirm = _confirmation(s, pos, checks, failures, sent)
             if confirm is None:
