@@ -121,22 +121,23 @@ def bench_redact(projects: Path) -> dict:
 
 
 def bench_backfill(root: Path) -> dict:
-    os.environ.update({
+    import dagster as dg
+
+    from nous_assets.defs.backfill import activity_days, run_days
+    from nous_assets.defs.resources import NousResource
+    from nous_assets.settings import load_settings
+    from nous_assets.store.db import open_db
+
+    settings = load_settings({
+        **os.environ,
         "HOME": str(root / "home"),
         "CLAUDE_CONFIG_DIR": str(root / "home" / ".claude"),
         "NOUS_DATA_DIR": str(root / "data"),
         "NOUS_PROJECT_GLOB": str(root / "projects" / "**" / "*.jsonl"),
-    })
-    import dagster as dg
-
-    from nous_assets.defs.backfill import activity_days, run_days
-    from nous_assets.settings import load_settings
-    from nous_assets.store.db import open_db
-
-    settings = load_settings()
+    })  # resolved once, handed to the runs through their resource
     days = activity_days(settings, date(2020, 1, 1), date(2030, 1, 1))
     t = time.perf_counter()
-    results = run_days(days, instance=dg.DagsterInstance.ephemeral())
+    results = run_days(days, resource=NousResource.of(settings), instance=dg.DagsterInstance.ephemeral())
     seconds = time.perf_counter() - t
     conn = open_db(settings.db_path)
     sessions = conn.execute(

@@ -9,28 +9,35 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from nous_assets.errors import ConfigError
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
+FIRST_PARTITION_DAY = "2020-01-01"
+"""The first day of the Dagster daily partitions (a constant, so the asset graph never depends on settings);
+``partition_start`` picks which of those days the CLI and the sensor ingest, and may not go further back."""
 FALSE_WORDS = {"0", "false", "no", "off", ""}
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Policy numbers from the spec, overridable in ``config.json`` under ``"thresholds"``."""
+    """Policy numbers from the spec, overridable in ``config.json`` under ``"thresholds"``.
+
+    Only numbers some code reads are here (``nous config`` shows what takes effect): the spec's
+    ``archive_below``, ``concept_overlap_for_nli`` and ``hot_tier_days`` come back with the lifecycle
+    code that uses them.
+    """
 
     initial_reinforcement: float = 0.5
     reinforce_delta: float = 0.1
     weaken_delta: float = -0.2
     contradiction_multiplier: float = 0.7
     superseded_multiplier: float = 0.5
-    archive_below: float = 0.1
     nli_contradiction_confidence: float = 0.7
-    concept_overlap_for_nli: float = 0.5
     dedup_jaccard: float = 0.75
     relearn_near_miss: float = 0.65
     recency_half_life_days: float = 30.0
@@ -38,7 +45,6 @@ class Thresholds:
     queue_max_attempts: int = 3
     queue_lease_seconds: int = 300
     queue_backoff_base_seconds: float = 30.0
-    hot_tier_days: int = 90
 
 
 @dataclass(frozen=True)
@@ -224,6 +230,21 @@ def _parse_section(path: Path, name: str, raw: Any, cls: type, nested: dict[str,
     return replace(defaults, **values)
 
 
+def _check_partition_start(path: Path, value: Any) -> None:
+    """A 'YYYY-MM-DD' date on or after :data:`FIRST_PARTITION_DAY` (days before it have no partition)."""
+    try:
+        ok = isinstance(value, str) and len(value) == 10 and bool(date.fromisoformat(value))
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ConfigError(f"{path}: key 'partition_start' (or NOUS_PARTITION_START) must be a date 'YYYY-MM-DD'")
+    if value < FIRST_PARTITION_DAY:
+        raise ConfigError(
+            f"{path}: key 'partition_start' (or NOUS_PARTITION_START) must be on or after {FIRST_PARTITION_DAY}, "
+            f"the first daily partition; got {value}"
+        )
+
+
 def load_settings(env: dict[str, str] | None = None) -> Settings:
     """Resolve settings from ``env`` (default ``os.environ``) and the JSON config file.
 
@@ -245,8 +266,8 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
             raise ConfigError(f"{config_path}: unknown key {key!r} (known: {', '.join(sorted(_TOP_LEVEL_KEYS))})")
     thresholds = _parse_thresholds(config_path, raw.get("thresholds", {}))
     partition_start = raw.get("partition_start", "2025-01-01")
-    if not isinstance(partition_start, str) or len(partition_start) != 10:
-        raise ConfigError(f"{config_path}: key 'partition_start' must be a date 'YYYY-MM-DD'")
+    partition_start = env.get("NOUS_PARTITION_START") or partition_start
+    _check_partition_start(config_path, partition_start)
     extractor = env.get("NOUS_EXTRACTOR") or raw.get("extractor", "heuristic")
     if extractor not in {"heuristic", "claude", "openai"}:
         raise ConfigError(f"{config_path}: key 'extractor' must be heuristic, claude or openai, got {extractor!r}")
@@ -275,7 +296,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         project_glob=project_glob,
         enable_userpromptsubmit=_env_bool(env, "NOUS_ENABLE_USERPROMPTSUBMIT", False),
         reextract_on_version_change=_env_bool(env, "NOUS_REEXTRACT_ON_VERSION_CHANGE", False),
-        partition_start=env.get("NOUS_PARTITION_START") or partition_start,
+        partition_start=partition_start,
         config_path=config_path,
         thresholds=thresholds,
         extractor=extractor,
@@ -289,3 +310,26 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         retrieve=retrieve,
         embed=embed,
     )
+
+
+def settings_to_json(settings: Settings) -> str:
+    """The resolved settings as JSON: what ``nous config`` shows, and how a run's resource carries them."""
+    return json.dumps(asdict(settings), default=str, sort_keys=True)
+
+
+_PATH_FIELDS = ("claude_config_dir", "data_dir", "db_path", "archive_dir", "config_path")
+
+
+def settings_from_json(text: str) -> Settings:
+    """The inverse of :func:`settings_to_json` (settings resolved once, handed to a Dagster run as config)."""
+    raw = json.loads(text)
+    for name in _PATH_FIELDS:
+        if raw.get(name) is not None:
+            raw[name] = Path(raw[name])
+    retrieve = dict(raw["retrieve"])
+    retrieve["weights"] = ScoringWeights(**retrieve["weights"])
+    raw["retrieve"] = RetrieveSettings(**retrieve)
+    raw["embed"] = EmbedSettings(**raw["embed"])
+    raw["thresholds"] = Thresholds(**raw["thresholds"])
+    raw["opt_out_projects"] = tuple(raw["opt_out_projects"])
+    return Settings(**raw)

@@ -46,9 +46,9 @@ def _with_config(tmp_path: Path, text: str) -> dict[str, str]:
 
 
 def test_thresholds_come_from_config_file(tmp_path):
-    env = _with_config(tmp_path, json.dumps({"thresholds": {"archive_below": 0.2, "injection_budget_chars": 6000}}))
+    env = _with_config(tmp_path, json.dumps({"thresholds": {"dedup_jaccard": 0.8, "injection_budget_chars": 6000}}))
     t = load_settings(env).thresholds
-    assert t.archive_below == 0.2 and t.injection_budget_chars == 6000
+    assert t.dedup_jaccard == 0.8 and t.injection_budget_chars == 6000
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,7 @@ def test_thresholds_come_from_config_file(tmp_path):
     [
         ("{not json", "invalid JSON at line 1"),
         ("[1, 2]", "top level must be a JSON object"),
-        ('{"thresholds": {"archive_below": "low"}}', "'thresholds.archive_below' must be a number"),
+        ('{"thresholds": {"dedup_jaccard": "low"}}', "'thresholds.dedup_jaccard' must be a number"),
         ('{"thresholds": {"archiv_below": 0.1}}', "unknown key 'thresholds.archiv_below'"),
         ('{"thresholds": {"contradiction_multiplier": 2}}', "'thresholds.contradiction_multiplier' must be in (0, 1]"),
         ('{"thresholds": {"injection_budget_chars": 20000}}', "injection_budget_chars"),
@@ -103,3 +103,29 @@ def test_retrieve_and_embed_sections(tmp_path):
 def test_bad_retrieve_or_embed_config(tmp_path, section, fragment):
     with pytest.raises(ConfigError, match=fragment.replace("(", r"\(").replace(".", r"\.")):
         load_settings(_with_config(tmp_path, json.dumps(section)))
+
+
+@pytest.mark.parametrize("key", ["archive_below", "concept_overlap_for_nli", "hot_tier_days"])
+def test_thresholds_nothing_reads_are_not_offered(tmp_path, key):
+    """Issue 9 item 7: `nous config` shows only what takes effect; a retired key is a clear error, not a no-op."""
+    env = _with_config(tmp_path, json.dumps({"thresholds": {key: 0.5}}))
+    with pytest.raises(ConfigError, match=f"unknown key 'thresholds.{key}'"):
+        load_settings(env)
+    assert not hasattr(load_settings({"HOME": str(tmp_path / "other")}).thresholds, key)
+
+
+@pytest.mark.parametrize(("start", "fragment"), [("2019-12-31", "on or after 2020-01-01"), ("01/02/2025", "YYYY-MM-DD")])
+def test_partition_start_must_name_a_partition_day(tmp_path, start, fragment):
+    env = {**_with_config(tmp_path, "{}"), "NOUS_PARTITION_START": start}
+    with pytest.raises(ConfigError, match=fragment):
+        load_settings(env)
+
+
+def test_settings_survive_the_trip_through_run_config(tmp_path):
+    """`NousResource.of(settings)` carries resolved settings as JSON: the round trip loses nothing."""
+    from nous_assets.settings import settings_from_json, settings_to_json
+
+    env = _with_config(tmp_path, json.dumps({"thresholds": {"reinforce_delta": 0.3}, "opt_out_projects": ["-x"],
+                                             "retrieve": {"weights": {"text": 0.5}}, "embed": {"batch_size": 7}}))
+    settings = load_settings({**env, "NOUS_DATA_DIR": str(tmp_path / "d"), "NOUS_PARTITION_START": "2024-03-01"})
+    assert settings_from_json(settings_to_json(settings)) == settings

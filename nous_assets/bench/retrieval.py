@@ -47,28 +47,29 @@ def run(locomo: Path, k: int, workdir: Path, out: Path | None = None, log=print)
     samples = load_samples(locomo)
     projects = workdir / "projects"
     converted = [convert_sample(s, projects) for s in samples]
-    os.environ.update(
-        {
-            "NOUS_DATA_DIR": str(workdir / "data"),
-            "NOUS_PROJECT_GLOB": str(projects / "**" / "*.jsonl"),
-            "NOUS_PARTITION_START": "2000-01-01",
-            "CLAUDE_CONFIG_DIR": str(workdir / "claude"),
-        }
-    )
-    os.environ.pop("NOUS_DB_PATH", None)
     import dagster as dg
 
     from nous_assets.defs.backfill import activity_days, run_days
+    from nous_assets.defs.resources import NousResource
     from nous_assets.embed.registry import get_embedder
     from nous_assets.retrieve.query import Query
     from nous_assets.retrieve.search import retrieve
-    from nous_assets.settings import load_settings
+    from nous_assets.settings import FIRST_PARTITION_DAY, load_settings
     from nous_assets.store.db import open_db
 
-    settings = load_settings()
-    days = activity_days(settings, date(2000, 1, 1), date(2100, 1, 1))
+    env = {k: v for k, v in os.environ.items() if k != "NOUS_DB_PATH"}
+    env.update(
+        {
+            "NOUS_DATA_DIR": str(workdir / "data"),
+            "NOUS_PROJECT_GLOB": str(projects / "**" / "*.jsonl"),
+            "NOUS_PARTITION_START": FIRST_PARTITION_DAY,
+            "CLAUDE_CONFIG_DIR": str(workdir / "claude"),
+        }
+    )
+    settings = load_settings(env)  # resolved once, handed to the runs through their resource
+    days = activity_days(settings, date.fromisoformat(FIRST_PARTITION_DAY), date(2100, 1, 1))
     started = time.perf_counter()
-    days_run = run_days(days, instance=dg.DagsterInstance.ephemeral())
+    days_run = run_days(days, resource=NousResource.of(settings), instance=dg.DagsterInstance.ephemeral())
     pipeline_s = time.perf_counter() - started
     failed = [d.day for d in days_run if not d.success]
     if failed:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from nous_assets.capture.parser import Turn
 from nous_assets.store.db import Connection, atomic
+from nous_assets.store.transcript_chunks import upsert_chunk_rows
 
 MAX_CHARS = 1000  # ~ the 256-token window of MiniLM; longer text would be truncated by the model anyway
 _KEEP_KINDS = ("message",)
@@ -42,30 +43,20 @@ def chunk_rows(turns: Sequence[Turn]) -> list[tuple]:
     return rows
 
 
+def store_chunks(conn: Connection, turns: Sequence[Turn]) -> tuple[int, list[int]]:
+    """Insert new chunks, refresh changed ones; (how many new, ids of the changed ones).
+
+    The vectors of changed chunks are stale: the caller drops them (``forget_chunk_vectors``) in the same
+    transaction, so this package never writes the embedding tables.
+    """
+    return upsert_chunk_rows(conn, chunk_rows(turns))
+
+
 def upsert_chunks(conn: Connection, turns: Sequence[Turn]) -> tuple[int, int]:
-    """Insert new chunks, refresh changed ones (their vectors are dropped for re-embedding); (new, changed)."""
-    rows = chunk_rows(turns)
-    new = changed = 0
+    """Insert new chunks and refresh changed ones, dropping the changed ones' vectors; (new, changed)."""
+    from nous_assets.embed.chunks import forget_chunk_vectors
+
     with atomic(conn):
-        for row in rows:
-            existing = conn.execute("SELECT id, text FROM transcript_chunks WHERE uuid = ?", (row[0],)).fetchone()
-            if existing is None:
-                cur = conn.execute(
-                    "INSERT INTO transcript_chunks(uuid, project_id, session_id, date, role, timestamp, text, "
-                    "source_path, line_offsets_json, uuids_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    row,
-                )
-                conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, row[6]))
-                new += 1
-            elif existing[1] != row[6]:
-                chunk_id = existing[0]
-                conn.execute(
-                    "UPDATE transcript_chunks SET text = ?, line_offsets_json = ?, uuids_json = ? WHERE id = ?",
-                    (row[6], row[8], row[9], chunk_id),
-                )
-                conn.execute("DELETE FROM chunks_fts WHERE rowid = ?", (chunk_id,))
-                conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (chunk_id, row[6]))
-                conn.execute("DELETE FROM chunk_vectors WHERE chunk_id = ?", (chunk_id,))
-                conn.execute("DELETE FROM chunk_vector_meta WHERE chunk_id = ?", (chunk_id,))
-                changed += 1
-    return new, changed
+        new, changed = store_chunks(conn, turns)
+        forget_chunk_vectors(conn, changed)
+    return new, len(changed)

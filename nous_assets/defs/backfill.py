@@ -21,9 +21,8 @@ import dagster as dg
 from nous_assets.capture.days import file_days
 from nous_assets.capture.lake import turns_path
 from nous_assets.capture.scan import candidate_files
-from nous_assets.defs.assets.capture import SOURCE_TAG, learning_events, transcripts
-from nous_assets.defs.assets.memory import memories
-from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
+from nous_assets.defs.assets import PIPELINE_ASSETS
+from nous_assets.defs.assets.capture import SOURCE_TAG
 from nous_assets.defs.failures import failure_reason
 from nous_assets.defs.resources import NousResource
 from nous_assets.defs.runs import WORKER_TAG, range_tags, worker_id
@@ -220,7 +219,7 @@ def run_days(
     results = []
     for day in days:
         result = dg.materialize(
-            [transcripts, learning_events, memories, embeddings, edges, injection_cache],
+            PIPELINE_ASSETS,
             partition_key=day,
             resources={"nous": resource or NousResource()},
             instance=instance,

@@ -1,4 +1,8 @@
-"""Daily partitions: the UTC date of transcript activity, and the decorator every daily asset uses."""
+"""Daily partitions: the UTC date of transcript activity, and the decorator every daily asset uses.
+
+The partitions start on a constant day (:data:`~nous_assets.settings.FIRST_PARTITION_DAY`), so importing
+the asset graph reads no settings; ``partition_start`` only chooses which of these days get ingested.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,10 @@ from typing import Any
 
 import dagster as dg
 
-from nous_assets.settings import load_settings
+from nous_assets.settings import FIRST_PARTITION_DAY
 
-
-def daily_partitions() -> dg.DailyPartitionsDefinition:
-    """Start date from settings (``partition_start`` / ``NOUS_PARTITION_START``); today is included."""
-    return dg.DailyPartitionsDefinition(start_date=load_settings().partition_start, end_offset=1)
-
-
-daily = daily_partitions()
+daily = dg.DailyPartitionsDefinition(start_date=FIRST_PARTITION_DAY, end_offset=1)
+"""One partition per UTC day from :data:`FIRST_PARTITION_DAY` through today (``end_offset=1``)."""
 
 
 def daily_asset(**kwargs: Any) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:

@@ -19,7 +19,7 @@ import dagster as dg
 from nous_assets.defs.runs import WORKER_TAG, worker_id
 from nous_assets.errors import DatabaseVanishedError, NousError, storage_error
 from nous_assets.filemodes import restrict_umask
-from nous_assets.settings import Settings, load_settings
+from nous_assets.settings import Settings, load_settings, settings_from_json, settings_to_json
 from nous_assets.store.db import Connection, ensure_same_file, open_db
 
 
@@ -40,8 +40,10 @@ def open_pipeline_db(settings: Settings) -> Connection:
 
 
 class NousResource(dg.ConfigurableResource):
-    """Settings come from the environment at run time; fields override them (tests, one-off runs)."""
+    """Settings come from the environment at run time, or resolved once by the caller (:meth:`of`); the
+    other fields override them (tests, one-off runs)."""
 
+    settings_json: str | None = None
     data_dir: str | None = None
     db_path: str | None = None
     project_glob: str | None = None
@@ -57,8 +59,14 @@ class NousResource(dg.ConfigurableResource):
         if context.instance is not None and context.run is not None:
             context.instance.add_run_tags(context.run.run_id, {WORKER_TAG: worker_id()})
 
+    @classmethod
+    def of(cls, settings: Settings) -> NousResource:
+        """A resource for settings the caller already resolved (``nous`` commands, ``run_days``, benchmarks):
+        they travel as run config, so no process has to write ``os.environ`` for a run to see them."""
+        return cls(settings_json=settings_to_json(settings))
+
     def settings(self) -> Settings:
-        settings = load_settings()
+        settings = settings_from_json(self.settings_json) if self.settings_json else load_settings()
         changes: dict = {}
         if self.data_dir:
             changes["data_dir"] = Path(self.data_dir)

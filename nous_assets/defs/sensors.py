@@ -18,22 +18,23 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from nous_assets.capture.scan import plan_new_data
-from nous_assets.defs.assets.capture import SOURCE_TAG, learning_events, transcripts
-from nous_assets.defs.assets.memory import memories
-from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
+from nous_assets.defs.assets import PIPELINE_ASSETS
+from nous_assets.defs.assets.capture import SOURCE_TAG
 from nous_assets.defs.partitions import daily
 from nous_assets.defs.resources import NousResource
 from nous_assets.defs.runs import in_flight_days, in_flight_runs
 from nous_assets.embed.backlog import embedding_backlog
 from nous_assets.store.floor import floor_or_default
+from nous_assets.store.queue import days_awaiting_retry
 
 INFO_CONSOLE = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 """Runs log INFO and up to the terminal: Dagster's default (DEBUG) prints every engine event."""
 
 ingest_job = dg.define_asset_job(
     "ingest_job",
-    selection=dg.AssetSelection.assets(transcripts, learning_events, memories, embeddings, edges, injection_cache),
-    description="Capture, extract, project, embed, link and cache one day (or a range of days) of transcripts.",
+    selection=dg.AssetSelection.assets(*PIPELINE_ASSETS),
+    description="Capture, extract, judge session outcomes, project, embed, link and cache one day (or a range "
+    "of days) of transcripts.",
     config=INFO_CONSOLE,
     executor_def=dg.in_process_executor,  # the steps form a chain: one process, one model load per run
 )
@@ -98,7 +99,7 @@ def transcript_watch(context: dg.SensorEvaluationContext, nous: NousResource):
     with nous.connection() as conn:
         new = plan_new_data(settings, conn)
         floor = floor_or_default(conn, datetime.now(UTC).date())
-    days, busy = wanted_days(new.dates, floor, context.instance)
+    days, busy = wanted_days(new.dates, max(floor, settings.partition_start), context.instance)
     requests = [
         dg.RunRequest(
             partition_key=day,
@@ -118,11 +119,8 @@ def reconcile_days(nous: NousResource) -> list[str]:
     with nous.connection() as conn:
         floor = floor_or_default(conn, datetime.now(UTC).date())
         days = {d for d in plan_new_data(settings, conn).dates if d >= floor}
-        rows = conn.execute(
-            "SELECT DISTINCT json_extract(payload_json, '$.date') FROM ingest_events "
-            "WHERE status IN ('pending', 'failed', 'processing')"
-        ).fetchall()
-    return sorted(days | {r[0] for r in rows if r[0]})
+        retry = days_awaiting_retry(conn)
+    return sorted(days | retry)
 
 
 def catch_up_request(nous: NousResource, instance: dg.DagsterInstance, stamp: str) -> dg.RunRequest | None:
@@ -150,7 +148,7 @@ def catch_up_request(nous: NousResource, instance: dg.DagsterInstance, stamp: st
 )
 def transcript_reconcile(context: dg.ScheduleEvaluationContext, nous: NousResource):
     stamp = context.scheduled_execution_time.strftime("%Y%m%dT%H%M") if context.scheduled_execution_time else "now"
-    days, busy = wanted_days(reconcile_days(nous), "", context.instance)
+    days, busy = wanted_days(reconcile_days(nous), nous.settings().partition_start, context.instance)
     requests = [
         dg.RunRequest(partition_key=day, run_key=f"fs_reconcile:{day}:{stamp}", tags={SOURCE_TAG: "fs_reconcile"})
         for day in days

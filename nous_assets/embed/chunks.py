@@ -116,3 +116,13 @@ def search_chunks(
     except Exception:  # dimension mismatch during a migration, or no table yet: no vector evidence
         return []
     return [(int(cid), 1.0 - float(dist)) for cid, dist in rows]
+
+
+def forget_chunk_vectors(conn: Connection, chunk_ids: Iterable[int]) -> None:
+    """Drop the vectors of chunks whose text changed, so the next embedding pass redoes them."""
+    ids = [(int(i),) for i in chunk_ids]
+    if not ids:
+        return
+    with atomic(conn):
+        conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ids)
+        conn.executemany("DELETE FROM chunk_vector_meta WHERE chunk_id = ?", ids)

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nous_assets.settings import Thresholds
+from nous_assets.store import access_log
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.events import EventStore, LearningEvent, StoredEvent
+from nous_assets.store.memory_lookup import learning_of, memory_concepts
 from nous_assets.timeutil import now_iso
 
 SIGNALS = ("useful", "corrected", "ignored")
@@ -57,10 +59,7 @@ def ingest_access_spool(conn: Connection, spool: Path) -> int:
         except (ValueError, KeyError, TypeError):
             continue  # a torn line from a killed hook: nothing to recover
     with atomic(conn):
-        conn.executemany(
-            "INSERT INTO access_log(memory_id, session_id, project_id, source, accessed_at) VALUES (?, ?, ?, ?, ?)",
-            rows,
-        )
+        access_log.insert_accesses(conn, rows)
     work.unlink()
     return len(rows)
 
@@ -81,15 +80,10 @@ def evaluate_sessions(
     stats = OutcomeStats()
     if not session_texts:
         return stats
-    marks = ",".join("?" * len(session_texts))
-    pending = conn.execute(
-        f"SELECT a.id, a.memory_id, a.session_id, m.learning_id, m.project_id FROM access_log a "
-        f"JOIN memories m ON m.id = a.memory_id WHERE a.was_useful IS NULL AND a.session_id IN ({marks})",
-        sorted(session_texts),
-    ).fetchall()
+    pending = access_log.pending_accesses(conn, sorted(session_texts))
     events, verdicts = [], []
     for access_id, memory_id, session, learning_id, project in pending:
-        concepts = {r[0] for r in conn.execute("SELECT concept FROM concepts WHERE memory_id = ?", (memory_id,))}
+        concepts = memory_concepts(conn, memory_id)
         terms = set().union(*(_words(c) for c in concepts)) if concepts else set()
         touched = len(terms & _words(session_texts[session])) >= 2
         corrected = touched and len(terms & _words(corrections.get(session, ""))) >= 2
@@ -116,7 +110,7 @@ def evaluate_sessions(
         )
     with atomic(conn):
         EventStore(conn).append_many(events)
-        conn.executemany("UPDATE access_log SET was_useful = ? WHERE id = ?", verdicts)
+        access_log.record_verdicts(conn, verdicts)
     return stats
 
 
@@ -132,18 +126,14 @@ def feedback_event(
     if signal not in SIGNALS:
         raise ValueError(f"signal must be one of {', '.join(SIGNALS)}, got {signal!r}")
     t = thresholds or Thresholds()
-    row = conn.execute("SELECT learning_id, project_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    row = learning_of(conn, memory_id)
     if row is None:
         raise LookupError(f"no memory #{memory_id} in the current projection")
     learning_id, project = row
     session = session_id or "user-feedback"
     now = now_iso()
     with atomic(conn):
-        conn.execute(
-            "INSERT INTO access_log(memory_id, session_id, project_id, was_useful, source, accessed_at) "
-            "VALUES (?, ?, ?, ?, 'feedback', ?)",
-            (memory_id, session, project, 1 if signal == "useful" else 0, now),
-        )
+        access_log.record_rating(conn, memory_id, session, project, signal == "useful", now)
         if signal == "ignored":
             return None
         kind, delta = (

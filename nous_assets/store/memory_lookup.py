@@ -8,6 +8,7 @@ among the slot's history by validity time.
 
 from __future__ import annotations
 
+import json
 import re
 
 from nous_assets.reconcile.relearn import Held
@@ -61,3 +62,34 @@ def has_extraction(conn: Connection, learning_id: str) -> bool:
         (learning_id,),
     ).fetchone()
     return row is not None
+
+
+def memory_concepts(conn: Connection, memory_id: int) -> set[str]:
+    """The concepts of one memory of the projection (what a session must mention to have touched it)."""
+    return {r[0] for r in conn.execute("SELECT concept FROM concepts WHERE memory_id = ?", (memory_id,))}
+
+
+def learning_of(conn: Connection, memory_id: int) -> tuple[str, str] | None:
+    """(learning_id, project_id) of a memory of the current projection, or None."""
+    row = conn.execute("SELECT learning_id, project_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return (row[0], row[1]) if row is not None else None
+
+
+def corrections_by_session(conn: Connection, sessions: list[str]) -> dict[str, str]:
+    """Per session, the text of the corrections extracted from it, read from the event log.
+
+    From the log rather than the projection: session outcomes are judged before the ``memories`` asset
+    projects the run's events, and a correction extracted in this very run must count.
+    """
+    if not sessions:
+        return {}
+    out: dict[str, str] = {}
+    rows = conn.execute(
+        "SELECT session_id, json_extract(payload_json, '$.content') FROM learning_events "
+        "WHERE event_type = 'LearningExtracted' AND json_extract(payload_json, '$.kind') = 'correction' "
+        "AND session_id IN (SELECT value FROM json_each(?)) ORDER BY event_id",
+        (json.dumps(sorted(set(sessions))),),
+    )
+    for session, content in rows:
+        out[session] = out.get(session, "") + "\n" + (content or "")
+    return out

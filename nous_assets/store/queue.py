@@ -461,3 +461,12 @@ def processed_version(conn: Connection, project_id: str, session_id: str, learni
 
 def is_processed(conn: Connection, project_id: str, session_id: str, learning_index: int) -> bool:
     return processed_version(conn, project_id, session_id, learning_index) is not None
+
+
+def days_awaiting_retry(conn: Connection) -> set[str]:
+    """Partition days with queue items still to process (pending, failed and due again, or leased)."""
+    rows = conn.execute(
+        "SELECT DISTINCT json_extract(payload_json, '$.date') FROM ingest_events "
+        "WHERE status IN ('pending', 'failed', 'processing')"
+    ).fetchall()
+    return {r[0] for r in rows if r[0]}

@@ -1,12 +1,25 @@
-"""Memory layer: the bi-temporal projection of the event log."""
+"""Memory layer: session outcomes folded into the event log, then the bi-temporal projection of the log.
+
+Every event reaches the log through an asset upstream of ``memories``, and only ``memories`` projects
+(with the configured :class:`~nous_assets.store.projection.Policy`), so the graph shows each write.
+"""
+
+from pathlib import Path
 
 import dagster as dg
 
+from nous_assets.capture.lake import read_turns
 from nous_assets.defs.assets.capture import learning_events
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
+from nous_assets.reconcile.outcomes import evaluate_sessions, ingest_access_spool
+from nous_assets.store import figures
+from nous_assets.store.access_log import unjudged_sessions
+from nous_assets.store.memory_lookup import corrections_by_session
 from nous_assets.store.projection import Policy
 from nous_assets.store.projector import project, verify
+
+GROUP = "memory"
 
 
 def policy_from(nous: NousResource) -> Policy:
@@ -14,29 +27,68 @@ def policy_from(nous: NousResource) -> Policy:
     return Policy(t.initial_reinforcement, t.superseded_multiplier, t.contradiction_multiplier)
 
 
+def session_evidence(lake_dir: Path, days: list[str], wanted: set[str]) -> dict[str, str]:
+    """Per session of ``wanted`` (those with injected memories still to judge), the text of its conversation.
+
+    Only those sessions are read into memory: a long backfill range holds far more text than the judgement
+    needs, and on a first run no session has been injected yet.
+    """
+    texts: dict[str, list[str]] = {}
+    if not wanted:
+        return {}
+    for day in days:
+        for t in read_turns(lake_dir, day):
+            if t.kind == "message" and t.text and t.session_id in wanted:
+                texts.setdefault(t.session_id, []).append(t.text)
+    return {s: "\n".join(parts) for s, parts in texts.items()}
+
+
 @daily_asset(
-    group_name="memory",
+    group_name=GROUP,
     deps=[learning_events],
     kinds={"sqlite"},
-    description="Current memories projected from learning_events (incremental from its checkpoint; "
-    "re-materialising a partition is a no-op once caught up).",
+    description="Session outcomes: memories injected into the day's sessions are judged against what the "
+    "session then talked about and corrected, and Reinforced/Weakened events appended to the log (each "
+    "injection judged once). Injections the SessionStart hook spooled while the database was busy are "
+    "moved into access_log first.",
+)
+def session_outcomes(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
+    settings = nous.settings()
+    with nous.connection() as conn:
+        spooled = ingest_access_spool(conn, settings.data_dir / "access-spool.jsonl")
+        texts = session_evidence(settings.lake_dir, context.partition_keys, unjudged_sessions(conn))
+        corrections = corrections_by_session(conn, sorted(texts))
+        outcomes = evaluate_sessions(conn, texts, corrections, settings.thresholds)
+    return dg.MaterializeResult(
+        metadata={
+            "accesses_from_spool": dg.MetadataValue.int(spooled),
+            "sessions_judged": dg.MetadataValue.int(len(texts)),
+            "outcomes_reinforced": dg.MetadataValue.int(outcomes.reinforced),
+            "outcomes_weakened": dg.MetadataValue.int(outcomes.weakened),
+            "outcomes_untouched": dg.MetadataValue.int(outcomes.untouched),
+        }
+    )
+
+
+@daily_asset(
+    group_name=GROUP,
+    deps=[learning_events, session_outcomes],
+    kinds={"sqlite"},
+    description="Current memories projected from learning_events with the configured policy (incremental "
+    "from its checkpoint; re-materialising a partition is a no-op once caught up). The only step that "
+    "projects.",
 )
 def memories(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
     with nous.connection() as conn:
         stats = project(conn, policy=policy_from(nous))
-        total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-        by_day = {
-            day: conn.execute(
-                "SELECT count(*) FROM memories WHERE substr(coalesce(valid_from, created_at), 1, 10) = ?", (day,)
-            ).fetchone()[0]
-            for day in context.partition_keys
-        }
+        total = figures.memories_total(conn)
+        on_days = figures.memories_valid_from(conn, context.partition_keys)
     return dg.MaterializeResult(
         metadata={
             "events_projected": dg.MetadataValue.int(stats.events),
             "projection_checkpoint": dg.MetadataValue.int(stats.last_event_id),
             "memories_total": dg.MetadataValue.int(total),
-            "memories_valid_from_partition": dg.MetadataValue.int(sum(by_day.values())),
+            "memories_valid_from_partition": dg.MetadataValue.int(on_days),
         }
     )
 

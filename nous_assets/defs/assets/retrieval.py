@@ -4,16 +4,18 @@ import time
 
 import dagster as dg
 
-from nous_assets.capture.chunks import upsert_chunks
+from nous_assets.capture.chunks import store_chunks
 from nous_assets.capture.lake import read_links, read_turns
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
-from nous_assets.embed.chunks import embed_pending_chunks, pending_chunk_count
+from nous_assets.embed.chunks import embed_pending_chunks, forget_chunk_vectors, pending_chunk_count
 from nous_assets.embed.registry import get_embedder
 from nous_assets.embed.store import embed_pending
 from nous_assets.extract.runner import batch_session_id
 from nous_assets.reconcile.edges import derive_edges
+from nous_assets.store import figures
+from nous_assets.store.db import atomic
 
 GROUP = "retrieval"
 EMBED_POOL = "nous_embeddings"  # dagster.yaml: one step per pool at a time, so two runs never embed the same rows
@@ -38,16 +40,18 @@ def embeddings(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mate
     new_chunks = changed_chunks = 0
     with nous.connection() as conn:
         for day in context.partition_keys:
-            new, changed = upsert_chunks(conn, read_turns(settings.lake_dir, day))
-            new_chunks, changed_chunks = new_chunks + new, changed_chunks + changed
+            with atomic(conn):  # a changed chunk's text and the drop of its stale vector land together
+                new, changed = store_chunks(conn, read_turns(settings.lake_dir, day))
+                forget_chunk_vectors(conn, changed)
+            new_chunks, changed_chunks = new_chunks + new, changed_chunks + len(changed)
         stats = embed_pending(conn, embedder, batch_size=batch, deadline=deadline)
         chunk_done = 0
         if time.monotonic() < deadline:
             chunk_done, chunk_left = embed_pending_chunks(conn, embedder, batch_size=batch, deadline=deadline)
         else:
             chunk_left = pending_chunk_count(conn, embedder.model, embedder.dimensions)
-        total_chunks = conn.execute("SELECT count(*) FROM transcript_chunks").fetchone()[0]
-        vectors = conn.execute("SELECT count(*) FROM vector_meta").fetchone()[0]
+        total_chunks = figures.chunks_total(conn)
+        vectors = figures.memory_vectors_total(conn)
     if stats.remaining or chunk_left:
         context.log.warning(
             f"embedding budget ({budget:g}s) reached: {stats.remaining} memories and {chunk_left} transcript chunks "
@@ -100,7 +104,7 @@ def edges(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Materiali
     settings = nous.settings()
     with nous.connection() as conn:
         stats = derive_edges(conn, task_offsets=task_offsets(settings.lake_dir, context.partition_keys))
-        counts = dict(conn.execute("SELECT rel_type || ':' || origin, count(*) FROM edges GROUP BY 1").fetchall())
+        counts = figures.edges_by_type(conn)
     return dg.MaterializeResult(
         metadata={
             "memories_linked": dg.MetadataValue.int(stats.memories),
@@ -111,22 +115,6 @@ def edges(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Materiali
     )
 
 
-def _session_evidence(lake_dir, days, wanted: set[str]) -> tuple[dict[str, str], list[str]]:
-    """Per session of ``wanted`` (those with injected memories still to judge), the text of its conversation.
-
-    Only those sessions are read into memory: a long backfill range holds far more text than the judgement
-    needs, and on a first run no session has been injected yet.
-    """
-    texts: dict[str, list[str]] = {}
-    if not wanted:
-        return {}, []
-    for day in days:
-        for t in read_turns(lake_dir, day):
-            if t.kind == "message" and t.text and t.session_id in wanted:
-                texts.setdefault(t.session_id, []).append(t.text)
-    return {s: "\n".join(parts) for s, parts in texts.items()}, sorted(texts)
-
-
 @daily_asset(
     group_name=GROUP,
     deps=[edges],
@@ -134,32 +122,15 @@ def _session_evidence(lake_dir, days, wanted: set[str]) -> tuple[dict[str, str],
     description="Precomputed SessionStart packets per project (one per likely fingerprint: default and recent "
     "branches) and a global packet, sanitised, redacted and under the character budget, framed as recalled "
     "notes; memories the packet guard flags (remote code, force-push to main, skipped permissions, disabled "
-    "checks, exfiltration, secrets) are held out for `nous review`. First folds session outcomes of the day's "
-    "sessions back into reinforcement.",
+    "checks, exfiltration, secrets) are held out for `nous review`.",
 )
 def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
-    from nous_assets.reconcile.outcomes import evaluate_sessions, ingest_access_spool
     from nous_assets.retrieve.cache import build_cache
-    from nous_assets.store.projector import project
 
     settings = nous.settings()
     with nous.connection() as conn:
-        spooled = ingest_access_spool(conn, settings.data_dir / "access-spool.jsonl")
-        unjudged = {r[0] for r in conn.execute("SELECT DISTINCT session_id FROM access_log WHERE was_useful IS NULL")}
-        texts, sessions = _session_evidence(settings.lake_dir, context.partition_keys, unjudged)
-        marks = ",".join("?" * len(sessions))
-        corrections: dict[str, str] = {}
-        if sessions:
-            for session, content in conn.execute(
-                "SELECT source_session, content FROM memories "
-                f"WHERE kind = 'correction' AND source_session IN ({marks})",
-                sessions,
-            ):
-                corrections[session] = corrections.get(session, "") + "\n" + content
-        outcomes = evaluate_sessions(conn, texts, corrections, settings.thresholds)
-        project(conn)
         stats = build_cache(conn, settings, embedder=get_embedder(settings))
-        rows = conn.execute("SELECT count(*), coalesce(max(char_count), 0) FROM injection_cache").fetchone()
+        rows = figures.packets(conn)
     return dg.MaterializeResult(
         metadata={
             "projects_rebuilt": dg.MetadataValue.int(stats.projects_rebuilt),
@@ -170,8 +141,5 @@ def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg
             "memories_held_for_review": dg.MetadataValue.int(stats.held),
             "held_memories_left_out": dg.MetadataValue.int(stats.held_skipped),
             "budget_chars": dg.MetadataValue.int(settings.thresholds.injection_budget_chars),
-            "accesses_from_spool": dg.MetadataValue.int(spooled),
-            "outcomes_reinforced": dg.MetadataValue.int(outcomes.reinforced),
-            "outcomes_weakened": dg.MetadataValue.int(outcomes.weakened),
         }
     )
