@@ -54,7 +54,8 @@ def _partition_keys(instance: dg.DagsterInstance) -> set[str]:
 def wanted_days(days: Iterable[str], floor: str, instance: dg.DagsterInstance) -> tuple[list[str], list[str]]:
     """(days to request, days skipped because a queued or running run covers them).
 
-    Days before the floor or outside the partitions are dropped silently.
+    Days before ``floor`` (the callers pass the later of the ingest floor and ``partition_start``) or outside
+    the partitions are dropped silently.
     """
     keys = _partition_keys(instance)
     candidates = sorted(d for d in set(days) if d in keys and d >= floor)
