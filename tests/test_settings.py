@@ -114,7 +114,9 @@ def test_thresholds_nothing_reads_are_not_offered(tmp_path, key):
     assert not hasattr(load_settings({"HOME": str(tmp_path / "other")}).thresholds, key)
 
 
-@pytest.mark.parametrize(("start", "fragment"), [("2019-12-31", "on or after 2020-01-01"), ("01/02/2025", "YYYY-MM-DD")])
+@pytest.mark.parametrize(
+    ("start", "fragment"), [("2019-12-31", "on or after 2020-01-01"), ("01/02/2025", "YYYY-MM-DD")]
+)
 def test_partition_start_must_name_a_partition_day(tmp_path, start, fragment):
     env = {**_with_config(tmp_path, "{}"), "NOUS_PARTITION_START": start}
     with pytest.raises(ConfigError, match=fragment):
