@@ -102,3 +102,19 @@ def test_feedback_and_access_spool(store, conn, tmp_path):
     spool.write_text(json.dumps({"memory_ids": [1], "session_id": "S2", "accessed_at": "2026-03-02"}) + "\n{torn")
     assert ingest_access_spool(conn, spool) == 1 and not spool.exists()
     assert conn.execute("SELECT count(*) FROM access_log WHERE session_id = 'S2'").fetchone()[0] == 1
+
+
+def test_corrections_are_read_from_the_log_before_the_projection_catches_up(store, conn):
+    """session_outcomes runs upstream of the projecting asset: a correction appended in this run counts."""
+    from nous_assets.store.memory_lookup import corrections_by_session
+
+    _learn(store, "b", "use the docker compose stack for tests", ["docker compose", "integration tests"])
+    project(conn)
+    conn.execute("INSERT INTO access_log(memory_id, session_id, accessed_at) VALUES (1, 'S9', '2026-03-01')")
+    store.append(LearningEvent("LearningExtracted", "fix", {"content": "no, the docker compose stack is wrong for "
+                 "integration tests", "kind": "correction", "extractor_version": "t", "concepts": ["docker compose"], "edges": []},
+                 "S9", "p", "historical_backfill", "k-fix"))  # not projected
+    corrections = corrections_by_session(conn, ["S9", "S0"])
+    assert set(corrections) == {"S9"} and "is wrong" in corrections["S9"]
+    stats = evaluate_sessions(conn, {"S9": "docker compose up for the integration tests"}, corrections)
+    assert (stats.reinforced, stats.weakened) == (0, 1)
