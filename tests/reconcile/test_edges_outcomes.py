@@ -111,9 +111,10 @@ def test_corrections_are_read_from_the_log_before_the_projection_catches_up(stor
     _learn(store, "b", "use the docker compose stack for tests", ["docker compose", "integration tests"])
     project(conn)
     conn.execute("INSERT INTO access_log(memory_id, session_id, accessed_at) VALUES (1, 'S9', '2026-03-01')")
-    store.append(LearningEvent("LearningExtracted", "fix", {"content": "no, the docker compose stack is wrong for "
-                 "integration tests", "kind": "correction", "extractor_version": "t", "concepts": ["docker compose"], "edges": []},
-                 "S9", "p", "historical_backfill", "k-fix"))  # not projected
+    payload = {"content": "no, the docker compose stack is wrong for integration tests", "kind": "correction",
+               "extractor_version": "t", "concepts": ["docker compose"], "edges": []}
+    store.append(LearningEvent("LearningExtracted", "fix", payload, "S9", "p", "historical_backfill", "k-fix"))
+    # the correction event above is not projected
     corrections = corrections_by_session(conn, ["S9", "S0"])
     assert set(corrections) == {"S9"} and "is wrong" in corrections["S9"]
     stats = evaluate_sessions(conn, {"S9": "docker compose up for the integration tests"}, corrections)
