@@ -33,9 +33,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nous_assets.embed.base import EmbeddingProvider
+from nous_assets.embed.base import EmbeddingError, EmbeddingProvider
 from nous_assets.embed.enrich import content_hash, enrich
-from nous_assets.embed.base import EmbeddingError
 from nous_assets.store.db import Connection, atomic
 from nous_assets.timeutil import now_iso
 

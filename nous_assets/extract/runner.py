@@ -16,19 +16,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from nous_assets import clocks
 from nous_assets.capture.lake import read_turns
-from nous_assets.capture.parser import Turn
 from nous_assets.capture.redact import redact, redact_json
 from nous_assets.errors import NousError
-from nous_assets.extract.base import (
-    Extractor,
-    SessionBatch,
-    idempotency_key,
-    learning_id_for,
-    learning_index,
-)
+from nous_assets.extract.base import Extractor, SessionBatch
 from nous_assets.extract.schema import records_from_frame, validate_learnings
-from nous_assets.reconcile import clocks
+from nous_assets.ids import idempotency_key, learning_id_for, learning_index
 from nous_assets.reconcile.relearn import Decision, Held, Incoming, decide
 from nous_assets.settings import Settings, Thresholds
 from nous_assets.store import memory_lookup, queue
@@ -38,6 +32,7 @@ from nous_assets.store.identity import project_map
 from nous_assets.store.projection import DETAIL_FIELDS, Policy
 from nous_assets.store.projector import project
 from nous_assets.timeutil import normalize_time
+from nous_assets.turns import Turn
 
 _WORD = re.compile(r"[a-z][a-z0-9_.-]{2,}")
 _STOP = frozenset("the and for that this with you not but are was have from your use don't dont should".split())

@@ -9,13 +9,24 @@ among the slot's history by validity time.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from nous_assets.reconcile.relearn import Held
 from nous_assets.store.db import Connection, DatabaseError
 
 MATCH_LIMIT = 20
 MAX_MATCH_WORDS = 24
 _WORD = re.compile(r"[a-z0-9]{2,}")
+
+
+@dataclass(frozen=True)
+class Held:
+    """A memory the incoming learning is compared with (current or, for its slot, closed)."""
+
+    learning_id: str
+    content: str
+    valid_from: str | None = None
+    valid_until: str | None = None
+    slot: str | None = None
 
 
 def _match_expression(text: str) -> str | None:
