@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from nous_assets.extract.base import idempotency_key, learning_id_for
+from nous_assets.ids import idempotency_key, learning_id_for
 from nous_assets.store.db import Connection, open_db
 from nous_assets.store.events import EventStore, LearningEvent
 from nous_assets.store.projector import project

@@ -23,7 +23,8 @@ from pathlib import Path
 import pandera.polars as pa
 import polars as pl
 
-from nous_assets.capture.parser import AgentLink, Quarantined, ToolResult, ToolUse, Turn, merge_agent_links
+from nous_assets.capture.parser import AgentLink, Quarantined, merge_agent_links
+from nous_assets.turns import ToolResult, ToolUse, Turn
 
 TURN_SCHEMA: dict[str, pl.DataType] = {
     "date": pl.Utf8,

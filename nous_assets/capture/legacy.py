@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.capture.redact import redact_json, redact_text
-from nous_assets.extract.base import idempotency_key, learning_id_for
+from nous_assets.ids import idempotency_key, learning_id_for
 from nous_assets.store.db import Connection
 from nous_assets.store.events import EventStore, LearningEvent
 from nous_assets.timeutil import normalize_time

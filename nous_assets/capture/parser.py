@@ -48,7 +48,9 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
+
+from nous_assets.turns import Kind, Role, ToolResult, ToolUse, Turn
 
 __all__ = [
     "AgentLink",
@@ -65,18 +67,6 @@ __all__ = [
     "parse_file",
 ]
 
-Role = Literal["user", "assistant", "system", "summary"]
-Kind = Literal[
-    "message",
-    "tool_result",
-    "compact_summary",
-    "meta",
-    "local_command",
-    "compact_boundary",
-    "summary",
-    "system",
-]
-
 EXCERPT_CHARS = 200
 _TURN_SYSTEM_SUBTYPES = {"compact_boundary": "compact_boundary", "local_command": "local_command"}
 _LOCAL_COMMAND_PREFIXES = (
@@ -87,64 +77,6 @@ _LOCAL_COMMAND_PREFIXES = (
     "<local-command-caveat>",
 )
 _COMPACT_JSON = {"separators": (",", ":"), "ensure_ascii": False}
-
-
-@dataclass(frozen=True, slots=True)
-class ToolUse:
-    """A tool call made by the assistant; ``input_json`` is compact JSON text (stable to hash/store)."""
-
-    id: str
-    name: str
-    input_json: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResult:
-    """Output of one tool call, with the ``toolUseResult`` details that change its meaning."""
-
-    tool_use_id: str
-    text: str
-    is_error: bool
-    interrupted: bool = False
-    agent_id: str | None = None  # set on Task/Agent results: the subagent that produced this output
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One conversational unit: a user/system record, or all lines of one assistant API response.
-
-    ``byte_start``/``byte_end`` span the first to the last merged line; lines of other records may sit in
-    between (tool results interleave with parallel tool calls), so ``line_offsets`` lists the exact lines.
-    """
-
-    uuid: str
-    uuids: tuple[str, ...]
-    parent_uuid: str | None
-    session_id: str
-    project_id: str
-    role: Role
-    kind: Kind
-    timestamp: str | None
-    text: str
-    thinking: str
-    tool_uses: tuple[ToolUse, ...]
-    tool_results: tuple[ToolResult, ...]
-    message_id: str | None
-    request_id: str | None
-    model: str | None
-    is_sidechain: bool
-    agent_id: str | None
-    is_meta: bool
-    is_compact_summary: bool
-    cwd: str | None
-    git_branch: str | None
-    version: str | None
-    source_path: str
-    byte_start: int
-    byte_end: int
-    line_offsets: tuple[int, ...]
-    subtype: str | None = None  # system subtype (compact_boundary, local_command)
-    logical_parent_uuid: str | None = None  # compact_boundary: the turn before compaction
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,6 @@ from typing import Any
 import polars as pl
 
 from nous_assets.capture.lake import QUARANTINE_SCHEMA, TurnsSchema, frame_turns, turns_frame
-from nous_assets.capture.parser import ToolResult, ToolUse, Turn
 from nous_assets.capture.redact import REDACTOR_VERSION, redact_json, redact_text
 from nous_assets.settings import Settings
 from nous_assets.store import redaction as store
@@ -38,6 +37,7 @@ from nous_assets.store.db import Connection, atomic
 from nous_assets.store.projection import Policy
 from nous_assets.store.projector import rebuild
 from nous_assets.store.redaction import AuditRow
+from nous_assets.turns import ToolResult, ToolUse, Turn
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
 

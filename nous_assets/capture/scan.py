@@ -41,7 +41,18 @@ from nous_assets.capture.parser import (
 )
 from nous_assets.capture.redact import redact_text
 from nous_assets.settings import Settings
-from nous_assets.store.cursors import FileState, ReadPlan, get_cursor, plan_read, promote, rewind, set_cursor, stat_file
+from nous_assets.store.cursors import (
+    FileState,
+    ReadPlan,
+    completed_offset,
+    get_cursor,
+    plan_read,
+    promote,
+    record_day_progress,
+    rewind,
+    set_cursor,
+    stat_file,
+)
 from nous_assets.store.db import Connection, atomic
 from nous_assets.timeutil import now_iso
 
@@ -283,14 +294,8 @@ def record_file_progress(conn: Connection, scan: PartitionScan, completed_paths:
     with atomic(conn):
         for fs in scan.files:
             done = fs.path in completed_paths
-            conn.execute(
-                "INSERT INTO ingest_file_partitions(transcript_path, file_inode, date, scanned_offset, "
-                "completed_offset, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(transcript_path, file_inode, date) DO UPDATE SET "
-                "scanned_offset = excluded.scanned_offset, "
-                "completed_offset = max(completed_offset, excluded.completed_offset), updated_at = excluded.updated_at",
-                (fs.path, fs.inode, scan.date, fs.consumed_offset, fs.consumed_offset if done else 0, now),
-            )
+            completed = fs.consumed_offset if done else 0
+            record_day_progress(conn, fs.path, fs.inode, scan.date, fs.consumed_offset, completed, now)
 
 
 def promote_cursors(conn: Connection, scan: PartitionScan) -> list[str]:
@@ -305,12 +310,8 @@ def promote_cursors(conn: Connection, scan: PartitionScan) -> list[str]:
         for fs in scan.files:
             ok = True
             for day, needed in fs.region_ends.items():
-                row = conn.execute(
-                    "SELECT completed_offset FROM ingest_file_partitions WHERE transcript_path = ? AND file_inode = ? "
-                    "AND date = ?",
-                    (fs.path, fs.inode, day),
-                ).fetchone()
-                if row is None or row[0] < needed:
+                reached = completed_offset(conn, fs.path, fs.inode, day)
+                if reached is None or reached < needed:
                     ok = False
                     break
             if not ok:

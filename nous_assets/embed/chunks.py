@@ -2,7 +2,8 @@
 
 Same contract as :mod:`nous_assets.embed.store` — derived data, one model at a time, recreated on a
 dimension change, resumable batches — but keyed by ``transcript_chunks.id`` and embedding the raw
-message text (chunks have no type or concepts to enrich with).
+message text (chunks have no type or concepts to enrich with). The SQL is
+:mod:`nous_assets.store.chunk_vectors`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 
 from nous_assets.embed.base import EmbeddingProvider
 from nous_assets.embed.enrich import content_hash
+from nous_assets.store import chunk_vectors as table
 from nous_assets.store.db import Connection, atomic
 from nous_assets.timeutil import now_iso
 
@@ -23,29 +25,18 @@ _DIM_RE = re.compile(r"float\s*\[\s*(\d+)\s*\]", re.IGNORECASE)
 
 def ensure_chunk_table(conn: Connection, dimensions: int) -> bool:
     """Recreate ``chunk_vectors`` when its dimension differs from the provider's; True if recreated."""
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunk_vectors'").fetchone()
-    current = int(m.group(1)) if row and (m := _DIM_RE.search(row[0])) else None
+    sql = table.table_sql(conn)
+    current = int(m.group(1)) if sql and (m := _DIM_RE.search(sql)) else None
     if current == dimensions:
         return False
     with atomic(conn):
-        conn.execute("DROP TABLE IF EXISTS chunk_vectors")
-        conn.execute(
-            f"CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id INTEGER PRIMARY KEY, "
-            f"embedding FLOAT[{int(dimensions)}] distance_metric=cosine)"
-        )
-        conn.execute("DELETE FROM chunk_vector_meta")
+        table.recreate_table(conn, dimensions)
     return True
-
-
-_PENDING = (
-    "FROM transcript_chunks c LEFT JOIN chunk_vector_meta v ON v.chunk_id = c.id "
-    "WHERE v.chunk_id IS NULL OR v.model != ? OR v.dimensions != ?"
-)
 
 
 def pending_chunk_count(conn: Connection, model: str, dimensions: int) -> int:
     """Chunks without a vector of this model and dimension."""
-    return int(conn.execute(f"SELECT count(*) {_PENDING}", (model, int(dimensions))).fetchone()[0])
+    return table.pending_count(conn, model, dimensions)
 
 
 def embed_pending_chunks(
@@ -68,26 +59,14 @@ def embed_pending_chunks(
     while max_batches is None or batches < max_batches:
         if batches and deadline is not None and time.monotonic() >= deadline:
             break
-        batch = conn.execute(
-            f"SELECT c.id, c.text {_PENDING} ORDER BY c.id LIMIT ?", (model, dims, batch_size)
-        ).fetchall()
+        batch = table.pending_texts(conn, model, dims, batch_size)
         if not batch:
             break
         vectors = np.asarray(provider.embed([text for _, text in batch]), dtype=np.float32)
         now = now_iso()
         with atomic(conn):
             for (chunk_id, text), vector in zip(batch, vectors, strict=True):
-                conn.execute("DELETE FROM chunk_vectors WHERE chunk_id = ?", (chunk_id,))
-                conn.execute(
-                    "INSERT INTO chunk_vectors(chunk_id, embedding) VALUES (?, ?)", (chunk_id, vector.tobytes())
-                )
-                conn.execute(
-                    "INSERT INTO chunk_vector_meta(chunk_id, model, dimensions, content_hash, embedded_at) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(chunk_id) DO UPDATE SET model = excluded.model, "
-                    "dimensions = excluded.dimensions, content_hash = excluded.content_hash, "
-                    "embedded_at = excluded.embedded_at",
-                    (chunk_id, model, dims, content_hash(text, model, dims), now),
-                )
+                table.put(conn, chunk_id, vector.tobytes(), model, dims, content_hash(text, model, dims), now)
         done += len(batch)
         batches += 1
     return done, pending_chunk_count(conn, model, dims)
@@ -98,21 +77,9 @@ def search_chunks(
 ) -> list[tuple[int, float]]:
     """KNN over chunk vectors: (chunk_id, cosine similarity), best first; optionally within ``chunk_ids``."""
     vec = np.asarray(query_vec, dtype=np.float32)
-    k = max(1, min(int(k), 4096))
+    k = max(1, min(int(k), table.KNN_MAX_K))
     try:
-        if chunk_ids is None:
-            rows = conn.execute(
-                "SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-                (vec.tobytes(), k),
-            ).fetchall()
-        else:
-            import json
-
-            rows = conn.execute(
-                "SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ? "
-                "AND chunk_id IN (SELECT value FROM json_each(?)) ORDER BY distance",
-                (vec.tobytes(), k, json.dumps(sorted(set(chunk_ids)))),
-            ).fetchall()
+        rows = table.knn(conn, vec.tobytes(), k, chunk_ids=chunk_ids)
     except Exception:  # dimension mismatch during a migration, or no table yet: no vector evidence
         return []
     return [(int(cid), 1.0 - float(dist)) for cid, dist in rows]

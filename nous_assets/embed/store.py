@@ -15,16 +15,14 @@ spec's versioned embedding migration (CX19) simple:
   only return vectors of the active model; :func:`unembedded_ids` lists memories that must fall back to
   FTS-only scoring until they are re-embedded.
 
-sqlite-vec notes: vec0 has no UPSERT and ``INSERT OR REPLACE`` fails on the primary key, so a changed
-vector is delete + insert. KNN (``embedding MATCH ? AND k = ?``) allows at most k = 4096. A constraint
-``memory_id IN (...)`` is applied *inside* the KNN scan (exact pre-filter), but any other condition
-(a join, a column of another table) would only filter the k rows afterwards, so every filter here is
-expressed as ``memory_id IN (subquery)``.
+The SQL over those tables lives in :mod:`nous_assets.store.vectors` (the owner of ``vectors``,
+``vector_meta`` and the ``embedding_model`` key); this module decides what to embed, checks what
+providers return and turns vectors into bytes and back. KNN (``embedding MATCH ? AND k = ?``) allows at
+most k = 4096.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -33,9 +31,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nous_assets.embed.base import EmbeddingProvider
+from nous_assets.embed.base import EmbeddingError, EmbeddingProvider
 from nous_assets.embed.enrich import content_hash, enrich
-from nous_assets.embed.registry import EmbeddingError
+from nous_assets.store import vectors as table
 from nous_assets.store.db import Connection, atomic
 from nous_assets.timeutil import now_iso
 
@@ -56,18 +54,11 @@ __all__ = [
     "vectors_for",
 ]
 
-TABLE = "vectors"
-META_KEY = "embedding_model"
+TABLE = table.TABLE
+META_KEY = table.META_KEY
 KNN_MAX_K = 4096  # sqlite-vec: "k value in knn query too large ... the limit is 4096"
-_CREATE = (
-    "CREATE VIRTUAL TABLE vectors USING vec0(\n"
-    "    memory_id INTEGER PRIMARY KEY,\n"
-    "    embedding FLOAT[{dimensions}] distance_metric=cosine\n"
-    ")"
-)
 _DIM_RE = re.compile(r"\bembedding\s+float\s*\[\s*(\d+)\s*\]", re.IGNORECASE)
 _METRIC_RE = re.compile(r"\bdistance_metric\s*=\s*(\w+)", re.IGNORECASE)
-_IDS_JSON = "SELECT value FROM json_each(?)"
 _NORM_TOLERANCE = 1e-3
 
 
@@ -102,10 +93,9 @@ class TableSpec(NamedTuple):
 
 def vector_table_spec(conn: Connection) -> TableSpec | None:
     """Dimension and distance metric declared by the vec0 table's ``CREATE`` statement (None: no table)."""
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)).fetchone()
-    if row is None or not row[0]:
+    sql = table.table_sql(conn)
+    if sql is None:
         return None
-    sql = row[0]
     match = _DIM_RE.search(sql)
     if match is None:
         raise EmbeddingError(f"cannot read the vector dimension of table {TABLE!r} from its schema: {sql!r}")
@@ -115,30 +105,10 @@ def vector_table_spec(conn: Connection) -> TableSpec | None:
 
 def active_model(conn: Connection) -> tuple[str, int] | None:
     """(model, dimensions) recorded by the last :func:`ensure_vector_table` call, if any."""
-    info = _meta_info(conn)
+    info = table.model_info(conn)
     if not info:
         return None
     return str(info["model"]), int(info["dimensions"])
-
-
-def _meta_info(conn: Connection) -> dict | None:
-    row = conn.execute("SELECT value FROM nous_meta WHERE key = ?", (META_KEY,)).fetchone()
-    if row is None:
-        return None
-    try:
-        info = json.loads(row[0])
-    except ValueError:
-        return None
-    if not isinstance(info, dict) or "model" not in info or "dimensions" not in info:
-        return None
-    return info
-
-
-def _write_meta(conn: Connection, info: dict) -> None:
-    conn.execute(
-        "INSERT INTO nous_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (META_KEY, json.dumps(info, sort_keys=True)),
-    )
 
 
 def ensure_vector_table(conn: Connection, dimensions: int, *, model: str | None = None) -> bool:
@@ -156,14 +126,11 @@ def ensure_vector_table(conn: Connection, dimensions: int, *, model: str | None 
         spec = vector_table_spec(conn)
         recreated = spec is None or spec.dimensions != dimensions or spec.metric != "cosine"
         if recreated:
-            if spec is not None:
-                conn.execute(f"DROP TABLE {TABLE}")
-            conn.execute(_CREATE.format(dimensions=dimensions))
-            conn.execute("DELETE FROM vector_meta")
+            table.recreate_table(conn, dimensions, exists=spec is not None)
         if model is not None:
-            info = _meta_info(conn)
+            info = table.model_info(conn)
             if recreated or info is None or (info["model"], int(info["dimensions"])) != (model, dimensions):
-                _write_meta(
+                table.write_model_info(
                     conn,
                     {"model": model, "dimensions": dimensions, "activated_at": now_iso(), "status": "pending"},
                 )
@@ -172,30 +139,16 @@ def ensure_vector_table(conn: Connection, dimensions: int, *, model: str | None 
 
 def _set_status(conn: Connection, model: str, dimensions: int, status: str) -> None:
     with atomic(conn):
-        info = _meta_info(conn)
+        info = table.model_info(conn)
         if info is None or (info["model"], int(info["dimensions"])) != (model, dimensions):
             return  # another model became active meanwhile
         if info.get("status") != status:
             info["status"] = status
             info["status_at"] = now_iso()
-            _write_meta(conn, info)
+            table.write_model_info(conn, info)
 
 
 # -------------------------------------------------------------------------------------------- pending
-
-
-def _memory_rows(conn: Connection, model: str, dimensions: int):
-    """Every memory with its concepts and vector bookkeeping; memories without a usable vector first,
-    then the most reinforced, then the newest (spec CX19: important memories are re-embedded first)."""
-    return conn.execute(
-        "SELECT m.id, m.type, m.kind, m.domain, m.content, "
-        "(SELECT group_concat(c.concept, char(31)) FROM concepts c WHERE c.memory_id = m.id) AS concept_list, "
-        "vm.content_hash AS vector_hash "
-        "FROM memories m LEFT JOIN vector_meta vm ON vm.memory_id = m.id "
-        "ORDER BY (vm.memory_id IS NULL OR vm.model IS NOT ? OR vm.dimensions IS NOT ?) DESC, "
-        "m.reinforcement_score DESC, m.id DESC",
-        (model, dimensions),
-    )
 
 
 def pending(conn: Connection, model: str, dimensions: int, limit: int | None = None) -> list[PendingMemory]:
@@ -206,7 +159,7 @@ def pending(conn: Connection, model: str, dimensions: int, limit: int | None = N
     out: list[PendingMemory] = []
     if limit is not None and limit <= 0:
         return out
-    for row in _memory_rows(conn, model, dimensions):
+    for row in table.memory_rows(conn, model, dimensions):
         concepts = row["concept_list"].split("\x1f") if row["concept_list"] else ()
         text = enrich(row, concepts)
         digest = content_hash(text, model, dimensions)
@@ -221,41 +174,12 @@ def pending(conn: Connection, model: str, dimensions: int, limit: int | None = N
 def delete_orphans(conn: Connection) -> int:
     """Drop vectors and vector_meta rows of memories that no longer exist; returns how many memories."""
     with atomic(conn):
-        orphans = {
-            int(r[0])
-            for r in conn.execute(f"SELECT memory_id FROM {TABLE} WHERE memory_id NOT IN (SELECT id FROM memories)")
-        }
-        orphans |= {
-            int(r[0])
-            for r in conn.execute("SELECT memory_id FROM vector_meta WHERE memory_id NOT IN (SELECT id FROM memories)")
-        }
-        if orphans:
-            ids = json.dumps(sorted(orphans))
-            conn.execute(f"DELETE FROM {TABLE} WHERE memory_id IN ({_IDS_JSON})", (ids,))
-            conn.execute(f"DELETE FROM vector_meta WHERE memory_id IN ({_IDS_JSON})", (ids,))
-    return len(orphans)
+        return table.delete_orphans(conn)
 
 
 def _cached_blobs(conn: Connection, hashes: Iterable[str], model: str, dimensions: int) -> dict[str, bytes]:
     """hash -> stored vector bytes, for hashes some memory already has a vector for (same model/dims)."""
-    hashes = sorted(set(hashes))
-    if not hashes:
-        return {}
-    owner: dict[int, str] = {}
-    for row in conn.execute(
-        f"SELECT memory_id, content_hash FROM vector_meta WHERE content_hash IN ({_IDS_JSON}) "
-        "AND model = ? AND dimensions = ?",
-        (json.dumps(hashes), model, dimensions),
-    ):
-        owner.setdefault(int(row[0]), row[1])
-    if not owner:
-        return {}
-    blobs: dict[str, bytes] = {}
-    for row in conn.execute(
-        f"SELECT memory_id, embedding FROM {TABLE} WHERE memory_id IN ({_IDS_JSON})", (json.dumps(sorted(owner)),)
-    ):
-        blobs.setdefault(owner[int(row[0])], bytes(row[1]))
-    return blobs
+    return table.blobs_by_hash(conn, sorted(set(hashes)), model, dimensions)
 
 
 def _checked(vectors: np.ndarray, count: int, dimensions: int, who: str) -> np.ndarray:
@@ -274,21 +198,7 @@ def _checked(vectors: np.ndarray, count: int, dimensions: int, who: str) -> np.n
 def _write_batch(conn: Connection, blobs: dict[int, bytes], hashes: dict[int, str], model: str, dimensions: int) -> int:
     """Replace the vectors of ``blobs``' memories (those that still exist) in one transaction."""
     with atomic(conn):
-        ids = json.dumps(sorted(blobs))
-        alive = {int(r[0]) for r in conn.execute(f"SELECT id FROM memories WHERE id IN ({_IDS_JSON})", (ids,))}
-        conn.execute(f"DELETE FROM {TABLE} WHERE memory_id IN ({_IDS_JSON})", (ids,))
-        rows = sorted((mid, blob) for mid, blob in blobs.items() if mid in alive)
-        conn.executemany(f"INSERT INTO {TABLE}(memory_id, embedding) VALUES (?, ?)", rows)
-        stamp = now_iso()
-        conn.executemany(
-            "INSERT INTO vector_meta(memory_id, model, dimensions, content_hash, embedded_at) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT(memory_id) DO UPDATE SET model = excluded.model, dimensions = excluded.dimensions, "
-            "content_hash = excluded.content_hash, embedded_at = excluded.embedded_at",
-            [(mid, model, dimensions, hashes[mid], stamp) for mid, _ in rows],
-        )
-        gone = json.dumps(sorted(set(blobs) - alive))
-        conn.execute(f"DELETE FROM vector_meta WHERE memory_id IN ({_IDS_JSON})", (gone,))
-    return len(rows)
+        return table.replace(conn, blobs, hashes, model, dimensions, now_iso())
 
 
 def embed_pending(
@@ -362,10 +272,7 @@ def _model_filter(conn: Connection, model: str | None, dimensions: int) -> str |
         if active is None:
             return None
         model = active[0]
-    stale = conn.execute(
-        "SELECT EXISTS(SELECT 1 FROM vector_meta WHERE model != ? OR dimensions != ?)", (model, dimensions)
-    ).fetchone()[0]
-    return model if stale else None
+    return model if table.has_other_models(conn, model, dimensions) else None
 
 
 def _query_vector(conn: Connection, query_vec: Sequence[float] | np.ndarray) -> tuple[np.ndarray, int]:
@@ -406,22 +313,11 @@ def search(
     if wanted is not None and not wanted:
         return []
     model = _model_filter(conn, model, dimensions)
-    sql = f"SELECT memory_id, distance FROM {TABLE} WHERE embedding MATCH ? AND k = ?"
-    params: list[object] = [query.tobytes(), min(k, len(wanted)) if wanted is not None else k]
-    if model is not None:
-        sql += " AND memory_id IN (SELECT memory_id FROM vector_meta WHERE model = ? AND dimensions = ?"
-        params += [model, dimensions]
-        if wanted is not None:
-            sql += f" AND memory_id IN ({_IDS_JSON})"
-            params.append(json.dumps(wanted))
-        sql += ")"
-    elif wanted is not None:
-        sql += f" AND memory_id IN ({_IDS_JSON})"
-        params.append(json.dumps(wanted))
-    sql += " ORDER BY distance"
+    knn_k = min(k, len(wanted)) if wanted is not None else k
+    rows = table.knn(conn, query.tobytes(), knn_k, memory_ids=wanted, model=model, dimensions=dimensions)
     allowed = None if wanted is None else set(wanted)
     out: list[tuple[int, float]] = []
-    for memory_id, distance in conn.execute(sql, params):
+    for memory_id, distance in rows:
         if distance is None or (allowed is not None and memory_id not in allowed):
             continue  # NULL distance: a zero vector (never written by embed_pending)
         out.append((int(memory_id), 1.0 - float(distance)))
@@ -440,41 +336,19 @@ def vectors_for(conn: Connection, memory_ids: Iterable[int], *, model: str | Non
     if spec is None:
         return {}
     model = _model_filter(conn, model, spec.dimensions)
-    ids = json.dumps(wanted)
     if model is not None:
-        rows = conn.execute(
-            f"SELECT memory_id FROM vector_meta WHERE memory_id IN ({_IDS_JSON}) AND model = ? AND dimensions = ?",
-            (ids, model, spec.dimensions),
-        )
-        ids = json.dumps(sorted(int(r[0]) for r in rows))
+        wanted = table.of_model(conn, wanted, model, spec.dimensions)
     return {
-        int(memory_id): np.frombuffer(blob, dtype=np.float32).copy()
-        for memory_id, blob in conn.execute(
-            f"SELECT memory_id, embedding FROM {TABLE} WHERE memory_id IN ({_IDS_JSON})", (ids,)
-        )
+        memory_id: np.frombuffer(blob, dtype=np.float32).copy()
+        for memory_id, blob in table.blobs_for(conn, wanted).items()
     }
 
 
 def coverage(conn: Connection, model: str, dimensions: int) -> tuple[int, int]:
     """(memories with a vector of this model and dimension, all memories)."""
-    total = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
-    embedded = int(
-        conn.execute(
-            "SELECT count(*) FROM memories m JOIN vector_meta vm ON vm.memory_id = m.id "
-            "WHERE vm.model = ? AND vm.dimensions = ?",
-            (model, dimensions),
-        ).fetchone()[0]
-    )
-    return embedded, total
+    return table.coverage(conn, model, dimensions)
 
 
 def unembedded_ids(conn: Connection, model: str, dimensions: int) -> set[int]:
     """Memories with no vector from this model and dimension: score them with FTS only (CX19)."""
-    return {
-        int(r[0])
-        for r in conn.execute(
-            "SELECT m.id FROM memories m LEFT JOIN vector_meta vm "
-            "ON vm.memory_id = m.id AND vm.model = ? AND vm.dimensions = ? WHERE vm.memory_id IS NULL",
-            (model, dimensions),
-        )
-    }
+    return table.unembedded_ids(conn, model, dimensions)

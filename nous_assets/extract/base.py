@@ -8,13 +8,11 @@ turns it into events, so a provider bug becomes a failed queue item, never a bad
 
 from __future__ import annotations
 
-import hashlib
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from nous_assets.capture.parser import Turn
+from nous_assets.turns import Turn
 
 #: Keys of one extracted learning (dict). Required unless marked optional.
 LEARNING_FIELDS: dict[str, str] = {
@@ -46,7 +44,6 @@ CURRENT_KINDS = (
 LEGACY_KINDS = {"error_fix": "gotcha", "fact": "architecture"}
 
 KINDS = CURRENT_KINDS + tuple(LEGACY_KINDS)
-NAMESPACE = uuid.UUID("6b3c2a9e-9f7d-4c1b-8a55-0d4e6f1a2b3c")
 
 
 @dataclass(frozen=True)
@@ -70,23 +67,3 @@ class Extractor(Protocol):
     version: str
 
     def extract(self, batch: SessionBatch) -> list[dict[str, Any]]: ...
-
-
-def learning_index(anchor_uuid: str, kind: str, ordinal: int = 0) -> int:
-    """A stable per-session index for a learning.
-
-    Sessions grow while they are ingested, so ``enumerate()`` positions would shift between
-    reads; deriving the index from the record the learning rests on keeps the spec's
-    ``sha256(project_id:session_id:learning_index:extractor_version)`` key stable.
-    """
-    digest = hashlib.sha256(f"{anchor_uuid}:{kind}:{ordinal}".encode()).hexdigest()
-    return int(digest[:12], 16)
-
-
-def idempotency_key(project_id: str, session_id: str, index: int, extractor_version: str) -> str:
-    return hashlib.sha256(f"{project_id}:{session_id}:{index}:{extractor_version}".encode()).hexdigest()
-
-
-def learning_id_for(key: str) -> str:
-    """Deterministic learning ids make re-runs land on the same learning everywhere."""
-    return str(uuid.uuid5(NAMESPACE, key))

@@ -16,19 +16,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from nous_assets import clocks
 from nous_assets.capture.lake import read_turns
-from nous_assets.capture.parser import Turn
 from nous_assets.capture.redact import redact, redact_json
 from nous_assets.errors import NousError
-from nous_assets.extract.base import (
-    Extractor,
-    SessionBatch,
-    idempotency_key,
-    learning_id_for,
-    learning_index,
-)
+from nous_assets.extract.base import Extractor, SessionBatch
 from nous_assets.extract.schema import records_from_frame, validate_learnings
-from nous_assets.reconcile import clocks
+from nous_assets.ids import idempotency_key, learning_id_for, learning_index
 from nous_assets.reconcile.relearn import Decision, Held, Incoming, decide
 from nous_assets.settings import Settings, Thresholds
 from nous_assets.store import memory_lookup, queue
@@ -37,7 +31,9 @@ from nous_assets.store.events import OPEN_VALIDITY, EventStore, LearningEvent
 from nous_assets.store.identity import project_map
 from nous_assets.store.projection import DETAIL_FIELDS, Policy
 from nous_assets.store.projector import project
+from nous_assets.store.queue import incomplete_paths as incomplete_paths  # re-exported for the assets
 from nous_assets.timeutil import normalize_time
+from nous_assets.turns import Turn
 
 _WORD = re.compile(r"[a-z][a-z0-9_.-]{2,}")
 _STOP = frozenset("the and for that this with you not but are was have from your use don't dont should".split())
@@ -139,13 +135,8 @@ def _order_for_edges(records: list[dict[str, Any]]) -> list[int]:
 def _injected_clocks(conn: Connection, batch_session: str) -> tuple[dict[str, int], list[str]]:
     """Merged clocks of the memories injected into this session (it read them, so it is causally after)."""
     clock: dict[str, int] = {}
-    rows = conn.execute(
-        "SELECT m.vector_clock_json FROM access_log a JOIN memories m ON m.id = a.memory_id "
-        "WHERE a.session_id = ? AND m.vector_clock_json IS NOT NULL ORDER BY a.accessed_at DESC LIMIT 63",
-        (batch_session.split("#", 1)[0],),
-    ).fetchall()
     peers: list[str] = []
-    for (text,) in rows:
+    for text in memory_lookup.injected_clocks(conn, batch_session.split("#", 1)[0], limit=clocks.MAX_KEYS - 1):
         other = clocks.parse(text)
         peers.extend(other)
         clock = clocks.merge(clock, other)
@@ -164,12 +155,7 @@ def _related_memory(conn: Connection, project_id: str, text: str, exclude: set[s
     if len(words) < 2:
         return None
     query = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
-    rows = conn.execute(
-        "SELECT m.learning_id, m.content FROM memories_fts f JOIN memories m ON m.id = f.rowid "
-        "WHERE memories_fts MATCH ? AND m.project_id = ? AND m.valid_until IS NULL ORDER BY bm25(memories_fts) LIMIT 5",
-        (query, project_id),
-    ).fetchall()
-    for lid, content in rows:
+    for lid, content in memory_lookup.project_matches(conn, project_id, query, limit=5):
         if lid in exclude:
             continue
         shared = set(words) & set(_WORD.findall(content.lower()))
@@ -547,13 +533,3 @@ def drain(
                 stats.completed += 1
         if progress:
             progress(stats)
-
-
-def incomplete_paths(conn: Connection, date: str) -> set[str]:
-    """Files with queue items for ``date`` that are not completed (pending, failed or dead-lettered)."""
-    rows = conn.execute(
-        "SELECT DISTINCT transcript_path FROM ingest_events "
-        "WHERE json_extract(payload_json, '$.date') = ? AND status != 'completed'",
-        (date,),
-    ).fetchall()
-    return {r[0] for r in rows}

@@ -25,6 +25,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from nous_assets.store.memory_lookup import Held  # the row type the store's lookups return
+
 _TOKEN = re.compile(r"[^\W_]+")  # letters and digits of any script; punctuation and "_" separate
 # Function words carry no content: leaving them in would make two different one-liners look alike.
 STOP_WORDS = frozenset(
@@ -99,17 +101,6 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
-
-
-@dataclass(frozen=True)
-class Held:
-    """A memory the incoming learning is compared with (current or, for its slot, closed)."""
-
-    learning_id: str
-    content: str
-    valid_from: str | None = None
-    valid_until: str | None = None
-    slot: str | None = None
 
 
 @dataclass(frozen=True)

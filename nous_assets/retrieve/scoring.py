@@ -45,7 +45,7 @@ from datetime import datetime
 
 import numpy as np
 
-from nous_assets.reconcile import clocks
+from nous_assets import clocks
 from nous_assets.retrieve.fusion import competition_ranks, cosine, jaccard, rrf_from_ranks
 from nous_assets.retrieve.query import Query, fts_tokens
 from nous_assets.settings import Settings

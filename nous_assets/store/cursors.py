@@ -6,6 +6,10 @@ and rotation (a different inode at the same path). The ingest worker moves a cur
 :func:`promote` only after the queue item that covers those bytes is ``completed`` (failed items
 never advance it), so a crash at any point re-reads rather than skips.
 
+Per-file, per-day progress (``ingest_file_partitions``) lives here too: a file's cursor may only move
+past bytes once every day those bytes belong to has completed (:func:`record_day_progress`,
+:func:`completed_offset`).
+
 Limits: a file truncated and rewritten past the old offset between two scans looks like an append
 on the same inode; the queue's idempotency keys keep re-reads from producing duplicates.
 """
@@ -189,3 +193,27 @@ def delete_cursor(conn: Connection, path: str | os.PathLike[str]) -> int:
     with atomic(conn):
         cur = conn.execute("DELETE FROM ingest_cursors WHERE transcript_path = ?", (_path(path),))
     return cur.rowcount
+
+
+def record_day_progress(
+    conn: Connection, path: str, inode: str, date: str, scanned_offset: int, completed_offset: int, now: str
+) -> None:
+    """How far ``path`` was scanned for ``date``; ``completed_offset`` only ever grows (0 = not completed)."""
+    conn.execute(
+        "INSERT INTO ingest_file_partitions(transcript_path, file_inode, date, scanned_offset, "
+        "completed_offset, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(transcript_path, file_inode, date) DO UPDATE SET "
+        "scanned_offset = excluded.scanned_offset, "
+        "completed_offset = max(completed_offset, excluded.completed_offset), updated_at = excluded.updated_at",
+        (path, inode, date, scanned_offset, completed_offset, now),
+    )
+
+
+def completed_offset(conn: Connection, path: str, inode: str, date: str) -> int | None:
+    """How far a completed scan of ``date`` read this file (inode), or None if none was recorded."""
+    row = conn.execute(
+        "SELECT completed_offset FROM ingest_file_partitions WHERE transcript_path = ? AND file_inode = ? "
+        "AND date = ?",
+        (path, inode, date),
+    ).fetchone()
+    return None if row is None else row[0]

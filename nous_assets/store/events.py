@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from nous_assets import clocks
 from nous_assets.errors import InvalidEventError
-from nous_assets.reconcile import clocks
 from nous_assets.store.db import Connection, IntegrityError, atomic
 from nous_assets.timeutil import normalize_time, now_iso
 

@@ -3,20 +3,32 @@
 Two bounded, indexed reads over the projection: the best FTS5 matches of the learning's words among the
 project's (and global) current memories — a near-duplicate shares most of its words, so it ranks among
 them — and every memory of the learning's (project, slot), current or closed, so a value can be placed
-among the slot's history by validity time.
+among the slot's history by validity time. Also the project's best matches a correction may refer to,
+and the clocks of the memories a session was given (its learnings are causally after them).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
-from nous_assets.reconcile.relearn import Held
 from nous_assets.store.db import Connection, DatabaseError
 
 MATCH_LIMIT = 20
 MAX_MATCH_WORDS = 24
 _WORD = re.compile(r"[a-z0-9]{2,}")
+
+
+@dataclass(frozen=True)
+class Held:
+    """A memory the incoming learning is compared with (current or, for its slot, closed)."""
+
+    learning_id: str
+    content: str
+    valid_from: str | None = None
+    valid_until: str | None = None
+    slot: str | None = None
 
 
 def _match_expression(text: str) -> str | None:
@@ -53,6 +65,32 @@ def slot_history(conn: Connection, project_id: str, slot: str) -> list[Held]:
         (project_id, slot),
     ).fetchall()
     return [_held(r) for r in rows]
+
+
+def project_matches(conn: Connection, project_id: str, match: str, *, limit: int) -> list[tuple[str, str]]:
+    """``(learning_id, content)`` of the project's current memories best matching the FTS5 ``match``.
+
+    Project-only (no global ones): a correction refers to something said in this project.
+    """
+    rows = conn.execute(
+        "SELECT m.learning_id, m.content FROM memories_fts f JOIN memories m ON m.id = f.rowid "
+        "WHERE memories_fts MATCH ? AND m.project_id = ? AND m.valid_until IS NULL ORDER BY bm25(memories_fts) LIMIT ?",
+        (match, project_id, limit),
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def injected_clocks(conn: Connection, session_id: str, *, limit: int) -> list[str]:
+    """Vector clock texts of the memories injected into ``session_id``, most recently injected first.
+
+    The session read them, so whatever it learns is causally after them.
+    """
+    rows = conn.execute(
+        "SELECT m.vector_clock_json FROM access_log a JOIN memories m ON m.id = a.memory_id "
+        "WHERE a.session_id = ? AND m.vector_clock_json IS NOT NULL ORDER BY a.accessed_at DESC LIMIT ?",
+        (session_id, limit),
+    ).fetchall()
+    return [r[0] for r in rows]
 
 
 def has_extraction(conn: Connection, learning_id: str) -> bool:

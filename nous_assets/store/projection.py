@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from nous_assets.reconcile import clocks
+from nous_assets import clocks
 from nous_assets.store.events import StoredEvent
 
 MEMORY_COLUMNS = (

@@ -393,6 +393,16 @@ def counts(conn: Connection) -> dict[str, int]:
     return result
 
 
+def incomplete_paths(conn: Connection, date: str) -> set[str]:
+    """Files with queue items for ``date`` that are not completed (pending, failed or dead-lettered)."""
+    rows = conn.execute(
+        "SELECT DISTINCT transcript_path FROM ingest_events "
+        "WHERE json_extract(payload_json, '$.date') = ? AND status != 'completed'",
+        (date,),
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
 def items(conn: Connection, status: str | None = None, limit: int = 100) -> list[QueueItem]:
     """Items in ``ingest_id`` order, optionally of one status."""
     if status is not None and status not in STATUSES:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 
-from nous_assets.capture.parser import Turn
 from nous_assets.extract.rules import decisions, preferences
 from nous_assets.extract.rules.session import Cand, Stream, cand, describe_uses, is_interrupt
 from nous_assets.extract.rules.text import FILLER_RE, I, cap, fit, key_sentence, quote, temporal, user_scope, words
+from nous_assets.turns import Turn
 
 MAX_CONTENT = 320
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-from nous_assets.capture.parser import Turn
 from nous_assets.extract.rules.session import Cand, Stream, cand
 from nous_assets.extract.rules.text import (
     I,
@@ -23,6 +22,7 @@ from nous_assets.extract.rules.text import (
     user_scope,
     words,
 )
+from nous_assets.turns import Turn
 
 MAX_CONTENT = 320
 

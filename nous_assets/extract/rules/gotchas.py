@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 
-from nous_assets.capture.parser import Turn
 from nous_assets.extract.rules import filters, shell
 from nous_assets.extract.rules.session import EDIT_TOOLS, Call, Cand, Stream, cand
 from nous_assets.extract.rules.text import (
@@ -37,6 +36,7 @@ from nous_assets.extract.rules.text import (
     upper_first,
     words,
 )
+from nous_assets.turns import Turn
 
 FIX_WINDOW = 40  # stream positions in which a failing command must be fixed
 AFTERMATH = 20  # stream positions after a conflicted rebase or merge whose failures are its fallout

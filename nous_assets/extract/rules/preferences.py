@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from nous_assets.capture.parser import Turn
 from nous_assets.extract.rules import decisions
 from nous_assets.extract.rules.session import Cand, Stream, cand
 from nous_assets.extract.rules.text import FILLER_RE, I, fit, quote, sentences, temporal, user_scope, words
+from nous_assets.turns import Turn
 
 MAX_CONTENT = 320
 

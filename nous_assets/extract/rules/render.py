@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nous_assets.capture.parser import Turn
 from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.concepts import extract_concepts, infer_domain
 from nous_assets.extract.rules.session import TOOL_NAMES, Cand
+from nous_assets.turns import Turn
 
 MAX_PER_BATCH = 60
 MAX_PROVENANCE_TURNS = 16

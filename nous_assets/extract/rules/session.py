@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nous_assets.capture.parser import ToolResult, ToolUse, Turn
 from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.rules import shell
 from nous_assets.extract.rules.text import I, loads, short_path, strip_noise
+from nous_assets.turns import ToolResult, ToolUse, Turn
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "str_replace_based_edit_tool", "create_file"})
 TOOL_NAMES = frozenset({"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "Read", "Grep", "Glob", "Task"})

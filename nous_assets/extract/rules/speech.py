@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-from nous_assets.capture.parser import Turn
 from nous_assets.extract.rules import corrections, decisions, filters, preferences
 from nous_assets.extract.rules.session import Cand, Stream
 from nous_assets.extract.rules.text import (
@@ -22,6 +21,7 @@ from nous_assets.extract.rules.text import (
     strip_noise,
     words,
 )
+from nous_assets.turns import Turn
 
 MAX_PER_MESSAGE = 4
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nous_assets.reconcile import clocks
-from nous_assets.reconcile.clocks import ClockError, Order
+from nous_assets import clocks
+from nous_assets.clocks import ClockError, Order
 
 clock_st = st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.integers(1, 5), max_size=4)
 

@@ -1,0 +1,73 @@
+"""Which way imports go: read from the source with ``ast`` (every import, module level or inside a function).
+
+The store sits below the domain packages, the shared types (clocks, ids, turns) below the store, capture
+produces turns that extract consumes (never the other way round), and embedding providers import the
+contract in ``embed/base``, never the registry that picks them. A new arrow the wrong way fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "nous_assets"
+
+
+def _imports(path: Path) -> set[str]:
+    """Absolute ``nous_assets.…`` module names imported by ``path`` (relative imports resolved)."""
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    here = parts[:-1]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = here[: len(here) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            out.add(module)
+            out.update(f"{module}.{a.name}" for a in node.names)
+    return {name for name in out if name.startswith("nous_assets.")}
+
+
+def _imports_of(folder: str) -> dict[str, set[str]]:
+    return {str(p.relative_to(PACKAGE)): _imports(p) for p in sorted((PACKAGE / folder).rglob("*.py"))}
+
+
+def _offenders(folder: str, forbidden: tuple[str, ...]) -> list[str]:
+    return [
+        f"{path} imports {name}"
+        for path, names in _imports_of(folder).items()
+        for name in sorted(names)
+        if any(name == f or name.startswith(f + ".") for f in forbidden)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("folder", "forbidden"),
+    [
+        ("store", ("nous_assets.reconcile", "nous_assets.capture", "nous_assets.extract", "nous_assets.embed")),
+        ("capture", ("nous_assets.extract",)),
+    ],
+)
+def test_package_does_not_import_upward(folder: str, forbidden: tuple[str, ...]) -> None:
+    assert _offenders(folder, forbidden) == []
+
+
+@pytest.mark.parametrize("module", ["clocks.py", "ids.py", "turns.py"])
+def test_shared_types_import_nothing_of_ours(module: str) -> None:
+    assert _imports(PACKAGE / module) == set()
+
+
+@pytest.mark.parametrize("provider", ["local.py", "openai_embed.py"])
+def test_embedding_providers_do_not_import_the_registry(provider: str) -> None:
+    names = _imports(PACKAGE / "embed" / provider)
+    assert "nous_assets.embed.base" in names
+    assert not {n for n in names if n.startswith("nous_assets.embed.registry")}
+
+
+def test_the_checker_sees_imports_inside_functions() -> None:
+    """The registry imports its providers lazily; the checker must still see those arrows."""
+    names = _imports(PACKAGE / "embed" / "registry.py")
+    assert {"nous_assets.embed.local", "nous_assets.embed.openai_embed"} <= names
