@@ -45,7 +45,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -211,6 +211,23 @@ def _tool_result(block: dict[str, Any], extra: Any) -> ToolResult:
 # one record -> one (unmerged) Turn
 
 
+@dataclass(slots=True)
+class _Body:
+    """The parts of a turn that depend on the record's type (the rest is common to every record)."""
+
+    role: Role
+    kind: Kind
+    text: str = ""
+    thinking: str = ""
+    tool_uses: tuple[ToolUse, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+    message_id: str | None = None
+    request_id: str | None = None
+    model: str | None = None
+    subtype: str | None = None
+    logical_parent: str | None = None
+
+
 def _turn_from_record(
     rec: dict[str, Any],
     rtype: str,
@@ -226,127 +243,143 @@ def _turn_from_record(
     Raises ``_BadRecord`` when a field the type needs is missing or has the wrong shape.
     """
     if rtype == "summary":
-        summary = rec.get("summary")
-        if not isinstance(summary, str):
-            raise _BadRecord("summary record without a 'summary' string")
-        leaf = _str_or_none(rec.get("leafUuid"))
-        digest = hashlib.sha1(summary.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        uid = f"summary:{leaf or ''}:{digest}"
-        return Turn(
-            uid, (uid,), leaf, _str_or_none(rec.get("sessionId")) or session_hint or "", project_id,
-            "summary", "summary", normalize_timestamp(rec.get("timestamp")), summary, "", (), (),
-            None, None, None, False, None, False, False, None, None, None, path, offset, end, (offset,),
-        )  # fmt: skip
-
+        return _summary_turn(rec, offset=offset, end=end, path=path, project_id=project_id, session_hint=session_hint)
     uid = rec.get("uuid")
     if not isinstance(uid, str) or not uid:
         raise _BadRecord(f"{rtype} record without 'uuid'")
-
-    text = ""
-    thinking = ""
-    tool_uses: tuple[ToolUse, ...] = ()
-    tool_results: tuple[ToolResult, ...] = ()
-    message_id = request_id = model = subtype = logical_parent = None
-    is_meta = bool(rec.get("isMeta"))
-    is_compact = bool(rec.get("isCompactSummary"))
-    role: Role
-    kind: Kind
-
-    if rtype == "system":
-        subtype = _str_or_none(rec.get("subtype"))
-        content = rec.get("content")
-        if subtype is None:
-            if not isinstance(content, str) or not content.strip():
-                return None
-            kind = "system"
-        else:
-            mapped = _TURN_SYSTEM_SUBTYPES.get(subtype)
-            if mapped is None:
-                return None
-            kind = mapped  # type: ignore[assignment]
-        text = content if isinstance(content, str) else ""
-        role = "system"
-        logical_parent = _str_or_none(rec.get("logicalParentUuid"))
-    else:
-        msg = rec.get("message")
-        if not isinstance(msg, dict):
-            raise _BadRecord(f"{rtype} record without a 'message' object")
-        content = msg.get("content")
-        if rtype == "assistant":
-            role = "assistant"
-            message_id = _str_or_none(msg.get("id"))
-            request_id = _str_or_none(rec.get("requestId"))
-            model = _str_or_none(msg.get("model"))
-        else:
-            role = "user"
-        if isinstance(content, str):
-            text = content
-            only_tool_results = False
-        elif isinstance(content, list):
-            texts: list[str] = []
-            thinks: list[str] = []
-            uses: list[ToolUse] = []
-            results: list[dict[str, Any]] = []
-            for b in content:
-                if not isinstance(b, dict):
-                    if isinstance(b, str):
-                        texts.append(b)
-                    continue
-                bt = b.get("type")
-                if bt == "text":
-                    t = b.get("text")
-                    if isinstance(t, str):
-                        texts.append(t)
-                elif bt == "thinking":
-                    t = b.get("thinking")
-                    if isinstance(t, str):
-                        thinks.append(t)
-                elif bt == "tool_use":
-                    uses.append(
-                        ToolUse(
-                            str(b.get("id") or ""),
-                            str(b.get("name") or ""),
-                            json.dumps(b.get("input"), **_COMPACT_JSON),
-                        )
-                    )
-                elif bt == "tool_result":
-                    results.append(b)
-                elif bt == "image":
-                    texts.append("[image]")
-                elif bt == "document":
-                    texts.append("[document]")
-                # redacted_thinking and unknown block types carry nothing we can show
-            if results:
-                extra = rec.get("toolUseResult") if len(results) == 1 else None
-                tool_results = tuple(_tool_result(b, extra) for b in results)
-            only_tool_results = bool(results) and not texts and not uses and not thinks
-            text = "\n".join(tr.text for tr in tool_results) if only_tool_results else "\n".join(texts)
-            thinking = "\n".join(thinks)
-            tool_uses = tuple(uses)
-        elif content is None:
-            only_tool_results = False
-        else:
-            raise _BadRecord(f"{rtype} message content is {type(content).__name__}")
-
-        if is_compact:
-            kind = "compact_summary"
-        elif is_meta:
-            kind = "meta"
-        elif only_tool_results:
-            kind = "tool_result"
-        elif role == "user" and text.lstrip().startswith(_LOCAL_COMMAND_PREFIXES):
-            kind = "local_command"
-        else:
-            kind = "message"
-
+    body = _system_body(rec) if rtype == "system" else _message_body(rec, rtype)
+    if body is None:
+        return None
     return Turn(
         uid, (uid,), _str_or_none(rec.get("parentUuid")),
         _str_or_none(rec.get("sessionId")) or session_hint or "", project_id,
-        role, kind, normalize_timestamp(rec.get("timestamp")), text, thinking, tool_uses, tool_results,
-        message_id, request_id, model, bool(rec.get("isSidechain")), _str_or_none(rec.get("agentId")),
-        is_meta, is_compact, _str_or_none(rec.get("cwd")), _str_or_none(rec.get("gitBranch")),
-        _str_or_none(rec.get("version")), path, offset, end, (offset,), subtype, logical_parent,
+        body.role, body.kind, normalize_timestamp(rec.get("timestamp")), body.text, body.thinking,
+        body.tool_uses, body.tool_results, body.message_id, body.request_id, body.model,
+        bool(rec.get("isSidechain")), _str_or_none(rec.get("agentId")),
+        bool(rec.get("isMeta")), bool(rec.get("isCompactSummary")), _str_or_none(rec.get("cwd")),
+        _str_or_none(rec.get("gitBranch")), _str_or_none(rec.get("version")), path, offset, end, (offset,),
+        body.subtype, body.logical_parent,
     )  # fmt: skip
+
+
+def _summary_turn(
+    rec: dict[str, Any], *, offset: int, end: int, path: str, project_id: str, session_hint: str | None
+) -> Turn:
+    """An old-style session title; its uuid is derived from ``leafUuid`` and the text (it has none)."""
+    summary = rec.get("summary")
+    if not isinstance(summary, str):
+        raise _BadRecord("summary record without a 'summary' string")
+    leaf = _str_or_none(rec.get("leafUuid"))
+    digest = hashlib.sha1(summary.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    uid = f"summary:{leaf or ''}:{digest}"
+    return Turn(
+        uid, (uid,), leaf, _str_or_none(rec.get("sessionId")) or session_hint or "", project_id,
+        "summary", "summary", normalize_timestamp(rec.get("timestamp")), summary, "", (), (),
+        None, None, None, False, None, False, False, None, None, None, path, offset, end, (offset,),
+    )  # fmt: skip
+
+
+def _system_body(rec: dict[str, Any]) -> _Body | None:
+    """A ``system`` record with text (no subtype) or a subtype kept as a turn; None for the other subtypes."""
+    subtype = _str_or_none(rec.get("subtype"))
+    content = rec.get("content")
+    if subtype is None:
+        if not isinstance(content, str) or not content.strip():
+            return None
+        kind: Kind = "system"
+    else:
+        mapped = _TURN_SYSTEM_SUBTYPES.get(subtype)
+        if mapped is None:
+            return None
+        kind = mapped  # type: ignore[assignment]
+    return _Body(
+        "system",
+        kind,
+        text=content if isinstance(content, str) else "",
+        subtype=subtype,
+        logical_parent=_str_or_none(rec.get("logicalParentUuid")),
+    )
+
+
+def _message_body(rec: dict[str, Any], rtype: str) -> _Body:
+    """A user or assistant record: its content (a string or a list of blocks) and, for the assistant, the ids
+    that tie the lines of one API response together."""
+    msg = rec.get("message")
+    if not isinstance(msg, dict):
+        raise _BadRecord(f"{rtype} record without a 'message' object")
+    content = msg.get("content")
+    role: Role = "assistant" if rtype == "assistant" else "user"
+    body = _Body(role, "message")
+    if rtype == "assistant":
+        body.message_id = _str_or_none(msg.get("id"))
+        body.request_id = _str_or_none(rec.get("requestId"))
+        body.model = _str_or_none(msg.get("model"))
+    only_tool_results = False
+    if isinstance(content, str):
+        body.text = content
+    elif isinstance(content, list):
+        only_tool_results = _read_blocks(body, content, rec.get("toolUseResult"))
+    elif content is not None:
+        raise _BadRecord(f"{rtype} message content is {type(content).__name__}")
+    body.kind = _message_kind(rec, role, body.text, only_tool_results)
+    return body
+
+
+def _read_blocks(body: _Body, content: list[Any], tool_use_result: Any) -> bool:
+    """Fill ``body`` from a content block list; True when the blocks are tool results only.
+
+    A record holding only tool results takes the results' output as its text; thinking stays apart.
+    """
+    texts: list[str] = []
+    thinks: list[str] = []
+    uses: list[ToolUse] = []
+    results: list[dict[str, Any]] = []
+    for b in content:
+        if not isinstance(b, dict):
+            if isinstance(b, str):
+                texts.append(b)
+            continue
+        bt = b.get("type")
+        if bt == "text":
+            t = b.get("text")
+            if isinstance(t, str):
+                texts.append(t)
+        elif bt == "thinking":
+            t = b.get("thinking")
+            if isinstance(t, str):
+                thinks.append(t)
+        elif bt == "tool_use":
+            uses.append(
+                ToolUse(str(b.get("id") or ""), str(b.get("name") or ""), json.dumps(b.get("input"), **_COMPACT_JSON))
+            )
+        elif bt == "tool_result":
+            results.append(b)
+        elif bt == "image":
+            texts.append("[image]")
+        elif bt == "document":
+            texts.append("[document]")
+        # redacted_thinking and unknown block types carry nothing we can show
+    if results:
+        extra = tool_use_result if len(results) == 1 else None
+        body.tool_results = tuple(_tool_result(b, extra) for b in results)
+    only_tool_results = bool(results) and not texts and not uses and not thinks
+    body.text = "\n".join(tr.text for tr in body.tool_results) if only_tool_results else "\n".join(texts)
+    body.thinking = "\n".join(thinks)
+    body.tool_uses = tuple(uses)
+    return only_tool_results
+
+
+def _message_kind(rec: dict[str, Any], role: Role, text: str, only_tool_results: bool) -> Kind:
+    """Which kind of user/assistant turn this is (see the module docstring)."""
+    if rec.get("isCompactSummary"):
+        return "compact_summary"
+    if rec.get("isMeta"):
+        return "meta"
+    if only_tool_results:
+        return "tool_result"
+    if role == "user" and text.lstrip().startswith(_LOCAL_COMMAND_PREFIXES):
+        return "local_command"
+    return "message"
 
 
 def _queued_turn(
@@ -491,134 +524,168 @@ def parse_chunk(
     ``final`` is set, for a file known to be finished. ``session_id_hint`` fills ``session_id`` for records
     without ``sessionId`` (old ``summary`` lines).
     """
-    turns: list[Turn] = []
-    quarantined: list[Quarantined] = []
-    skipped: dict[str, int] = {}
-    sessions: set[str] = set()
-    seen_uuids: set[str] = set()
-    # agent links: key -> [agent_id, session, tool_use_id, parent_uuid, parent_agent_id]
-    links: dict[tuple[str, str, str | None], list[Any]] = {}
-    tool_use_owner: dict[str, str] = {}  # tool_use id -> uuid of the assistant record that made the call
-    records = 0
-    duplicates = 0
-    repaired: list[int] = []
-
     size = len(data)
-    last_nl = data.rfind(b"\n")
-    stop = size if final else last_nl + 1
-    consumed = base_offset + stop
+    stop = size if final else data.rfind(b"\n") + 1
+    chunk = _Chunk(path, project_id, session_id_hint)
+    for line_no, pos, next_pos, line in _lines(data, stop):
+        offset = base_offset + pos
+        chunk.records += 1
+        try:
+            rec, repaired = _decode(line)
+            rtype = _record_type(rec)
+        except _BadRecord as exc:
+            chunk.quarantine(offset, line_no, str(exc), line)
+            continue
+        if repaired:
+            chunk.repaired.append(offset)
+        chunk.take(rec, rtype, offset, base_offset + min(next_pos, size), line_no, line)
+    return chunk.result(base_offset + stop)
+
+
+def _lines(data: bytes, stop: int) -> Iterator[tuple[int, int, int, bytes]]:
+    """``(line_no, start, next_start, line)`` of each non-blank line of ``data[:stop]`` (1-based numbers)."""
     pos = 0
     line_no = 0
-    loads = json.loads
     while pos < stop:
         nl = data.find(b"\n", pos, stop)
         line_end = stop if nl < 0 else nl
-        next_pos = line_end + 1
         line = data[pos:line_end]
-        offset = base_offset + pos
         line_no += 1
-        pos = next_pos
-        if not line or line.isspace():
-            continue
-        records += 1
-        replaced = False
+        start, pos = pos, line_end + 1
+        if line and not line.isspace():
+            yield line_no, start, pos, line
+
+
+def _decode(line: bytes) -> tuple[Any, bool]:
+    """The JSON value of one line and whether bytes that are not UTF-8 had to become U+FFFD.
+
+    Raises ``_BadRecord`` when the line is not JSON (the reason says whether it was also not UTF-8).
+    """
+    repaired = False
+    try:
         try:
-            try:
-                rec = loads(line)
-            except UnicodeDecodeError:  # keep the record, not the bytes that are not UTF-8
-                replaced = True
-                rec = loads(line.decode("utf-8", "replace"))
-        except ValueError as exc:
-            why = "invalid JSON (and not UTF-8)" if replaced else "invalid JSON"
-            quarantined.append(Quarantined(path, offset, line_no, f"{why}: {exc}", _excerpt(line)))
-            continue
-        if type(rec) is not dict:
-            quarantined.append(
-                Quarantined(
-                    path, offset, line_no, f"not a JSON object ({type(rec).__name__})", _excerpt(line)
-                )
-            )
-            continue
-        rtype = rec.get("type")
-        if not isinstance(rtype, str):
-            quarantined.append(Quarantined(path, offset, line_no, "record without a 'type'", _excerpt(line)))
-            continue
-        if replaced:
-            repaired.append(offset)
+            return json.loads(line), False
+        except UnicodeDecodeError:  # keep the record, not the bytes that are not UTF-8
+            repaired = True
+            return json.loads(line.decode("utf-8", "replace")), True
+    except ValueError as exc:
+        why = "invalid JSON (and not UTF-8)" if repaired else "invalid JSON"
+        raise _BadRecord(f"{why}: {exc}") from None
+
+
+def _record_type(rec: Any) -> str:
+    """The record's ``type``; raises ``_BadRecord`` for a value that is not an object with a string type."""
+    if type(rec) is not dict:
+        raise _BadRecord(f"not a JSON object ({type(rec).__name__})")
+    rtype = rec.get("type")
+    if not isinstance(rtype, str):
+        raise _BadRecord("record without a 'type'")
+    return rtype
+
+
+_TURN_TYPES = frozenset({"user", "assistant", "system", "summary"})
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """What :func:`parse_chunk` gathers over the records of one chunk, in file order."""
+
+    path: str
+    project_id: str
+    session_hint: str | None
+    turns: list[Turn] = field(default_factory=list)
+    quarantined: list[Quarantined] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    sessions: set[str] = field(default_factory=set)
+    seen_uuids: set[str] = field(default_factory=set)
+    # agent links: key -> [agent_id, session, tool_use_id, parent_uuid, parent_agent_id]
+    links: dict[tuple[str, str, str | None], list[Any]] = field(default_factory=dict)
+    tool_use_owner: dict[str, str] = field(default_factory=dict)  # tool_use id -> uuid of the calling record
+    records: int = 0
+    duplicates: int = 0
+    repaired: list[int] = field(default_factory=list)
+
+    def quarantine(self, offset: int, line_no: int, reason: str, line: bytes) -> None:
+        self.quarantined.append(Quarantined(self.path, offset, line_no, reason, _excerpt(line)))
+
+    def take(self, rec: dict[str, Any], rtype: str, offset: int, end: int, line_no: int, line: bytes) -> None:
+        """One decoded record: dropped as a replayed duplicate, kept as a turn, or counted as skipped."""
         uid = rec.get("uuid")
         if isinstance(uid, str):
-            if uid in seen_uuids:
-                duplicates += 1
-                continue
-            seen_uuids.add(uid)
+            if uid in self.seen_uuids:
+                self.duplicates += 1
+                return
+            self.seen_uuids.add(uid)
         sid = rec.get("sessionId")
         if isinstance(sid, str):
-            sessions.add(sid)
-
-        if rtype in ("user", "assistant", "system", "summary"):
-            try:
-                turn = _turn_from_record(
-                    rec,
-                    rtype,
-                    offset=offset,
-                    end=base_offset + min(next_pos, size),
-                    path=path,
-                    project_id=project_id,
-                    session_hint=session_id_hint,
-                )
-            except _BadRecord as exc:
-                quarantined.append(Quarantined(path, offset, line_no, str(exc), _excerpt(line)))
-                continue
-            if turn is None:
-                key = f"system:{rec.get('subtype')}" if rtype == "system" else rtype
-                skipped[key] = skipped.get(key, 0) + 1
-                continue
-            turns.append(turn)
-            if turn.tool_uses:
-                for tu in turn.tool_uses:
-                    tool_use_owner[tu.id] = turn.uuid
-            if turn.tool_results:
-                for tr in turn.tool_results:
-                    if tr.agent_id:
-                        _add_link(
-                            links,
-                            tr.agent_id,
-                            turn.session_id,
-                            tr.tool_use_id or None,
-                            _str_or_none(rec.get("sourceToolAssistantUUID"))
-                            or tool_use_owner.get(tr.tool_use_id),
-                            turn.agent_id,
-                        )
-            continue
-
+            self.sessions.add(sid)
+        if rtype in _TURN_TYPES:
+            self._take_turn(rec, rtype, offset, end, line_no, line)
+            return
         if rtype == "queue-operation":
             queued = _queued_turn(
-                rec, offset=offset, end=base_offset + min(next_pos, size), path=path, project_id=project_id,
-                session_hint=session_id_hint,
+                rec, offset=offset, end=end, path=self.path, project_id=self.project_id,
+                session_hint=self.session_hint,
             )  # fmt: skip
             if queued is not None:
-                turns.append(queued)
-                continue
-
-        skipped[rtype] = skipped.get(rtype, 0) + 1
+                self.turns.append(queued)
+                return
+        self.skipped[rtype] = self.skipped.get(rtype, 0) + 1
         if rtype == "progress":
-            pdata = rec.get("data")
-            if isinstance(pdata, dict) and pdata.get("type") == "agent_progress":
-                agent_id = pdata.get("agentId")
-                if isinstance(agent_id, str) and agent_id:
-                    parent_tool = _str_or_none(rec.get("parentToolUseID"))
-                    _add_link(
-                        links,
-                        agent_id,
-                        _str_or_none(sid) or session_id_hint or "",
-                        parent_tool,
-                        tool_use_owner.get(parent_tool) if parent_tool else None,
-                        _str_or_none(rec.get("agentId")),
-                    )
+            self._link_progress(rec, _str_or_none(sid))
 
-    merged = merge_turns(turns)
-    agent_links = [AgentLink(*v) for v in links.values()]
-    return ParseResult(merged, records, quarantined, consumed, skipped, agent_links, duplicates, sessions, repaired)
+    def _take_turn(self, rec: dict[str, Any], rtype: str, offset: int, end: int, line_no: int, line: bytes) -> None:
+        """A user/assistant/system/summary record: its turn, the tool calls it owns, the subagents it names."""
+        try:
+            turn = _turn_from_record(
+                rec, rtype, offset=offset, end=end, path=self.path, project_id=self.project_id,
+                session_hint=self.session_hint,
+            )  # fmt: skip
+        except _BadRecord as exc:
+            self.quarantine(offset, line_no, str(exc), line)
+            return
+        if turn is None:
+            key = f"system:{rec.get('subtype')}" if rtype == "system" else rtype
+            self.skipped[key] = self.skipped.get(key, 0) + 1
+            return
+        self.turns.append(turn)
+        for tu in turn.tool_uses:
+            self.tool_use_owner[tu.id] = turn.uuid
+        for tr in turn.tool_results:
+            if tr.agent_id:
+                _add_link(
+                    self.links,
+                    tr.agent_id,
+                    turn.session_id,
+                    tr.tool_use_id or None,
+                    _str_or_none(rec.get("sourceToolAssistantUUID")) or self.tool_use_owner.get(tr.tool_use_id),
+                    turn.agent_id,
+                )
+
+    def _link_progress(self, rec: dict[str, Any], sid: str | None) -> None:
+        """An ``agent_progress`` record links a subagent to the tool call that spawned it."""
+        pdata = rec.get("data")
+        if not isinstance(pdata, dict) or pdata.get("type") != "agent_progress":
+            return
+        agent_id = pdata.get("agentId")
+        if isinstance(agent_id, str) and agent_id:
+            parent_tool = _str_or_none(rec.get("parentToolUseID"))
+            _add_link(
+                self.links,
+                agent_id,
+                sid or self.session_hint or "",
+                parent_tool,
+                self.tool_use_owner.get(parent_tool) if parent_tool else None,
+                _str_or_none(rec.get("agentId")),
+            )
+
+    def result(self, consumed: int) -> ParseResult:
+        """The chunk's turns merged per API response, with everything counted along the way."""
+        agent_links = [AgentLink(*v) for v in self.links.values()]
+        return ParseResult(
+            merge_turns(self.turns), self.records, self.quarantined, consumed, self.skipped, agent_links,
+            self.duplicates, self.sessions, self.repaired,
+        )  # fmt: skip
 
 
 def _add_link(

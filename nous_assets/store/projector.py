@@ -60,6 +60,12 @@ def set_checkpoint(conn: Connection, event_id: int, name: str = PROJECTOR_NAME) 
     )
 
 
+def reinforcement_score(conn: Connection, memory_id: int) -> float | None:
+    """The projected reinforcement score of one memory (what ``nous feedback`` reports), None if not projected."""
+    row = conn.execute("SELECT reinforcement_score FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return None if row is None else float(row[0])
+
+
 def fts_concepts(concepts: Iterable[str]) -> str:
     return " | ".join(sorted(concepts))
 

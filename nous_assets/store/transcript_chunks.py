@@ -1,12 +1,13 @@
 """``transcript_chunks`` and its FTS index ``chunks_fts``: the episodic evidence rows and their text search.
 
-Writes only these two tables: a chunk whose text changed keeps its id, and dropping its now stale
+The capture step writes the chunks; search reads where one starts. Writes only these two tables: a chunk whose text changed keeps its id, and dropping its now stale
 vector is the vector store's business (``forget_chunk_vectors``), composed by the ``embeddings`` asset
 in the same transaction.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from nous_assets.store.db import Connection, atomic
@@ -38,3 +39,13 @@ def upsert_chunk_rows(conn: Connection, rows: Sequence[ChunkRow]) -> tuple[int, 
                 conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (chunk_id, row[6]))
                 changed.append(chunk_id)
     return new, changed
+
+
+def chunk_source(conn: Connection, chunk_id: int) -> tuple[str, int] | None:
+    """Where a chunk starts: its transcript path and the byte offset of its first line; None if it is gone."""
+    row = conn.execute(
+        "SELECT source_path, line_offsets_json FROM transcript_chunks WHERE id = ?", (chunk_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    return row[0], json.loads(row[1])[0]

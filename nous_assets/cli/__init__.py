@@ -1,0 +1,12 @@
+"""The ``nous`` command, one module per command group.
+
+``common`` (exit codes, progress line, store session, ``--project``), ``database`` (init, status, project,
+replay, memories, config, migrate-legacy, queue), ``ingest`` (backfill, reextract), ``serve`` (run),
+``search`` (search, feedback), ``review``, ``maintenance`` (hooks, doctor, redact), ``bench``; ``main``
+assembles the parser and turns failures into one ``nous: error: …`` line.
+"""
+
+from nous_assets.cli.common import project_arg
+from nous_assets.cli.main import build_parser, main
+
+__all__ = ["build_parser", "main", "project_arg"]

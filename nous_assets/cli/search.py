@@ -1,0 +1,160 @@
+"""Finding and rating memories: ``nous search`` and ``nous feedback``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from nous_assets.cli.common import PROJECT_HELP, AddCommand, canonical, configured_policy, open_store, project_arg
+from nous_assets.errors import NousError
+from nous_assets.settings import Settings
+
+_JSON_FIELDS = ("memory_id", "content", "score", "type", "kind", "project_id", "valid_from", "valid_until")
+
+
+def _embedder(settings: Settings, args: argparse.Namespace) -> Any:
+    """The configured embedder, or None (``--fts-only``, or it cannot load: search goes on without vectors)."""
+    if args.fts_only:
+        return None
+    from nous_assets.embed.registry import get_embedder
+
+    try:
+        return get_embedder(settings)
+    except NousError as exc:
+        print(f"nous: vectors unavailable ({exc}); searching text, concepts and graph only", file=sys.stderr)
+        return None
+
+
+def _episode_sources(conn, results: list) -> dict[int, str]:
+    """``path@offset`` of each episodic result's transcript chunk (``?`` when the chunk is gone)."""
+    from nous_assets.retrieve.episodic import chunk_id, is_episode
+    from nous_assets.store.transcript_chunks import chunk_source
+
+    sources = {}
+    for r in results:
+        if is_episode(r.memory_id):
+            where = chunk_source(conn, chunk_id(r.memory_id))
+            sources[r.memory_id] = f"{where[0]}@{where[1]}" if where else "?"
+    return sources
+
+
+def _print_json(results: list, sources: dict[int, str]) -> None:
+    from nous_assets.retrieve.episodic import is_episode
+
+    print(
+        json.dumps(
+            [
+                {
+                    **{k: getattr(r, k) for k in _JSON_FIELDS},
+                    "episodic": is_episode(r.memory_id),
+                    "breakdown": r.breakdown,
+                    "source": sources.get(r.memory_id),
+                }
+                for r in results
+            ],
+            indent=2,
+        )
+    )
+
+
+def _print_results(results: list, sources: dict[int, str], *, explain: bool, now: Any, half_life: float) -> None:
+    from nous_assets.retrieve.episodic import is_episode
+
+    if not results:
+        print("no matching memories")
+    for r in results:
+        when = (r.valid_from or r.created_at or "")[:10]
+        if is_episode(r.memory_id):
+            print(f"[episode · {r.kind} · {when}] score={r.score:.3f} project={r.project_id}  {sources[r.memory_id]}")
+        else:
+            print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {when}] score={r.score:.3f} project={r.project_id}")
+        print(f"    {' '.join(r.content.split())[:400]}")
+        if explain:
+            from nous_assets.retrieve.explain import explain_lines
+
+            print("\n".join(explain_lines(r, now=now, half_life_days=half_life)))
+
+
+def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.retrieve.query import Query
+    from nous_assets.retrieve.search import retrieve
+
+    embedder = _embedder(settings, args)
+    with open_store(settings) as conn:
+        try:
+            query = Query.from_text(
+                args.query, project_id=canonical(conn, args.project), as_at=args.as_at,
+                include_expired=args.include_expired,
+            )  # fmt: skip
+        except ValueError as exc:
+            raise NousError(str(exc)) from None
+        results = retrieve(
+            conn,
+            query,
+            settings,
+            embedder=embedder,
+            k=args.k,
+            explain=args.explain,
+            include_episodes=not args.no_episodes,
+        )
+        sources = _episode_sources(conn, results)
+    if args.json:
+        _print_json(results, sources)
+        return 0
+    half_life = settings.thresholds.recency_half_life_days
+    _print_results(results, sources, explain=args.explain, now=query.now, half_life=half_life)
+    return 0
+
+
+def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.reconcile.outcomes import feedback_event
+    from nous_assets.store.projector import project, reinforcement_score
+
+    with open_store(settings) as conn:
+        try:
+            event = feedback_event(
+                conn, args.memory_id, args.signal, session_id=args.session, thresholds=settings.thresholds
+            )
+        except LookupError as exc:
+            raise NousError(str(exc)) from None
+        project(conn, policy=configured_policy(settings))
+        score = reinforcement_score(conn, args.memory_id)
+    what = f"{event.event_type} (event #{event.event_id})" if event else "logged (no score change)"
+    print(f"memory #{args.memory_id}: {args.signal} -> {what}; reinforcement now {score or 0.0:.2f}")
+    return 0
+
+
+def register(add: AddCommand) -> None:
+    """The ``search`` and ``feedback`` subparsers."""
+    p = add(
+        "search",
+        cmd_search,
+        "Search memories (and transcript chunks as episodic evidence) with the same "
+        "seven-dimension scorer the injection uses. Only results with evidence for the query (a text "
+        "match, a shared concept, graph proximity or a close enough vector) are listed, best score first.",
+    )
+    p.add_argument("query", help="free text")
+    p.add_argument("--project", metavar="PROJECT", type=project_arg,
+                   help="only this project's memories (plus global ones); " + PROJECT_HELP)  # fmt: skip
+    p.add_argument("--as-at", metavar="T", help="what was valid at T (valid time)")
+    p.add_argument("--include-expired", action="store_true", help="keep superseded/expired memories")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="show each dimension's value and weighted share (query evidence vs priors), the result's rank "
+        "among all scored candidates, and the dates recency is computed from (when learned, not ingested)",
+    )
+    p.add_argument("-k", type=int, default=10, help="results to show (default 10)")
+    p.add_argument("--no-episodes", action="store_true", help="memories only, no transcript chunks")
+    p.add_argument("--fts-only", action="store_true", help="skip loading the embedding model (faster start)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = add(
+        "feedback",
+        cmd_feedback,
+        "Tell Nous whether an injected memory helped: useful (+0.1), corrected (-0.2) or ignored (no change).",
+    )
+    p.add_argument("memory_id", type=int, help="the #id shown in injected context, `nous memories` or `nous search`")
+    p.add_argument("signal", choices=["useful", "corrected", "ignored"])
+    p.add_argument("--session", help="session the feedback is about (makes the vote idempotent per session)")
