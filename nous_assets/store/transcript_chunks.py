@@ -1,8 +1,8 @@
 """``transcript_chunks`` and its FTS index ``chunks_fts``: the episodic evidence rows and their text search.
 
-The capture step writes the chunks; search reads where one starts. Writes only these two tables: a chunk whose text changed keeps its id, and dropping its now stale
-vector is the vector store's business (``forget_chunk_vectors``), composed by the ``embeddings`` asset
-in the same transaction.
+The capture step writes the chunks; search reads where one starts. Writes only these two tables: a chunk
+whose text changed keeps its id, and dropping its now stale vector is the vector store's business
+(``forget_chunk_vectors``), composed by the ``embeddings`` asset in the same transaction.
 """
 
 from __future__ import annotations
