@@ -505,9 +505,9 @@ def cmd_queue(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
-    from nous_assets.retrieve.episodic import chunk_id, is_episode
     from nous_assets.retrieve.query import Query
     from nous_assets.retrieve.search import retrieve
+    from nous_assets.store import transcript_chunks
 
     embedder = None
     if not args.fts_only:
@@ -535,14 +535,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
             explain=args.explain,
             include_episodes=not args.no_episodes,
         )
-        sources = {}
-        for r in results:
-            if is_episode(r.memory_id):
-                row = conn.execute(
-                    "SELECT source_path, line_offsets_json FROM transcript_chunks WHERE id = ?",
-                    (chunk_id(r.memory_id),),
-                ).fetchone()
-                sources[r.memory_id] = f"{row[0]}@{json.loads(row[1])[0]}" if row else "?"
+        sources = {r.key: transcript_chunks.source_line(conn, r.id) or "?" for r in results if r.is_episode}
     finally:
         conn.close()
     if args.json:
@@ -563,9 +556,9 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
                                 "valid_until",
                             )
                         },
-                        "episodic": is_episode(r.memory_id),
+                        "episodic": r.is_episode,
                         "breakdown": r.breakdown,
-                        "source": sources.get(r.memory_id),
+                        "source": sources.get(r.key),
                     }
                     for r in results
                 ],
@@ -577,8 +570,8 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
         print("no matching memories")
     for r in results:
         when = (r.valid_from or r.created_at or "")[:10]
-        if is_episode(r.memory_id):
-            print(f"[episode · {r.kind} · {when}] score={r.score:.3f} project={r.project_id}  {sources[r.memory_id]}")
+        if r.is_episode:
+            print(f"[episode · {r.kind} · {when}] score={r.score:.3f} project={r.project_id}  {sources[r.key]}")
         else:
             print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {when}] score={r.score:.3f} project={r.project_id}")
         print(f"    {' '.join(r.content.split())[:400]}")
