@@ -53,6 +53,10 @@ def count(conn: Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
 
 
+def all_ids(conn: Connection) -> list[int]:
+    return [int(r[0]) for r in conn.execute("SELECT id FROM memories ORDER BY id")]
+
+
 def fts_matches(conn: Connection, match: str, scope: MemoryScope, limit: int) -> dict[int, float]:
     """{memory id: bm25} of the best FTS5 matches in scope (raises DatabaseError on an FTS5 failure)."""
     where, params = _filters(scope)
@@ -166,6 +170,34 @@ def most_sharing(conn: Connection, concepts: Iterable[str], other_than: int, lim
 def scope_of_all(conn: Connection) -> dict[int, tuple[str, str]]:
     """{memory id: (project_id, scope)} of every memory."""
     return {int(r[0]): (r[1], r[2]) for r in conn.execute("SELECT id, project_id, scope FROM memories")}
+
+
+def changed_since(conn: Connection, last_event_id: int) -> tuple[list[int], set[str]]:
+    """Ids (ascending) and source sessions of the memories projected from events after ``last_event_id``."""
+    rows = conn.execute(
+        "SELECT id, source_session FROM memories WHERE last_event_id > ? ORDER BY id", (last_event_id,)
+    ).fetchall()
+    return [int(r[0]) for r in rows], {r[1] for r in rows}
+
+
+def latest_event_id(conn: Connection, project_id: str | None = None) -> int:
+    """The newest event any memory was projected from (of ``project_id``'s and global ones when given); 0 if none."""
+    if project_id is None:
+        row = conn.execute("SELECT coalesce(max(last_event_id), 0) FROM memories").fetchone()
+    else:
+        row = conn.execute(
+            "SELECT coalesce(max(last_event_id), 0) FROM memories WHERE project_id = ? OR scope = 'global'",
+            (project_id,),
+        ).fetchone()
+    return int(row[0])
+
+
+def provenance_of_sessions(conn: Connection, sessions: Iterable[str]) -> list[tuple[int, str, str | None]]:
+    """(id, source_session, provenance_json) of every memory learned in one of ``sessions``."""
+    wanted = sorted(set(sessions))
+    marks = ",".join("?" * len(wanted))
+    sql = f"SELECT id, source_session, provenance_json FROM memories WHERE source_session IN ({marks})"
+    return conn.execute(sql, wanted).fetchall()
 
 
 def provenance(conn: Connection, memory_id: int) -> dict[str, Any]:
