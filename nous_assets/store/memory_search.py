@@ -57,6 +57,11 @@ def all_ids(conn: Connection) -> list[int]:
     return [int(r[0]) for r in conn.execute("SELECT id FROM memories ORDER BY id")]
 
 
+def project_ids(conn: Connection) -> list[str]:
+    """Every project with at least one memory, sorted."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT project_id FROM memories ORDER BY 1")]
+
+
 def fts_matches(conn: Connection, match: str, scope: MemoryScope, limit: int) -> dict[int, float]:
     """{memory id: bm25} of the best FTS5 matches in scope (raises DatabaseError on an FTS5 failure)."""
     where, params = _filters(scope)
