@@ -45,6 +45,7 @@ PRIOR_WINDOW = 1000  # the prior source ranks the newest 1000 memories of a scop
 
 
 def _fts(conn: Connection, match: str, query: Query, limit: int) -> dict[int, float]:
+    """bm25 of the best matches; raises DatabaseError when FTS5 fails, which sends :func:`_text_matches` to LIKE."""
     return memory_search.fts_matches(conn, match, query, limit)
 
 

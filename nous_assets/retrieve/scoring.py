@@ -114,7 +114,7 @@ class Candidate(Memory):
 
     @property
     def key(self) -> CandidateKey:
-        """Unique among memories and chunks; orders like the ranking's tie-break (newer memory first)."""
+        """Unique among memories and chunks (a bare id is not: chunk 5 and memory 5 are two rows)."""
         return CandidateKey(self.row_kind, self.id)
 
 
