@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.errors import NousError
+from nous_assets.store import memory_search, transcript_chunks
 from resolver.project import project_id_from_cwd
 
 ANTI = "anti"
@@ -280,7 +281,7 @@ def read_store(db_path: Path, cwds: Iterable[str]) -> tuple[StoreView, dict[str,
 
     conn = open_db(db_path)
     try:
-        rows = conn.execute("SELECT id, project_id, scope, kind, content, source_session FROM memories").fetchall()
+        rows = memory_search.overview(conn)
         project_of = _project_mapper(conn)
         cwd_projects = {cwd: project_of(cwd, is_cwd=True) for cwd in cwds}
         by_project: dict[str, list[str]] = defaultdict(list)
@@ -329,8 +330,7 @@ def _project_mapper(conn) -> Callable[..., str]:
 
 def _ingested_sessions(conn) -> int:
     """Main sessions the pipeline saw (subagent files share their session's id)."""
-    row = conn.execute("SELECT count(DISTINCT session_id) FROM transcript_chunks").fetchone()
-    return int(row[0] or 0)
+    return transcript_chunks.session_count(conn)
 
 
 @dataclass

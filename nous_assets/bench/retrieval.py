@@ -18,22 +18,18 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from nous_assets.store import memory_search, transcript_chunks
+
 
 def _dia_ids(conn, results, uuid_to_dia: dict[str, str]) -> tuple[list[str], int]:
-    from nous_assets.retrieve.episodic import chunk_id, is_episode
-
     found: list[str] = []
     chars = 0
     for r in results:
         chars += len(r.content)
-        if is_episode(r.memory_id):
-            row = conn.execute(
-                "SELECT uuids_json FROM transcript_chunks WHERE id = ?", (chunk_id(r.memory_id),)
-            ).fetchone()
-            uuids = json.loads(row[0]) if row else []
+        if r.is_episode:
+            uuids = transcript_chunks.record_uuids(conn, r.id)
         else:
-            row = conn.execute("SELECT provenance_json FROM memories WHERE id = ?", (r.memory_id,)).fetchone()
-            uuids = (json.loads(row[0]) or {}).get("uuids", []) if row and row[0] else []
+            uuids = memory_search.provenance(conn, r.id).get("uuids", [])
         for u in uuids:
             dia = uuid_to_dia.get(u)
             if dia and dia not in found:
@@ -102,8 +98,8 @@ def run(locomo: Path, k: int, workdir: Path, out: Path | None = None, log=print)
             evidence = set(q["evidence"])
             per_cat[q["category"]].append(len(evidence & set(got)) / len(evidence))
             chars.append(n_chars)
-    memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-    chunks = conn.execute("SELECT count(*) FROM transcript_chunks").fetchone()[0]
+    memories = memory_search.count(conn)
+    chunks = transcript_chunks.count(conn)
     conn.close()
     main = [v for c in (1, 2, 3, 4) for v in per_cat.get(c, [])]
     figures = {

@@ -21,11 +21,12 @@ import numpy as np
 
 def _fill_vectors(conn, dims: int, seed: int) -> None:
     from nous_assets.embed.store import ensure_vector_table
+    from nous_assets.store import memory_search
     from nous_assets.store.db import atomic
 
     ensure_vector_table(conn, dims, model="bench-random")
     rng = np.random.default_rng(seed)
-    ids = [r[0] for r in conn.execute("SELECT id FROM memories ORDER BY id")]
+    ids = memory_search.all_ids(conn)
     with atomic(conn):
         for start in range(0, len(ids), 5000):
             chunk = ids[start : start + 5000]

@@ -27,30 +27,22 @@ def _embedder(settings: Settings, args: argparse.Namespace) -> Any:
         return None
 
 
-def _episode_sources(conn, results: list) -> dict[int, str]:
-    """``path@offset`` of each episodic result's transcript chunk (``?`` when the chunk is gone)."""
-    from nous_assets.retrieve.episodic import chunk_id, is_episode
-    from nous_assets.store.transcript_chunks import chunk_source
+def _episode_sources(conn, results: list) -> dict[tuple, str]:
+    """``path@offset`` of each episodic result's transcript chunk (``?`` when the chunk is gone), by result key."""
+    from nous_assets.store import transcript_chunks
 
-    sources = {}
-    for r in results:
-        if is_episode(r.memory_id):
-            where = chunk_source(conn, chunk_id(r.memory_id))
-            sources[r.memory_id] = f"{where[0]}@{where[1]}" if where else "?"
-    return sources
+    return {r.key: transcript_chunks.source_line(conn, r.id) or "?" for r in results if r.is_episode}
 
 
-def _print_json(results: list, sources: dict[int, str]) -> None:
-    from nous_assets.retrieve.episodic import is_episode
-
+def _print_json(results: list, sources: dict[tuple, str]) -> None:
     print(
         json.dumps(
             [
                 {
                     **{k: getattr(r, k) for k in _JSON_FIELDS},
-                    "episodic": is_episode(r.memory_id),
+                    "episodic": r.is_episode,
                     "breakdown": r.breakdown,
-                    "source": sources.get(r.memory_id),
+                    "source": sources.get(r.key),
                 }
                 for r in results
             ],
@@ -59,15 +51,13 @@ def _print_json(results: list, sources: dict[int, str]) -> None:
     )
 
 
-def _print_results(results: list, sources: dict[int, str], *, explain: bool, now: Any, half_life: float) -> None:
-    from nous_assets.retrieve.episodic import is_episode
-
+def _print_results(results: list, sources: dict[tuple, str], *, explain: bool, now: Any, half_life: float) -> None:
     if not results:
         print("no matching memories")
     for r in results:
         when = (r.valid_from or r.created_at or "")[:10]
-        if is_episode(r.memory_id):
-            print(f"[episode · {r.kind} · {when}] score={r.score:.3f} project={r.project_id}  {sources[r.memory_id]}")
+        if r.is_episode:
+            print(f"[episode · {r.kind} · {when}] score={r.score:.3f} project={r.project_id}  {sources[r.key]}")
         else:
             print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {when}] score={r.score:.3f} project={r.project_id}")
         print(f"    {' '.join(r.content.split())[:400]}")

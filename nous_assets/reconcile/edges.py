@@ -20,6 +20,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from nous_assets.store import edges as edge_store
+from nous_assets.store import memory_search
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.projector import get_checkpoint, set_checkpoint
 from nous_assets.timeutil import now_iso
@@ -27,10 +29,6 @@ from nous_assets.timeutil import now_iso
 CHECKPOINT = "edges"
 MIN_JACCARD = 0.25
 NEIGHBOURS = 5
-_UPSERT = (
-    "INSERT INTO edges(source_id, target_id, rel_type, weight, origin, created_at) VALUES (?, ?, ?, ?, 'derived', ?) "
-    "ON CONFLICT(source_id, target_id, rel_type) DO UPDATE SET weight = excluded.weight WHERE edges.origin = 'derived'"
-)
 
 
 @dataclass
@@ -45,33 +43,18 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 def _concepts(conn: Connection, ids: Iterable[int]) -> dict[int, set[str]]:
-    out: dict[int, set[str]] = defaultdict(set)
-    ids = list(ids)
-    for i in range(0, len(ids), 900):
-        chunk = ids[i : i + 900]
-        marks = ",".join("?" * len(chunk))
-        for mid, concept in conn.execute(
-            f"SELECT memory_id, concept FROM concepts WHERE memory_id IN ({marks})", chunk
-        ):
-            out[mid].add(concept)
-    return out
+    return defaultdict(set, memory_search.concepts_of(conn, ids))
 
 
 def similarity_edges(conn: Connection, changed: list[int], vectors: dict[int, object] | None = None) -> list[tuple]:
     """(source, target, weight) for each changed memory's strongest concept neighbours."""
     mine = _concepts(conn, changed)
-    scope = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT id, project_id, scope FROM memories")} if changed else {}
+    scope = memory_search.scope_of_all(conn) if changed else {}
     edges = []
     for mid, concepts in mine.items():
         if not concepts:
             continue
-        marks = ",".join("?" * len(concepts))
-        rows = conn.execute(
-            f"SELECT memory_id FROM concepts WHERE concept IN ({marks}) AND memory_id != ? "
-            "GROUP BY memory_id ORDER BY count(*) DESC LIMIT 50",
-            (*sorted(concepts), mid),
-        ).fetchall()
-        others = _concepts(conn, [r[0] for r in rows])
+        others = _concepts(conn, memory_search.most_sharing(conn, concepts, mid, limit=50))
         project, _ = scope.get(mid, (None, None))
         scored = []
         for other, theirs in others.items():
@@ -112,11 +95,8 @@ def causal_edges(conn: Connection, sessions: set[str], task_offsets: dict[str, t
             involved |= {sub, parent}
     if not involved:
         return []
-    marks = ",".join("?" * len(involved))
     chains: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for mid, session, prov in conn.execute(
-        f"SELECT id, source_session, provenance_json FROM memories WHERE source_session IN ({marks})", sorted(involved)
-    ):
+    for mid, session, prov in memory_search.provenance_of_sessions(conn, involved):
         anchor = _anchor(prov)
         if anchor:
             chains[session].append((anchor[1], mid))
@@ -148,18 +128,15 @@ def derive_edges(
     """Link memories projected since the last run; idempotent (re-running rewrites the same edges)."""
     stats = EdgeStats()
     last = get_checkpoint(conn, CHECKPOINT)
-    changed = [r[0] for r in conn.execute("SELECT id FROM memories WHERE last_event_id > ? ORDER BY id", (last,))]
-    sessions = {
-        r[0] for r in conn.execute("SELECT DISTINCT source_session FROM memories WHERE last_event_id > ?", (last,))
-    }
-    upto = conn.execute("SELECT coalesce(max(last_event_id), 0) FROM memories").fetchone()[0]
+    changed, sessions = memory_search.changed_since(conn, last)
+    upto = memory_search.latest_event_id(conn)
     stats.memories = len(changed)
     related = similarity_edges(conn, changed, vectors)
     causes = causal_edges(conn, sessions, task_offsets or {})
     now = now_iso()
     with atomic(conn):
-        conn.executemany(_UPSERT, [(s, t, "relates_to", w, now) for s, t, w in related if s != t])
-        conn.executemany(_UPSERT, [(s, t, "causes", w, now) for s, t, w in causes if s != t])
+        edge_store.upsert_derived(conn, "relates_to", [(s, t, w) for s, t, w in related if s != t], now)
+        edge_store.upsert_derived(conn, "causes", [(s, t, w) for s, t, w in causes if s != t], now)
         set_checkpoint(conn, max(upto, last), CHECKPOINT)
     stats.relates_to, stats.causes = len(related), len(causes)
     return stats

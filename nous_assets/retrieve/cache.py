@@ -44,7 +44,7 @@ from nous_assets.retrieve.search import retrieve
 from nous_assets.safety.guard import GUARD_VERSION
 from nous_assets.safety.review import refresh_holds
 from nous_assets.settings import ScoringWeights, Settings
-from nous_assets.store import holds
+from nous_assets.store import holds, injection_cache, memory_search
 from nous_assets.store.db import Connection, atomic, checkpoint
 from nous_assets.store.identity import project_map
 from nous_assets.store.projector import get_checkpoint, set_checkpoint
@@ -252,21 +252,13 @@ def _checkout_rows(
 
 def _version(conn: Connection, project_id: str) -> int:
     """Newest event reflected in the project's (and global) memories: the packet's freshness stamp."""
-    row = conn.execute(
-        "SELECT coalesce(max(last_event_id), 0) FROM memories WHERE project_id = ? OR scope = 'global'", (project_id,)
-    ).fetchone()
-    return int(row[0])
+    return memory_search.latest_event_id(conn, project_id)
 
 
 def _drop_vanished(conn: Connection, projects: list[str]) -> None:
     """Remove packets of projects without memories (their folders now belong to another project), and the
     per-cwd copies older versions wrote (``alias:`` keys; the hook resolves cwds through project_aliases)."""
-    with atomic(conn):
-        conn.execute(
-            "DELETE FROM injection_cache WHERE scope = 'project' AND (cache_key LIKE 'alias:%' OR project_id NOT IN "
-            "(SELECT value FROM json_each(?)))",
-            (json.dumps(projects),),
-        )
+    injection_cache.drop_vanished(conn, projects)
 
 
 def build_cache(
@@ -281,14 +273,9 @@ def build_cache(
     approved = frozenset(holds.ids(conn, holds.APPROVED))
     stats.held = len(held)
     profiles = project_profiles(lake_dir or settings.lake_dir, project_of=project_map(conn).of)
-    projects = [r[0] for r in conn.execute("SELECT DISTINCT project_id FROM memories ORDER BY 1")]
+    projects = memory_search.project_ids(conn)
     _drop_vanished(conn, projects)
-    built = dict(
-        conn.execute(
-            "SELECT project_id, min(built_from_event_id) FROM injection_cache WHERE cache_key NOT LIKE 'alias:%' "
-            "GROUP BY project_id"
-        ).fetchall()
-    )
+    built = injection_cache.built_versions(conn)
     now = now_iso()
     for project in [*projects, GLOBAL]:
         version = _version(conn, project)
@@ -311,14 +298,7 @@ def build_cache(
             rows.append((key, project, scope, json.dumps(fp), text, json.dumps(ids), len(text), version, now))
             if fp.get("branch") is None:  # the default fingerprint: each checkout's own packet re-ranks its results
                 rows += _checkout_rows(settings, project, profile, fp, results, guarded, version, now)
-        with atomic(conn):
-            conn.execute("DELETE FROM injection_cache WHERE cache_key LIKE ?", (f"{project}:%",))
-            conn.executemany(
-                "INSERT OR REPLACE INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, "
-                "memory_ids_json, char_count, built_from_event_id, created_at, expires_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                rows,
-            )
+        injection_cache.replace_packets(conn, project, rows)
         stats.projects_rebuilt += 1
         stats.packets += len(rows)
         stats.largest_packet_chars = max([stats.largest_packet_chars, *(r[6] for r in rows)])

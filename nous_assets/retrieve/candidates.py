@@ -21,23 +21,18 @@ graph proximity and re-learning signals (distinct extracting sessions, access_lo
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from nous_assets.retrieve.graph import graph_proximity
 from nous_assets.retrieve.query import Query, fts_tokens, match_expression
 from nous_assets.retrieve.scoring import Candidate, Recurrence, is_current
 from nous_assets.settings import Settings
+from nous_assets.store import memory_search, nli_results
+from nous_assets.store import recurrence as recurrence_reads
 from nous_assets.store.db import Connection, DatabaseError
+from nous_assets.store.projection import MEMORY_COLUMNS, Memory
 
-_COLUMNS = (
-    "id", "learning_id", "content", "type", "kind", "domain", "scope", "project_id", "source_session",
-    "reinforcement_score", "created_at", "accessed_at", "valid_from", "valid_until", "temporal_confidence",
-    "validated_at", "superseded_by", "contradiction_count", "vector_clock_json", "slot", "applies_when",
-    "source_ref",
-)  # fmt: skip
 MAX_LIKE_TOKENS = 8
 BM25_DEPTH = 4
 # Query-time stop words: a token in more than 10% of memories (and over 5000 of them) has an IDF near 0
@@ -49,50 +44,16 @@ MAX_QUERY_CONCEPTS = 16
 PRIOR_WINDOW = 1000  # the prior source ranks the newest 1000 memories of a scope by reinforcement
 
 
-def _filters(query: Query, alias: str = "m") -> tuple[str, dict[str, Any]]:
-    """SQL condition (with named parameters) for project isolation and current truth."""
-    clauses: list[str] = []
-    params: dict[str, Any] = {}
-    if query.project_id is not None:
-        clauses.append(f"({alias}.scope = 'global' OR {alias}.project_id = :project)")
-        params["project"] = query.project_id
-    if not query.include_expired:
-        clauses.append(f"({alias}.valid_until IS NULL OR {alias}.valid_until > :ref)")
-        params["ref"] = query.reference_time
-        if query.as_at is not None:
-            clauses.append(f"({alias}.valid_from IS NULL OR {alias}.valid_from <= :as_at)")
-            params["as_at"] = query.as_at
-    return (" AND ".join(clauses) or "1"), params
+def _fts(conn: Connection, match: str, query: Query, limit: int) -> dict[int, float]:
+    """bm25 of the best matches; raises DatabaseError when FTS5 fails, which sends :func:`_text_matches` to LIKE."""
+    return memory_search.fts_matches(conn, match, query, limit)
 
 
-def _fts(conn: Connection, match: str, where: str, params: dict[str, Any], limit: int) -> dict[int, float]:
-    rows = conn.execute(
-        "SELECT m.id, bm25(memories_fts) AS r FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
-        f"WHERE memories_fts MATCH :match AND {where} ORDER BY r LIMIT :limit",
-        {**params, "match": match, "limit": limit},
-    ).fetchall()
-    return {int(r[0]): float(r[1]) for r in rows}
-
-
-def _like(conn: Connection, text: str, where: str, params: dict[str, Any], limit: int) -> dict[int, float]:
+def _like(conn: Connection, query: Query, limit: int) -> dict[int, float]:
     """Degraded text search when FTS5 fails: count of query tokens contained, reported as -count."""
-    tokens = fts_tokens(text)[:MAX_LIKE_TOKENS]
-    if not tokens:
-        return {}
-    escaped = {f"t{i}": "%" + re.sub(r"([\\%_])", r"\\\1", t) + "%" for i, t in enumerate(tokens)}
-    hits = " + ".join(f"(m.content LIKE :{name} ESCAPE '\\')" for name in escaped)
-    rows = conn.execute(
-        f"SELECT m.id, ({hits}) AS hits FROM memories m WHERE {where} AND ({hits}) > 0 "
-        "ORDER BY hits DESC, m.id DESC LIMIT :limit",
-        {**params, **escaped, "limit": limit},
-    ).fetchall()
-    return {int(r[0]): -float(r[1]) for r in rows}
-
-
-def _document_frequency(conn: Connection, token: str, cap: int) -> int:
-    """Rows matching ``token``, counted only up to ``cap + 1`` (cheap even for very common words)."""
-    sql = "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)"
-    return int(conn.execute(sql, (match_expression([token]), cap + 1)).fetchone()[0])
+    tokens = fts_tokens(query.text)[:MAX_LIKE_TOKENS]
+    patterns = ["%" + re.sub(r"([\\%_])", r"\\\1", t) + "%" for t in tokens]
+    return {i: -float(n) for i, n in memory_search.like_matches(conn, patterns, query, limit).items()}
 
 
 def prune_common_tokens(frequencies: Mapping[str, int], threshold: int) -> list[str]:
@@ -103,66 +64,31 @@ def prune_common_tokens(frequencies: Mapping[str, int], threshold: int) -> list[
     return kept
 
 
-def _text_matches(conn: Connection, query: Query, where: str, params: dict[str, Any], limit: int) -> dict[int, float]:
+def _text_matches(conn: Connection, query: Query, limit: int) -> dict[int, float]:
     tokens = fts_tokens(query.text)
     if not tokens:
         return {}
     try:
-        total = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
-        threshold = max(MIN_COMMON_DF, int(total * COMMON_TOKEN_SHARE))
-        frequencies = {t: _document_frequency(conn, t, threshold) for t in tokens}
+        threshold = max(MIN_COMMON_DF, int(memory_search.count(conn) * COMMON_TOKEN_SHARE))
+        frequencies = {t: memory_search.document_frequency(conn, match_expression([t]), threshold) for t in tokens}
         match = match_expression(prune_common_tokens(frequencies, threshold))
-        return _fts(conn, match, where, params, limit) if match else {}
+        return _fts(conn, match, query, limit) if match else {}
     except DatabaseError:  # corrupt index or an FTS5 quirk: fall back to LIKE (002 §6 fallback chain)
-        return _like(conn, query.text, where, params, limit)
+        return _like(conn, query, limit)
 
 
-def _concept_matches(conn: Connection, query: Query, where: str, params: dict[str, Any], limit: int) -> list[int]:
+def _concept_matches(conn: Connection, query: Query, limit: int) -> list[int]:
     """Memories sharing the most query concepts, reading only the newest matches of each concept."""
     hits: dict[int, int] = {}
-    sql = (
-        "SELECT c.memory_id FROM concepts c JOIN memories m ON m.id = c.memory_id "
-        f"WHERE c.concept = :concept AND {where} ORDER BY c.id DESC LIMIT :window"
-    )
     for concept in sorted(query.concepts, key=lambda c: (-len(c), c))[:MAX_QUERY_CONCEPTS]:
-        for (memory_id,) in conn.execute(sql, {**params, "concept": concept, "window": CONCEPT_WINDOW}):
-            hits[int(memory_id)] = hits.get(int(memory_id), 0) + 1
+        for memory_id in memory_search.concept_members(conn, concept, query, CONCEPT_WINDOW):
+            hits[memory_id] = hits.get(memory_id, 0) + 1
     return sorted(hits, key=lambda i: (-hits[i], -i))[:limit]
 
 
-# Distinct project ids by skip-scan over idx_memories_project: O(projects * log n), not a table scan.
-_PROJECTS = (
-    "WITH RECURSIVE p(id) AS (SELECT min(project_id) FROM memories UNION ALL "
-    "SELECT (SELECT min(project_id) FROM memories WHERE project_id > p.id) FROM p WHERE p.id IS NOT NULL) "
-    "SELECT id FROM p WHERE id IS NOT NULL"
-)
-
-
 def _prior(conn: Connection, query: Query, limit: int) -> list[int]:
-    """Most reinforced (then newest) among the newest PRIOR_WINDOW memories of the project and of global scope.
-
-    The window is read from ``idx_memories_project`` alone (id order within (project, scope)), so
-    this costs O(window) however large the project is, instead of sorting every row.
-    """
-    where, params = _filters(query)
-    if query.project_id is not None:
-        projects = json.dumps([r[0] for r in conn.execute(_PROJECTS)])
-        scopes = [
-            ("project_id = :project AND scope = 'project'", {}),
-            ("project_id IN (SELECT value FROM json_each(:projects)) AND scope = 'global'", {"projects": projects}),
-        ]
-    else:
-        scopes = [("1", {})]
-    ids: list[int] = []
-    for scope, extra in scopes:
-        rows = conn.execute(
-            "SELECT m.id FROM memories m WHERE m.id IN "
-            f"(SELECT id FROM memories WHERE {scope} ORDER BY id DESC LIMIT :window) AND {where} "
-            "ORDER BY m.reinforcement_score DESC, m.id DESC LIMIT :limit",
-            {**params, **extra, "window": PRIOR_WINDOW, "limit": limit},
-        ).fetchall()
-        ids.extend(int(r[0]) for r in rows)
-    return ids
+    """Most reinforced (then newest) among the newest PRIOR_WINDOW memories of the project and of global scope."""
+    return memory_search.most_reinforced(conn, query, limit, PRIOR_WINDOW)
 
 
 def _prior_limit(query: Query, settings: Settings) -> int:
@@ -172,48 +98,14 @@ def _prior_limit(query: Query, settings: Settings) -> int:
     return max(2 * int(settings.retrieve.top_k), 24)
 
 
-def _ids_json(ids: Iterable[int]) -> str:
-    return json.dumps(sorted(set(ids)))
-
-
-def _load_rows(conn: Connection, ids: list[int]) -> dict[int, Any]:
-    rows = conn.execute(
-        f"SELECT {', '.join(_COLUMNS)} FROM memories WHERE id IN (SELECT value FROM json_each(?))", (_ids_json(ids),)
-    ).fetchall()
-    return {int(r[0]): r for r in rows}
-
-
-def _load_concepts(conn: Connection, ids: list[int]) -> dict[int, set[str]]:
-    out: dict[int, set[str]] = {}
-    for memory_id, concept in conn.execute(
-        "SELECT memory_id, concept FROM concepts WHERE memory_id IN (SELECT value FROM json_each(?))", (_ids_json(ids),)
-    ):
-        out.setdefault(int(memory_id), set()).add(concept)
-    return out
-
-
-def _recurrence(conn: Connection, rows: Mapping[int, Any]) -> dict[int, Recurrence]:
+def _recurrence(conn: Connection, rows: Mapping[int, Memory]) -> dict[int, Recurrence]:
     """Distinct sessions that learned each learning, and its injections' outcomes from access_log.
 
     A session that learned it again is recorded as a re-learning reinforcement, not a second extraction.
     """
-    by_learning = {r["learning_id"]: memory_id for memory_id, r in rows.items()}
-    sessions: dict[int, int] = {}
-    for learning_id, count in conn.execute(
-        "SELECT learning_id, COUNT(DISTINCT session_id) FROM learning_events "
-        "WHERE learning_id IN (SELECT value FROM json_each(?)) AND (event_type = 'LearningExtracted' OR "
-        "(event_type = 'LearningReinforced' AND json_extract(payload_json, '$.reason') = 'relearned')) "
-        "GROUP BY learning_id",
-        (json.dumps(sorted(by_learning)),),
-    ):
-        sessions[by_learning[learning_id]] = int(count)
-    access: dict[int, tuple[int, int, int]] = {}
-    for memory_id, total, helpful, unhelpful in conn.execute(
-        "SELECT memory_id, COUNT(*), COALESCE(SUM(was_useful = 1), 0), COALESCE(SUM(was_useful = 0), 0) "
-        "FROM access_log WHERE memory_id IN (SELECT value FROM json_each(?)) GROUP BY memory_id",
-        (_ids_json(rows),),
-    ):
-        access[int(memory_id)] = (int(total), int(helpful), int(unhelpful))
+    by_learning = {r.learning_id: memory_id for memory_id, r in rows.items()}
+    sessions = {by_learning[lid]: n for lid, n in recurrence_reads.learning_sessions(conn, by_learning).items()}
+    access = recurrence_reads.injection_outcomes(conn, rows)
     return {
         memory_id: Recurrence(max(sessions.get(memory_id, 1), 1), *access.get(memory_id, (0, 0, 0)))
         for memory_id in rows
@@ -222,18 +114,11 @@ def _recurrence(conn: Connection, rows: Mapping[int, Any]) -> dict[int, Recurren
 
 def load_contradictions(conn: Connection, ids: Iterable[int]) -> dict[tuple[int, int], tuple[str, float]]:
     """Cached NLI contradictions among ``ids``: {(a, b): (label, confidence)} with a < b."""
-    payload = _ids_json(ids)
-    rows = conn.execute(
-        "SELECT memory_id_a, memory_id_b, nli_label, confidence FROM nli_results "
-        "WHERE nli_label = 'contradiction' AND memory_id_a IN (SELECT value FROM json_each(:ids)) "
-        "AND memory_id_b IN (SELECT value FROM json_each(:ids))",
-        {"ids": payload},
-    ).fetchall()
-    return {(int(a), int(b)): (label, float(conf)) for a, b, label, conf in rows}
+    return nli_results.contradictions_among(conn, ids)
 
 
-def _in_scope(row: Any, query: Query) -> bool:
-    return query.project_id is None or row["scope"] == "global" or row["project_id"] == query.project_id
+def _in_scope(row: Memory, query: Query) -> bool:
+    return query.project_id is None or row.scope == "global" or row.project_id == query.project_id
 
 
 def gather(
@@ -245,7 +130,6 @@ def gather(
 ) -> list[Candidate]:
     """The scored-to-be candidate set for ``query`` (sorted by id), each source bounded by settings."""
     limit = max(1, int(settings.retrieve.candidates))
-    where, params = _filters(query)
     sources: dict[int, set[str]] = {}
 
     def add(ids: Iterable[int], source: str) -> None:
@@ -254,9 +138,9 @@ def gather(
 
     # bm25 of the best BM25_DEPTH * limit matches: the top `limit` become candidates, the rest only
     # give text scores to candidates other sources found (an FTS5 rowid filter re-runs the MATCH per row)
-    bm25 = _text_matches(conn, query, where, params, BM25_DEPTH * limit)
+    bm25 = _text_matches(conn, query, BM25_DEPTH * limit)
     add(sorted(bm25, key=lambda i: bm25[i])[:limit], "fts")
-    add(_concept_matches(conn, query, where, params, limit), "concept")
+    add(_concept_matches(conn, query, limit), "concept")
     vectors: dict[int, float] = {}
     if vector_hits is not None:
         items = vector_hits.items() if isinstance(vector_hits, Mapping) else vector_hits
@@ -268,8 +152,8 @@ def gather(
     if not sources:
         return []
 
-    rows = _load_rows(conn, list(sources))
-    concepts = _load_concepts(conn, list(rows))
+    rows = memory_search.rows_by_id(conn, sources)
+    concepts = memory_search.concepts_of(conn, rows)
     recurrence = _recurrence(conn, rows) if rows else {}
     out: list[Candidate] = []
     for memory_id in sorted(rows):
@@ -277,7 +161,7 @@ def gather(
         if not _in_scope(row, query):
             continue
         candidate = Candidate(
-            **{c: row[c] for c in _COLUMNS},
+            **{c: getattr(row, c) for c in MEMORY_COLUMNS},
             concepts=frozenset(concepts.get(memory_id, ())),
             bm25=bm25.get(memory_id),
             vector_cosine=vectors.get(memory_id),

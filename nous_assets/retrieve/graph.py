@@ -18,43 +18,20 @@ Active memories themselves are left out of the result (they are already selected
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
+from nous_assets.store import edges as edge_store
 from nous_assets.store.db import Connection
 
 HOP_DECAY = 0.5
 SYMMETRIC_RELATIONS = ("relates_to", "contradicts")
-
-_SQL = f"""
-WITH RECURSIVE connected(memory_id, weight, depth) AS (
-    SELECT e.target_id, e.weight, 1 FROM edges e
-    WHERE e.source_id IN (SELECT value FROM json_each(:seeds))
-    UNION ALL
-    SELECT e.source_id, e.weight, 1 FROM edges e
-    WHERE e.target_id IN (SELECT value FROM json_each(:seeds)) AND e.rel_type IN {SYMMETRIC_RELATIONS!r}
-    UNION ALL
-    SELECT e.target_id, c.weight * e.weight * {HOP_DECAY}, c.depth + 1
-    FROM connected c JOIN edges e ON e.source_id = c.memory_id
-    WHERE c.depth < :max_depth
-    UNION ALL
-    SELECT e.source_id, c.weight * e.weight * {HOP_DECAY}, c.depth + 1
-    FROM connected c JOIN edges e ON e.target_id = c.memory_id
-    WHERE c.depth < :max_depth AND e.rel_type IN {SYMMETRIC_RELATIONS!r}
-)
-SELECT memory_id, MAX(weight) AS proximity FROM connected
-WHERE memory_id NOT IN (SELECT value FROM json_each(:seeds))
-GROUP BY memory_id
-"""
-
 
 def graph_proximity(conn: Connection, active_ids: Iterable[int], max_depth: int = 2) -> dict[int, float]:
     """{memory_id: proximity in [0, 1]} for memories within ``max_depth`` hops of ``active_ids``."""
     seeds = sorted({int(i) for i in active_ids})
     if not seeds or max_depth < 1:
         return {}
-    rows = conn.execute(_SQL, {"seeds": json.dumps(seeds), "max_depth": int(max_depth)}).fetchall()
-    return {int(r[0]): float(r[1]) for r in rows}
+    return edge_store.proximity(conn, seeds, max_depth, hop_decay=HOP_DECAY, symmetric=SYMMETRIC_RELATIONS)
 
 
 def proximity_in_memory(

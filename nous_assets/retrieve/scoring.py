@@ -40,8 +40,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 
@@ -49,6 +51,7 @@ from nous_assets import clocks
 from nous_assets.retrieve.fusion import competition_ranks, cosine, jaccard, rrf_from_ranks
 from nous_assets.retrieve.query import Query, fts_tokens
 from nous_assets.settings import Settings
+from nous_assets.store.projection import Memory
 from nous_assets.timeutil import parse_time
 
 DIMENSIONS = ("text", "concept", "vector", "graph", "reinforce", "temporal", "recency")
@@ -82,45 +85,60 @@ class Recurrence:
         return self.helpful / rated if rated else None
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A memory row plus the retrieval signals gathered for it (see :mod:`.candidates`)."""
+MEMORY, EPISODE = "memory", "episode"  # what a candidate's ``id`` numbers: a memories row or a transcript chunk
 
-    id: int
-    content: str = ""
-    learning_id: str = ""
-    type: str = "learning"
-    kind: str | None = None
-    domain: str | None = None
-    scope: str = "project"
-    project_id: str = ""
-    source_session: str = ""
-    reinforcement_score: float = 0.5
-    created_at: str = "1970-01-01T00:00:00.000000Z"
-    accessed_at: str | None = None
-    valid_from: str | None = None
-    valid_until: str | None = None
-    temporal_confidence: str = "medium"
-    validated_at: str | None = None
-    superseded_by: str | None = None
-    contradiction_count: int = 0
-    vector_clock_json: str | None = None
-    slot: str | None = None
-    applies_when: str | None = None
-    source_ref: str | None = None
-    concepts: frozenset[str] = frozenset()
+
+@dataclass(slots=True)
+class Candidate(Memory):
+    """A memory row (or a transcript chunk as one, ``row_kind == EPISODE``) plus its retrieval signals.
+
+    ``id`` is the row's own id in its table (``memories`` or ``transcript_chunks``), so the two can
+    share a number: :attr:`key` is what identifies a candidate among both. Signals: see :mod:`.candidates`.
+    """
+
     bm25: float | None = None  # raw FTS5 bm25(): negative, more negative = better; None = no text match
     vector_cosine: float | None = None
     graph: float = 0.0
     recurrence: Recurrence = field(default_factory=Recurrence)
-    sources: frozenset[str] = frozenset()
+    sources: AbstractSet[str] = frozenset()
+    row_kind: str = MEMORY
+
+    @property
+    def is_episode(self) -> bool:
+        return self.row_kind == EPISODE
+
+    @property
+    def memory_id(self) -> int | None:
+        """The memories row id; None for an episode, which is no memory."""
+        return None if self.is_episode else self.id
+
+    @property
+    def key(self) -> CandidateKey:
+        """Unique among memories and chunks (a bare id is not: chunk 5 and memory 5 are two rows)."""
+        return CandidateKey(self.row_kind, self.id)
+
+
+class CandidateKey(NamedTuple):
+    row_kind: str
+    id: int
+
+    @property
+    def tie_order(self) -> tuple[int, int]:
+        """Ties go to memories before episodes, newer memories first, then earlier chunks."""
+        return (1, self.id) if self.row_kind == EPISODE else (0, -self.id)
 
 
 @dataclass(frozen=True)
 class ScoredMemory:
-    memory_id: int
+    """A candidate's score and its make-up, by the candidate's :attr:`~Candidate.key`."""
+
+    key: CandidateKey
     score: float
     breakdown: dict[str, float]
+
+    @property
+    def memory_id(self) -> int | None:
+        return None if self.key.row_kind == EPISODE else self.key.id
 
 
 def _clamp01(value: float) -> float:
@@ -248,7 +266,7 @@ def contradicted_ids(
     ``contradictions`` maps canonical ``(min_id, max_id)`` to ``(label, confidence)`` (nli_results).
     Causally ordered pairs (one clock subsumes the other) are sequential updates, not conflicts.
     """
-    by_id = {c.id: c for c in candidates}
+    by_id = {c.id: c for c in candidates if not c.is_episode}  # chunks have no NLI results
     flagged: set[int] = set()
     parsed: dict[int, dict[str, int] | None] = {}
 
@@ -333,6 +351,8 @@ def _vector_score(
     vector_scores: Mapping[int, float] | None,
     vectors: Mapping[int, np.ndarray] | None,
 ) -> float | None:
+    if c.is_episode:  # the mappings hold memory vectors; a chunk brings its own cosine
+        return c.vector_cosine
     if vector_scores is not None and c.id in vector_scores:
         return vector_scores[c.id]
     if c.vector_cosine is not None:
@@ -364,7 +384,7 @@ def score(
     best_text = best_text_relevance(c.bm25 for c in kept)
     now = parse_time(query.now)
     raw = {
-        c.id: dimension_values(
+        c.key: dimension_values(
             c,
             query,
             settings,
@@ -375,28 +395,28 @@ def score(
         for c in kept
     }
     if has_query_signal(query):
-        kept = [c for c in kept if passes_relevance_floor(raw[c.id]) or _project_is_evidence(c, query)]
-        raw = {c.id: raw[c.id] for c in kept}
-    breakdowns: dict[int, dict[str, float]] = {}
-    totals: dict[int, float] = {}
+        kept = [c for c in kept if passes_relevance_floor(raw[c.key]) or _project_is_evidence(c, query)]
+        raw = {c.key: raw[c.key] for c in kept}
+    breakdowns: dict[CandidateKey, dict[str, float]] = {}
+    totals: dict[CandidateKey, float] = {}
     if retrieve.mode == "rrf":
         ranks = {d: competition_ranks({i: v[d] for i, v in raw.items() if v[d] > 0.0}) for d in DIMENSIONS}
-        for memory_id, values in raw.items():
+        for key, values in raw.items():
             shares = {
-                d: weights[d] / (retrieve.rrf_k + ranks[d][memory_id]) for d in DIMENSIONS if memory_id in ranks[d]
+                d: weights[d] / (retrieve.rrf_k + ranks[d][key]) for d in DIMENSIONS if key in ranks[d]
             }
-            breakdowns[memory_id] = {f"s_{d}": values[d] for d in DIMENSIONS} | {
+            breakdowns[key] = {f"s_{d}": values[d] for d in DIMENSIONS} | {
                 f"w_{d}": shares.get(d, 0.0) for d in DIMENSIONS
             }
         fused = rrf_from_ranks([ranks[d] for d in DIMENSIONS], retrieve.rrf_k, [weights[d] for d in DIMENSIONS])
-        totals = {memory_id: fused.get(memory_id, 0.0) for memory_id in raw}
+        totals = {key: fused.get(key, 0.0) for key in raw}
     else:
-        for memory_id, values in raw.items():
+        for key, values in raw.items():
             contributions = {d: weights[d] * values[d] for d in DIMENSIONS}
-            breakdowns[memory_id] = {f"s_{d}": values[d] for d in DIMENSIONS} | {
+            breakdowns[key] = {f"s_{d}": values[d] for d in DIMENSIONS} | {
                 f"w_{d}": contributions[d] for d in DIMENSIONS
             }
-            totals[memory_id] = sum(contributions.values())
+            totals[key] = sum(contributions.values())
     penalised = (
         contradicted_ids(kept, contradictions, settings.thresholds.nli_contradiction_confidence)
         if contradictions
@@ -404,10 +424,10 @@ def score(
     )
     multiplier = settings.thresholds.contradiction_multiplier
     results = []
-    for memory_id, total in totals.items():
-        factor = multiplier if memory_id in penalised else 1.0
-        breakdowns[memory_id]["contradiction"] = factor
-        results.append(ScoredMemory(memory_id, total * factor, breakdowns[memory_id]))
-    results.sort(key=lambda r: (-r.score, -r.memory_id))
+    for key, total in totals.items():
+        factor = multiplier if key.row_kind == MEMORY and key.id in penalised else 1.0
+        breakdowns[key]["contradiction"] = factor
+        results.append(ScoredMemory(key, total * factor, breakdowns[key]))
+    results.sort(key=lambda r: (-r.score, r.key.tie_order))
     return results
 

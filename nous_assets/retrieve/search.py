@@ -12,7 +12,7 @@ s_vector = 0 (FTS + concepts + graph + priors), as 002 §6's fallback chain pres
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import ModuleType
 from typing import Any
 
@@ -21,7 +21,7 @@ import numpy as np
 from nous_assets.retrieve.candidates import gather, load_contradictions
 from nous_assets.retrieve.fusion import mmr, similarity_from
 from nous_assets.retrieve.query import Query
-from nous_assets.retrieve.scoring import Candidate, score
+from nous_assets.retrieve.scoring import MEMORY, Candidate, CandidateKey, score
 from nous_assets.settings import Settings
 from nous_assets.store.db import Connection
 
@@ -29,35 +29,15 @@ log = logging.getLogger(__name__)
 MMR_POOL_FACTOR = 4  # MMR chooses among the best 4*k (at least 40): diversity, not a lottery ticket for the tail
 
 
-@dataclass(frozen=True)
-class Result:
-    """One retrieved memory; ``breakdown`` (with ``explain``) has every dimension's raw and weighted value."""
+@dataclass(slots=True)
+class Result(Candidate):
+    """One retrieved row (a memory, or a transcript chunk when ``is_episode``) with its score.
 
-    memory_id: int
-    content: str
-    score: float
+    ``breakdown`` (with ``explain``) has every dimension's raw and weighted value.
+    """
+
+    score: float = 0.0
     breakdown: dict[str, float] = field(default_factory=dict)
-    learning_id: str = ""
-    type: str = "learning"
-    kind: str | None = None
-    domain: str | None = None
-    scope: str = "project"
-    project_id: str = ""
-    source_session: str = ""
-    reinforcement_score: float = 0.5
-    created_at: str = ""
-    accessed_at: str | None = None
-    valid_from: str | None = None
-    valid_until: str | None = None
-    temporal_confidence: str = "medium"
-    validated_at: str | None = None
-    superseded_by: str | None = None
-    contradiction_count: int = 0
-    slot: str | None = None
-    applies_when: str | None = None
-    source_ref: str | None = None
-    concepts: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()
 
 
 def _vector_store() -> ModuleType | None:
@@ -101,33 +81,8 @@ def _vectors_for(
 
 
 def _result(c: Candidate, value: float, breakdown: dict[str, float]) -> Result:
-    return Result(
-        memory_id=c.id,
-        content=c.content,
-        score=value,
-        breakdown=breakdown,
-        learning_id=c.learning_id,
-        type=c.type,
-        kind=c.kind,
-        domain=c.domain,
-        scope=c.scope,
-        project_id=c.project_id,
-        source_session=c.source_session,
-        reinforcement_score=c.reinforcement_score,
-        created_at=c.created_at,
-        accessed_at=c.accessed_at,
-        valid_from=c.valid_from,
-        valid_until=c.valid_until,
-        temporal_confidence=c.temporal_confidence,
-        validated_at=c.validated_at,
-        superseded_by=c.superseded_by,
-        contradiction_count=c.contradiction_count,
-        slot=c.slot,
-        applies_when=c.applies_when,
-        source_ref=c.source_ref,
-        concepts=tuple(sorted(c.concepts)),
-        sources=tuple(sorted(c.sources)),
-    )
+    """The candidate's row and signals as they are, plus its score."""
+    return Result(**{f.name: getattr(c, f.name) for f in fields(Candidate)}, score=value, breakdown=breakdown)
 
 
 def retrieve(
@@ -164,17 +119,18 @@ def retrieve(
         candidates += chunk_candidates(conn, query, settings, query_vector=vector)
     if not candidates:
         return []
-    ids = [c.id for c in candidates]
+    ids = [c.id for c in candidates if not c.is_episode]
     vectors = _vectors_for(conn, store, ids, model) if store is not None and vector is not None else None
     scored = score(candidates, query, settings, vectors=vectors, contradictions=load_contradictions(conn, ids))
-    by_id = {c.id: c for c in candidates}
+    by_key = {c.key: c for c in candidates}
     pool = scored[: max(MMR_POOL_FACTOR * top_k, 40)]
-    similarity = similarity_from(vectors, {s.memory_id: by_id[s.memory_id].concepts for s in pool})
-    order = mmr([(s.memory_id, s.score) for s in pool], similarity, settings.retrieve.mmr_lambda, top_k)
-    ranked = {s.memory_id: (rank, s) for rank, s in enumerate(pool, start=1)}
+    keyed_vectors = {CandidateKey(MEMORY, i): v for i, v in vectors.items()} if vectors else None
+    similarity = similarity_from(keyed_vectors, {s.key: by_key[s.key].concepts for s in pool})
+    order = mmr([(s.key, s.score) for s in pool], similarity, settings.retrieve.mmr_lambda, top_k)
+    ranked = {s.key: (rank, s) for rank, s in enumerate(pool, start=1)}
     results = []
-    for memory_id in sorted(order, key=lambda i: ranked[i][0]):  # pool order is score order (ties: newer first)
-        rank, s = ranked[memory_id]
+    for key in sorted(order, key=lambda i: ranked[i][0]):  # pool order is score order (ties: newer first)
+        rank, s = ranked[key]
         breakdown = {**s.breakdown, "rank": float(rank), "candidates": float(len(scored))} if explain else {}
-        results.append(_result(by_id[memory_id], s.score, breakdown))
+        results.append(_result(by_key[key], s.score, breakdown))
     return results

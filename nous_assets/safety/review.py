@@ -14,11 +14,10 @@ finds its idempotency key and writes nothing.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 
 from nous_assets.safety.guard import GUARD_VERSION, Verdict, classify
-from nous_assets.store import holds
+from nous_assets.store import event_history, holds, memory_search
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.events import EventStore, LearningEvent
 from nous_assets.store.projection import Policy
@@ -100,22 +99,12 @@ def refresh_holds(conn: Connection) -> RefreshStats:
 
 
 def _memory(conn: Connection, memory_id: int):
-    return conn.execute(
-        "SELECT id, learning_id, project_id, content FROM memories WHERE id = ?", (memory_id,)
-    ).fetchone()
+    return memory_search.brief(conn, memory_id)
 
 
 def _archived_earlier(conn: Connection, memory_id: int) -> str | None:
     """The reason a memory that is no longer in the projection was archived (None: it never existed)."""
-    row = conn.execute(
-        "SELECT a.payload_json FROM learning_events e JOIN learning_events a ON a.learning_id = e.learning_id "
-        "WHERE e.event_id = ? AND e.event_type = 'LearningExtracted' AND a.event_type = 'LearningArchived' "
-        "ORDER BY a.event_id DESC LIMIT 1",
-        (memory_id,),
-    ).fetchone()
-    if row is None:
-        return None
-    return str(json.loads(row[0]).get("reason", "archived"))
+    return event_history.archive_reason(conn, memory_id)
 
 
 def approve(conn: Connection, memory_id: int, *, policy: Policy | None = None) -> ReviewOutcome:

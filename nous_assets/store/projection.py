@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -63,32 +64,40 @@ def normalize_concept(text: str) -> str:
 
 @dataclass(slots=True)
 class Memory:
+    """One row of ``memories`` (every column in :data:`MEMORY_COLUMNS` order, plus its concepts).
+
+    The one memory row type: projection builds and mutates it, and retrieval extends it
+    (:class:`~nous_assets.retrieve.scoring.Candidate` adds the signals gathered for a query,
+    :class:`~nous_assets.retrieve.search.Result` its score), so a column is declared once. Every field
+    but ``id`` has a default so a row can be built from the columns a caller has.
+    """
+
     id: int
-    learning_id: str
-    content: str
-    type: str
-    kind: str | None
-    domain: str | None
-    scope: str
-    project_id: str
-    source_session: str
-    reinforcement_score: float
-    created_at: str
-    accessed_at: str | None
-    valid_from: str | None
-    valid_until: str | None
-    temporal_confidence: str
-    validated_at: str | None
-    superseded_by: str | None
-    contradiction_count: int
-    vector_clock_json: str | None
-    extractor_version: str
-    provenance_json: str | None
-    last_event_id: int
+    learning_id: str = ""
+    content: str = ""
+    type: str = "learning"
+    kind: str | None = None
+    domain: str | None = None
+    scope: str = "project"
+    project_id: str = ""
+    source_session: str = ""
+    reinforcement_score: float = 0.5
+    created_at: str = "1970-01-01T00:00:00.000000Z"
+    accessed_at: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    temporal_confidence: str = "medium"
+    validated_at: str | None = None
+    superseded_by: str | None = None
+    contradiction_count: int = 0
+    vector_clock_json: str | None = None
+    extractor_version: str = ""
+    provenance_json: str | None = None
+    last_event_id: int = 0
     slot: str | None = None
     applies_when: str | None = None
     source_ref: str | None = None
-    concepts: set[str] = field(default_factory=set)
+    concepts: AbstractSet[str] = field(default_factory=set)
 
     def row(self) -> tuple:
         return _ROW(self)

@@ -62,11 +62,29 @@ def test_search_includes_episodic_chunks_marked_as_such(store, conn, tmp_path):
     assert upsert_chunks(conn, [_turn("u1", "the staging database password rotation happens on fridays")]) == (0, 0)
     results = retrieve(conn, Query.from_text("when does the staging password rotation happen",
                                              project_id="-home-dev-app"), settings, include_episodes=True)
-    assert results and results[0].type == "episode" and results[0].memory_id < 0
+    assert results and results[0].type == "episode" and results[0].is_episode and results[0].memory_id is None
     assert "fridays" in results[0].content
+    chunk = conn.execute("SELECT id FROM transcript_chunks WHERE text LIKE '%fridays%'").fetchone()[0]
+    assert results[0].id == chunk  # the chunk's own id; its kind, not its sign, says it is no memory
     plain = retrieve(conn, Query.from_text("when does the staging password rotation happen",
                                            project_id="-home-dev-app"), settings)
     assert all(r.type != "episode" for r in plain)
+
+
+def test_a_chunk_and_a_memory_of_one_id_are_two_results(store, conn, tmp_path):
+    """Memory ids and chunk ids are numbered apart: the same number names two rows, both retrievable."""
+    settings = load_settings({"HOME": str(tmp_path)})
+    _learn(store, "a", "The staging deploy runs on fridays via fly.io", ["fly.io", "deploy", "staging"],
+           "-home-dev-app")
+    project(conn)
+    upsert_chunks(conn, [_turn("u1", "the staging deploy happens on fridays, said the user")])
+    memory_id = conn.execute("SELECT id FROM memories").fetchone()[0]
+    chunk_id = conn.execute("SELECT id FROM transcript_chunks").fetchone()[0]
+    assert memory_id == chunk_id  # the collision the explicit kind exists for
+    results = retrieve(conn, Query.from_text("staging deploy fridays", project_id="-home-dev-app"), settings,
+                       include_episodes=True)
+    assert sorted((r.is_episode, r.id) for r in results) == [(False, memory_id), (True, chunk_id)]
+    assert len({r.key for r in results}) == 2 and [r.memory_id for r in results if not r.is_episode] == [memory_id]
 
 
 def test_packets_never_carry_a_secret_even_from_an_old_memory(store, conn, tmp_path):

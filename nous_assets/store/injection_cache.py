@@ -1,0 +1,49 @@
+"""The ``injection_cache`` table: packets the SessionStart hook prints, written by the cache builder.
+
+Rows are keyed ``<project>:<fingerprint>`` (or ``<project>:cwd:<hash>`` for a checkout's own packet) and
+stamped with the newest event their memories reflect, so the builder rebuilds only a project whose
+memories moved on. The resolver reads them with its own stdlib-only query (``resolver/cache.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+from nous_assets.store.db import Connection, atomic
+
+#: (cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count,
+#:  built_from_event_id, created_at)
+PacketRow = tuple[str, str, str, str, str, str, int, int, str]
+
+
+def drop_vanished(conn: Connection, projects: Iterable[str]) -> None:
+    """Remove packets of projects not in ``projects``, and the per-cwd ``alias:`` copies older versions wrote."""
+    with atomic(conn):
+        conn.execute(
+            "DELETE FROM injection_cache WHERE scope = 'project' AND (cache_key LIKE 'alias:%' OR project_id NOT IN "
+            "(SELECT value FROM json_each(?)))",
+            (json.dumps(list(projects)),),
+        )
+
+
+def built_versions(conn: Connection) -> dict[str, int]:
+    """{project: the oldest ``built_from_event_id`` among its packets}."""
+    return dict(
+        conn.execute(
+            "SELECT project_id, min(built_from_event_id) FROM injection_cache WHERE cache_key NOT LIKE 'alias:%' "
+            "GROUP BY project_id"
+        ).fetchall()
+    )
+
+
+def replace_packets(conn: Connection, project: str, rows: Sequence[PacketRow]) -> None:
+    """Swap every packet of ``project`` for ``rows`` in one transaction (a reader sees the old set or the new)."""
+    with atomic(conn):
+        conn.execute("DELETE FROM injection_cache WHERE cache_key LIKE ?", (f"{project}:%",))
+        conn.executemany(
+            "INSERT OR REPLACE INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, "
+            "memory_ids_json, char_count, built_from_event_id, created_at, expires_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+            rows,
+        )
