@@ -21,7 +21,7 @@ import numpy as np
 
 def _fill_vectors(conn, dims: int, seed: int) -> None:
     from nous_assets.embed.store import ensure_vector_table
-    from nous_assets.store import memory_search
+    from nous_assets.store import memory_search, vectors
     from nous_assets.store.db import atomic
 
     ensure_vector_table(conn, dims, model="bench-random")
@@ -32,15 +32,8 @@ def _fill_vectors(conn, dims: int, seed: int) -> None:
             chunk = ids[start : start + 5000]
             mat = rng.standard_normal((len(chunk), dims)).astype(np.float32)
             mat /= np.linalg.norm(mat, axis=1, keepdims=True)
-            conn.executemany(
-                "INSERT INTO vectors(memory_id, embedding) VALUES (?, ?)",
-                [(i, v.tobytes()) for i, v in zip(chunk, mat, strict=True)],
-            )
-            conn.executemany(
-                "INSERT INTO vector_meta(memory_id, model, dimensions, content_hash, embedded_at) "
-                "VALUES (?, 'bench-random', ?, 'x', '2026-01-01T00:00:00.000000Z')",
-                [(i, dims) for i in chunk],
-            )
+            blobs = {i: v.tobytes() for i, v in zip(chunk, mat, strict=True)}
+            vectors.replace(conn, blobs, dict.fromkeys(chunk, "x"), "bench-random", dims, "2026-01-01T00:00:00.000000Z")
 
 
 def _time_queries(conn, settings, queries: list[tuple[str, str]], dims: int | None) -> dict:

@@ -87,9 +87,9 @@ def search_chunks(
 
 def forget_chunk_vectors(conn: Connection, chunk_ids: Iterable[int]) -> None:
     """Drop the vectors of chunks whose text changed, so the next embedding pass redoes them."""
-    ids = [(int(i),) for i in chunk_ids]
+    ids = [int(i) for i in chunk_ids]
     if not ids:
         return
     with atomic(conn):
-        conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ids)
-        conn.executemany("DELETE FROM chunk_vector_meta WHERE chunk_id = ?", ids)
+        for chunk_id in ids:
+            table.delete(conn, chunk_id)
