@@ -35,9 +35,14 @@ STOP_WORDS = frozenset(
 )
 
 
+def _words(text: str | None) -> list[str]:
+    """Lowercase letter/digit runs of ``text`` in order, without function words (``mix-test`` -> mix, test)."""
+    return [t for t in _TOKEN.findall((text or "").lower()) if t not in STOP_WORDS]
+
+
 def tokens(text: str | None) -> frozenset[str]:
-    """Lowercase letter/digit runs of ``text`` without function words (``mix-test`` -> mix, test)."""
-    return frozenset(t for t in _TOKEN.findall((text or "").lower()) if t not in STOP_WORDS)
+    """The set of :func:`_words` of ``text``."""
+    return frozenset(_words(text))
 
 
 # Quoted words and parentheticals are a learning's evidence ("… without stopping to ask ("tackle them")"),
@@ -61,15 +66,11 @@ def signature(text: str | None) -> frozenset[str]:
     return tokens(_gist(text))
 
 
-def _sequence(text: str | None) -> list[str]:
-    return [t for t in _TOKEN.findall(_gist(text).lower()) if t not in STOP_WORDS]
-
-
 def same_template(a: str, b: str) -> bool:
     """True when two learnings are one sentence with other words in the same places ("always run ruff before
     committing to billing" / "always run mypy before committing to reports"): a template filled with other
     names states another learning, however many words the two share. A restatement moves, adds or drops words."""
-    sa, sb = _sequence(a), _sequence(b)
+    sa, sb = _words(_gist(a)), _words(_gist(b))
     if len(sa) != len(sb) or sa == sb:
         return False
     return all(x == y or (x not in sb and y not in sa) for x, y in zip(sa, sb, strict=True))

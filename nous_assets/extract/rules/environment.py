@@ -152,9 +152,9 @@ def _left_out_of_commits(s: Stream) -> list[Cand]:
         if call.name in EDIT_TOOLS and call.path:
             touched.add(posixpath.basename(call.path))
         fam = shell.family(call.command) if call.command else ""
-        if fam == "git add" or _BLANKET_ADD_RE.search(call.command):
-            if _BLANKET_ADD_RE.search(call.command):
-                return []  # everything was staged: nothing was left out on purpose
+        if _BLANKET_ADD_RE.search(call.command):
+            return []  # everything was staged: nothing was left out on purpose
+        if fam == "git add":
             touched.update(posixpath.basename(a) for a in call.command.split()[2:])
         if fam == "git commit" and s.status(call) == "ok":
             commits += 1
