@@ -46,14 +46,14 @@ def _export(ref: str, into: Path) -> Path:
 
 
 def _evict(db: Path) -> None:
-    from nous_assets.bench.hooks import _evict as evict
+    from nous_assets.evaluate.hooks import _evict as evict
 
     evict(db)
 
 
 def _corpus(workdir: Path, memories: int) -> Path:
-    from nous_assets.bench.corpus import build_corpus
-    from nous_assets.retrieve.cache import build_cache
+    from nous_assets.evaluate.corpus import build_corpus
+    from nous_assets.retrieve.cache_build import build_cache
     from nous_assets.settings import load_settings
 
     data_dir = workdir / "data"

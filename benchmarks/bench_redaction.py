@@ -33,9 +33,9 @@ TRANSCRIPTS = [SHARED / "transcripts", SHARED / "transcripts-dev2"]
 
 
 def corpus_figures(per_rule: int, seed: int) -> dict:
-    from nous_assets.bench.secret_corpus import build_corpus, evaluate, jsonl, stored_texts
     from nous_assets.capture.parser import parse_chunk
     from nous_assets.capture.scan import _redact_turn
+    from nous_assets.evaluate.secret_corpus import build_corpus, evaluate, jsonl, stored_texts
 
     t = time.perf_counter()
     corpus = build_corpus(per_rule=per_rule, seed=seed)
@@ -54,8 +54,8 @@ def corpus_figures(per_rule: int, seed: int) -> dict:
 
 
 def false_positives() -> dict:
-    from nous_assets.bench.secret_corpus import transcript_strings
     from nous_assets.capture.redact import redact_text
+    from nous_assets.evaluate.secret_corpus import transcript_strings
 
     kinds: dict[str, int] = {}
     files: set[Path] = set()

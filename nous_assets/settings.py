@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.errors import ConfigError
+from resolver import paths
+from resolver.paths import FALSE_WORDS, TRUE_WORDS
 
-TRUE_WORDS = {"1", "true", "yes", "on"}
 FIRST_PARTITION_DAY = "2020-01-01"
 """The first day of the Dagster daily partitions (a constant, so the asset graph never depends on settings);
 ``partition_start`` picks which of those days the CLI and the sensor ingest, and may not go further back."""
-FALSE_WORDS = {"0", "false", "no", "off", ""}
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,12 @@ class Settings:
     @property
     def wake_marker(self) -> Path:
         """Touched by the Stop hook; makes the next sensor tick scan at once."""
-        return self.data_dir / "wake"
+        return self.data_dir / paths.WAKE_NAME
+
+    @property
+    def access_spool(self) -> Path:
+        """Injections the SessionStart hook logged here while the database was busy."""
+        return self.data_dir / paths.SPOOL_NAME
 
 
 def _env_bool(env: dict[str, str], name: str, default: bool) -> bool:
@@ -253,10 +258,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     env = dict(os.environ if env is None else env)
     home = Path(env.get("HOME") or Path.home())
     claude_dir = Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude").expanduser()
-    xdg = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share").expanduser()
-    data_dir = Path(env.get("NOUS_DATA_DIR") or xdg / "nous").expanduser()
-    db_path = Path(env.get("NOUS_DB_PATH") or data_dir / "cortex.db").expanduser()
-    archive_dir = Path(env.get("NOUS_ARCHIVE_DIR") or data_dir / "archive").expanduser()
+    data_dir, db_path, archive_dir = paths.data_dir(env), paths.db_path(env), paths.archive_dir(env)
     project_glob = env.get("NOUS_PROJECT_GLOB") or str(claude_dir / "projects" / "**" / "*.jsonl")
 
     config_path = default_config_path(claude_dir, env)

@@ -163,7 +163,8 @@ def _drain_stdin() -> None:
 
 def _inject(command: str, event_output, source: str, git_timeout: float, *, only_new: bool = False) -> None:
     """The guarded body of session-start / user-prompt-submit (raises; the caller fails open)."""
-    from resolver import cache, fingerprint, hook_io
+    from resolver import cache_read as cache
+    from resolver import fingerprint, hook_io
 
     payload = hook_io.read_payload(sys.stdin)
     if not payload:
@@ -219,7 +220,7 @@ def session_start() -> int:
 
 def user_prompt_submit() -> int:
     """UserPromptSubmit hook: feature-flagged (``NOUS_ENABLE_USERPROMPTSUBMIT``); silent when off."""
-    if os.environ.get(PROMPT_HOOK_ENV, "").strip().lower() not in {"1", "true", "yes", "on"}:
+    if not paths.is_true(os.environ.get(PROMPT_HOOK_ENV)):
         _drain_stdin()
         return 0
     from resolver import hook_io

@@ -1,4 +1,7 @@
-"""Where Nous keeps its data, resolved exactly like ``nous_assets.settings`` (standard library only).
+"""Where Nous keeps its data: the one definition, used by the hooks and by ``nous_assets.settings``.
+
+Standard library only, so the resolver can use it; the pipeline's :func:`~nous_assets.settings.load_settings`
+calls these same functions with its environment, so the hook and the pipeline can never disagree on a path.
 
 Claude Code runs hooks with its own environment, which rarely has ``NOUS_DATA_DIR``: a data dir set
 for ``make run`` alone would leave the hook reading the default location, finding nothing and
@@ -12,6 +15,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+
+DB_NAME = "cortex.db"
+WAKE_NAME = "wake"  # touched by the Stop hook; the next sensor tick scans at once
+SPOOL_NAME = "access-spool.jsonl"  # injections the hook could not log while the database was busy
 
 DATA_DIR_OPTION = "--data-dir"
 DB_PATH_OPTION = "--db-path"
@@ -65,10 +72,29 @@ def db_path(env: dict[str, str] | None = None) -> Path:
         if "db_path" in _recorded:
             return _recorded["db_path"]
         if "data_dir" in _recorded:  # install records the database only when it is elsewhere
-            return _recorded["data_dir"] / "cortex.db"
+            return _recorded["data_dir"] / DB_NAME
         env = os.environ  # type: ignore[assignment]
-    return Path(env["NOUS_DB_PATH"]).expanduser() if env.get("NOUS_DB_PATH") else data_dir(env) / "cortex.db"
+    return Path(env["NOUS_DB_PATH"]).expanduser() if env.get("NOUS_DB_PATH") else data_dir(env) / DB_NAME
 
 
 def wake_marker(env: dict[str, str] | None = None) -> Path:
-    return data_dir(env) / "wake"
+    return data_dir(env) / WAKE_NAME
+
+
+def spool_path(env: dict[str, str] | None = None) -> Path:
+    return data_dir(env) / SPOOL_NAME
+
+
+def archive_dir(env: dict[str, str] | None = None) -> Path:
+    if env is None:
+        env = os.environ  # type: ignore[assignment]
+    return Path(env["NOUS_ARCHIVE_DIR"]).expanduser() if env.get("NOUS_ARCHIVE_DIR") else data_dir(env) / "archive"
+
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
+
+
+def is_true(value: str | None) -> bool:
+    """A flag variable's value as a boolean (the same words the settings accept); unset is false."""
+    return (value or "").strip().lower() in TRUE_WORDS

@@ -69,6 +69,15 @@ def test_malformed_config_is_one_clear_line_not_a_traceback(nous_env):
     assert str(cfg) in out.stderr and "thresholds.archive_below" in out.stderr
 
 
+def test_config_shows_settings_but_never_the_api_key(nous_env, monkeypatch, capsys):
+    monkeypatch.setenv("NOUS_OPENAI_API_KEY", "sk-test-0123456789abcdefSECRET")
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    shown = json.loads(out)
+    assert shown["openai_api_key"] == "(set)" and "SECRET" not in out and "0123456789" not in out
+    assert shown["data_dir"] == nous_env["NOUS_DATA_DIR"]
+
+
 def test_newer_schema_is_refused(nous_env, capsys):
     assert main(["init"]) == 0
     db = Path(nous_env["NOUS_DATA_DIR"]) / "cortex.db"

@@ -14,7 +14,7 @@ import pytest
 from nous_assets import doctor
 from nous_assets.cli import main
 from nous_assets.hooks import default_settings_path, install_hooks, resolver_command
-from nous_assets.retrieve.cache import build_cache
+from nous_assets.retrieve.cache_build import build_cache
 from nous_assets.settings import load_settings
 from nous_assets.store import queue
 from nous_assets.store.db import open_db

@@ -47,8 +47,10 @@ def _offenders(folder: str, forbidden: tuple[str, ...]) -> list[str]:
 @pytest.mark.parametrize(
     ("folder", "forbidden"),
     [
-        ("store", ("nous_assets.reconcile", "nous_assets.capture", "nous_assets.extract", "nous_assets.embed")),
-        ("capture", ("nous_assets.extract",)),
+        ("store", ("nous_assets.reconcile", "nous_assets.reinforce", "nous_assets.link", "nous_assets.capture",
+                   "nous_assets.extract", "nous_assets.embed", "nous_assets.retrieve")),
+        ("capture", ("nous_assets.extract", "nous_assets.embed", "nous_assets.retrieve")),
+        ("embed", ("nous_assets.extract", "nous_assets.retrieve")),
     ],
 )
 def test_package_does_not_import_upward(folder: str, forbidden: tuple[str, ...]) -> None:

@@ -34,7 +34,7 @@ from nous_assets.capture.redact import REDACTOR_VERSION, redact_json, redact_tex
 from nous_assets.settings import Settings
 from nous_assets.store import redaction as store
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.projection import Policy
+from nous_assets.store.memory_state import Policy
 from nous_assets.store.projector import rebuild
 from nous_assets.store.redaction import AuditRow
 from nous_assets.turns import ToolResult, ToolUse, Turn

@@ -18,7 +18,7 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
     stamp = _time.strftime("%Y%m%d-%H%M%S")
     results_dir = Path(args.out_dir)
     if args.bench == "retrieval":
-        from nous_assets.bench.retrieval import run
+        from nous_assets.evaluate.retrieval import run
 
         if not Path(args.locomo).is_file():
             raise NousError(f"no such LoCoMo file: {args.locomo}")
@@ -32,7 +32,7 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
         )
         return 0
     if args.bench == "memories":
-        from nous_assets.bench.memories import run as run_memories
+        from nous_assets.evaluate.memories import run as run_memories
 
         if not args.gold or not args.transcripts:
             raise NousError("bench memories needs --gold FILE and --transcripts DIR")
@@ -41,19 +41,21 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
         )
         return 0
     if args.bench == "hooks":
-        from nous_assets.bench.hooks import run as run_hooks
+        from nous_assets.evaluate.hooks import run as run_hooks
 
         run_hooks(
             results_dir / "benchmark.json",
+            settings,
             starts=args.starts,
             sizes=args.sizes,
             workdir=Path(args.workdir) if args.workdir else None,
         )
         return 0
-    from nous_assets.bench.search import run as run_search
+    from nous_assets.evaluate.search import run as run_search
 
     run_search(
         results_dir / f"search-{stamp}.json",
+        settings,
         sizes=args.sizes,
         queries=args.queries,
         workdir=Path(args.workdir) if args.workdir else None,

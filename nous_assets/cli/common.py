@@ -7,6 +7,7 @@ does with the database and the closing is written once.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -18,7 +19,6 @@ from nous_assets.settings import Settings
 
 if TYPE_CHECKING:
     from nous_assets.store.db import Connection
-    from nous_assets.store.projection import Policy
 
 EXIT_ERROR = 1
 EXIT_CONFIG = 2
@@ -59,16 +59,13 @@ class Progress:
         self.stream.write(f"{self.label}: {summary} in {time.monotonic() - self.start:.1f}s\n")
 
 
-def configured_policy(settings: Settings) -> Policy:
-    """The projection policy with the configured thresholds (never the defaults)."""
-    from nous_assets.store.projection import Policy
+def export_env(name: str, value: str | Path) -> None:
+    """Hand a setting to the processes this command starts: the CLI is the one writer of ``os.environ``.
 
-    t = settings.thresholds
-    return Policy(
-        initial_reinforcement=t.initial_reinforcement,
-        superseded_multiplier=t.superseded_multiplier,
-        default_contradiction_multiplier=t.contradiction_multiplier,
-    )
+    Dagster's webserver, daemon and run workers load the code location afresh and read their settings
+    (``DAGSTER_HOME``, ``NOUS_PROJECT_GLOB``) from the environment they inherit.
+    """
+    os.environ[name] = str(value)
 
 
 @contextmanager

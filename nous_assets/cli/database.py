@@ -15,12 +15,12 @@ from nous_assets.cli.common import (
     AddCommand,
     Progress,
     canonical,
-    configured_policy,
     open_store,
     project_arg,
 )
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
+from nous_assets.store.memory_state import Policy
 
 
 def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
@@ -108,7 +108,7 @@ def cmd_project(settings: Settings, args: argparse.Namespace) -> int:
 
     with open_store(settings) as conn:
         bar = Progress("project")
-        stats = project(conn, policy=configured_policy(settings), progress=lambda s: bar.update(s.events))
+        stats = project(conn, policy=Policy.of(settings.thresholds), progress=lambda s: bar.update(s.events))
         bar.done(f"{stats.events:,} events, {stats.upserted:,} memories written, {stats.deleted:,} archived")
     return 0
 
@@ -118,7 +118,7 @@ def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
 
     with open_store(settings) as conn:
         if args.verify:
-            report = verify(conn, policy=configured_policy(settings), scratch_dir=settings.data_dir)
+            report = verify(conn, policy=Policy.of(settings.thresholds), scratch_dir=settings.data_dir)
             print(
                 f"replayed {report.events_replayed:,} events (through event {report.checkpoint:,}) into a scratch "
                 f"database: {report.memories:,} memories"
@@ -131,7 +131,7 @@ def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
                 print(f"  {line}")
             return EXIT_ERROR
         bar = Progress("replay")
-        stats = rebuild(conn, policy=configured_policy(settings), progress=lambda s: bar.update(s.events))
+        stats = rebuild(conn, policy=Policy.of(settings.thresholds), progress=lambda s: bar.update(s.events))
         bar.done(f"rebuilt projection from {stats.events:,} events ({stats.orphans:,} ignored)")
     return 0
 
@@ -143,7 +143,7 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
         try:
             memories = query_memories(
                 conn, as_of=args.as_of, as_at=args.as_at, project_id=canonical(conn, args.project),
-                policy=configured_policy(settings),
+                policy=Policy.of(settings.thresholds),
             )  # fmt: skip
         except ValueError as exc:
             raise NousError(str(exc)) from None
@@ -177,6 +177,8 @@ def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     data = asdict(settings)
+    if data.get("openai_api_key"):  # never print a credential, only that one is set
+        data["openai_api_key"] = "(set)"
     print(json.dumps(data, indent=2, default=str))
     return 0
 
@@ -191,7 +193,7 @@ def cmd_migrate_legacy(settings: Settings, args: argparse.Namespace) -> int:
         raise NousError(f"no such file: {', '.join(missing)}")
     with open_store(settings, create=True) as conn:
         report = migrate_legacy(conn, paths)
-        project(conn, policy=configured_policy(settings))
+        project(conn, policy=Policy.of(settings.thresholds))
     print(
         f"imported {report.imported:,} legacy entries ({report.already_present:,} already present), "
         f"{len(report.quarantined):,} quarantined"

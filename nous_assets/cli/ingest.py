@@ -11,7 +11,7 @@ import sys
 import time
 from contextlib import closing
 
-from nous_assets.cli.common import EXIT_ERROR, AddCommand, Progress
+from nous_assets.cli.common import EXIT_ERROR, AddCommand, Progress, export_env
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
 
@@ -113,6 +113,7 @@ def ingest_range(settings: Settings, days: list[str], *, label: str, source: str
     from nous_assets.defs.runs import reap_dead_runs
 
     home, backup = ensure_dagster_home(settings)
+    export_env("DAGSTER_HOME", home)
     if backup is not None:
         print(f"{label}: {home / 'dagster.yaml'} now follows the repo's dagster.yaml (previous one: {backup})")
     ranges = stretches(days)

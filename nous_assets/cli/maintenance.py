@@ -7,9 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from nous_assets.cli.common import EXIT_ERROR, AddCommand, Progress, configured_policy, open_store
+from nous_assets.cli.common import EXIT_ERROR, AddCommand, Progress, open_store
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
+from nous_assets.store.memory_state import Policy
 
 
 def cmd_hooks(settings: Settings, args: argparse.Namespace) -> int:
@@ -53,7 +54,7 @@ def cmd_redact(settings: Settings, args: argparse.Namespace) -> int:
         def progress(stage: str, done: int, total: int) -> None:
             bars.setdefault(stage, Progress(f"rescan {stage}", total=total)).update(done)
 
-        report = rescan(settings, conn, policy=configured_policy(settings), dry_run=args.dry_run, progress=progress)
+        report = rescan(settings, conn, policy=Policy.of(settings.thresholds), dry_run=args.dry_run, progress=progress)
     if args.json:
         print(json.dumps({"run_id": report.run_id, "dry_run": report.dry_run, "changed": dict(report.changed),
                           "secrets_by_kind": dict(report.kinds), "audit_rows": len(report.audit)}, indent=2))

@@ -6,9 +6,10 @@ import argparse
 import json
 import sys
 
-from nous_assets.cli.common import PROJECT_HELP, AddCommand, canonical, configured_policy, open_store, project_arg
+from nous_assets.cli.common import PROJECT_HELP, AddCommand, canonical, open_store, project_arg
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
+from nous_assets.store.memory_state import Policy
 
 
 def review_line(text: str, limit: int = 0) -> str:
@@ -65,9 +66,9 @@ def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
             return _review_list(conn, args)
         try:
             if args.action == "approve":
-                outcome = approve(conn, args.memory_id, policy=configured_policy(settings))
+                outcome = approve(conn, args.memory_id, policy=Policy.of(settings.thresholds))
             else:
-                outcome = reject(conn, args.memory_id, args.reason, policy=configured_policy(settings))
+                outcome = reject(conn, args.memory_id, args.reason, policy=Policy.of(settings.thresholds))
         except ReviewError as exc:
             raise NousError(str(exc)) from None
     if args.json:

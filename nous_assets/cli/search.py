@@ -7,9 +7,10 @@ import json
 import sys
 from typing import Any
 
-from nous_assets.cli.common import PROJECT_HELP, AddCommand, canonical, configured_policy, open_store, project_arg
+from nous_assets.cli.common import PROJECT_HELP, AddCommand, canonical, open_store, project_arg
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
+from nous_assets.store.memory_state import Policy
 
 _JSON_FIELDS = ("memory_id", "content", "score", "type", "kind", "project_id", "valid_from", "valid_until")
 
@@ -99,7 +100,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
-    from nous_assets.reconcile.outcomes import feedback_event
+    from nous_assets.reinforce.outcomes import feedback_event
     from nous_assets.store.projector import project, reinforcement_score
 
     with open_store(settings) as conn:
@@ -109,7 +110,7 @@ def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
             )
         except LookupError as exc:
             raise NousError(str(exc)) from None
-        project(conn, policy=configured_policy(settings))
+        project(conn, policy=Policy.of(settings.thresholds))
         score = reinforcement_score(conn, args.memory_id)
     what = f"{event.event_type} (event #{event.event_id})" if event else "logged (no score change)"
     print(f"memory #{args.memory_id}: {args.signal} -> {what}; reinforcement now {score or 0.0:.2f}")

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from nous_assets.cli.common import EXIT_ERROR, AddCommand, open_store
+from nous_assets.cli.common import EXIT_ERROR, AddCommand, export_env, open_store
 from nous_assets.cli.database import cmd_init
 from nous_assets.cli.ingest import backfill, ingest_range, older_history_note, window
 from nous_assets.settings import Settings
@@ -109,7 +109,6 @@ def _stop(procs: dict) -> None:
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """Initialise, ingest recent history in one ranged run, then serve the Dagster UI + daemon (sensor on)."""
-    import os
     from dataclasses import replace
     from datetime import date
 
@@ -120,7 +119,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     if not discover(settings.project_glob).files:
         glob = _demo_glob(settings)
         print(f"no Claude Code transcripts under {settings.project_glob}; using the demo corpus ({glob})")
-        os.environ["NOUS_PROJECT_GLOB"] = glob
+        export_env("NOUS_PROJECT_GLOB", glob)
         settings = replace(settings, project_glob=glob)
         args.since = settings.partition_start
     args.from_date = args.to_date = None
@@ -141,6 +140,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     if args.no_serve:
         return status
     home, _ = ensure_dagster_home(settings)
+    export_env("DAGSTER_HOME", home)
     return _serve(home, args.host, args.port)
 
 

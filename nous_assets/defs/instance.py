@@ -41,7 +41,9 @@ def sync_instance_config(home: Path, source: Path = REPO_DAGSTER_YAML) -> Path |
 
 
 def ensure_dagster_home(settings: Settings) -> tuple[Path, Path | None]:
-    """Point ``DAGSTER_HOME`` at the instance directory holding the repo's config; (home, backup or None).
+    """The instance directory, holding the repo's config; (home, backup of a replaced config or None).
+
+    The caller points ``DAGSTER_HOME`` at it for the processes it starts (the CLI does, in one place).
 
     Checks first that the data directory and Dagster's storage can be written (one clear line, not a
     SQLAlchemy traceback, when they are read-only or full).
@@ -49,5 +51,4 @@ def ensure_dagster_home(settings: Settings) -> tuple[Path, Path | None]:
     home = dagster_home(settings)
     check_data_dir(settings, home)
     backup = sync_instance_config(home) if REPO_DAGSTER_YAML.exists() else None
-    os.environ["DAGSTER_HOME"] = str(home)
     return home, backup

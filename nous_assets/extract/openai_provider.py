@@ -15,6 +15,7 @@ from typing import Any
 from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.errors import ExtractionSchemaError, ExtractorUnavailable
 from nous_assets.extract.prompt import MAX_CHARS, parse_llm_output, prepare_prompt
+from nous_assets.openai_errors import describe, short
 from nous_assets.settings import Settings
 
 __all__ = ["PLACEHOLDER_KEY", "OpenAIExtractor"]
@@ -61,8 +62,6 @@ class OpenAIExtractor:
 
     def complete(self, system: str, user: str) -> str:
         """One chat completion; returns the message text."""
-        import openai
-
         client = self.client()
         try:
             completion = client.chat.completions.create(
@@ -71,22 +70,15 @@ class OpenAIExtractor:
                 response_format={"type": "json_object"},
                 temperature=0,
             )
-        except openai.APIStatusError as exc:
-            raise ExtractorUnavailable(f"OpenAI endpoint returned HTTP {exc.status_code}: {_short(exc)}") from None
-        except openai.APITimeoutError:
-            raise ExtractorUnavailable(
-                f"OpenAI endpoint timed out after {self.settings.llm_timeout_seconds:g}s"
-            ) from None
-        except openai.APIConnectionError as exc:
-            raise ExtractorUnavailable(f"cannot reach OpenAI endpoint: {_short(exc)}") from None
-        except openai.OpenAIError as exc:
-            raise ExtractorUnavailable(f"OpenAI request failed: {_short(exc)}") from None
-        except ValueError as exc:  # a 200 whose body is not JSON (proxy page, wrong base URL)
-            raise ExtractorUnavailable(f"OpenAI endpoint sent an unreadable response: {_short(exc)}") from None
+        except Exception as exc:
+            failure = describe(exc, "OpenAI endpoint", self.settings.llm_timeout_seconds)
+            if failure is None:
+                raise
+            raise ExtractorUnavailable(failure.message) from None
         choices = getattr(completion, "choices", None)
         if not isinstance(choices, list) or not choices:
             raise ExtractorUnavailable(
-                f"OpenAI endpoint did not return a chat completion (check the base URL): {_short(completion)}"
+                f"OpenAI endpoint did not return a chat completion (check the base URL): {short(completion)}"
             )
         choice = choices[0]
         message = getattr(choice, "message", None)
@@ -105,8 +97,3 @@ class OpenAIExtractor:
         if not prompt.refs:
             return []  # nothing a person said or did: no need to ask the model
         return parse_llm_output(self.complete(prompt.system, prompt.user), batch, refs=prompt.refs)
-
-
-def _short(value: object, n: int = 200) -> str:
-    text = " ".join(str(value).split())
-    return text[:n] + ("…" if len(text) > n else "")

@@ -31,7 +31,7 @@ from nous_assets.settings import Settings
 from nous_assets.store import memory_search, nli_results
 from nous_assets.store import recurrence as recurrence_reads
 from nous_assets.store.db import Connection, DatabaseError
-from nous_assets.store.projection import MEMORY_COLUMNS, Memory
+from nous_assets.store.memory_state import MEMORY_COLUMNS, Memory
 
 MAX_LIKE_TOKENS = 8
 BM25_DEPTH = 4

@@ -29,7 +29,7 @@ def chunk_candidates(
     bm25 = transcript_chunks.text_matches(conn, match, **scope, limit=limit) if match else {}
     cosines: dict[int, float] = {}
     if query_vector is not None:
-        from nous_assets.embed.chunks import search_chunks
+        from nous_assets.embed.chunk_embedding import search_chunks
 
         hits = search_chunks(conn, np.asarray(query_vector, dtype=np.float32), min(4096, limit * 4))
         if hits:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from nous_assets.embed import memory_embedding
 from nous_assets.retrieve.candidates import gather, load_contradictions
 from nous_assets.retrieve.fusion import mmr, similarity_from
 from nous_assets.retrieve.query import Query
@@ -38,14 +39,6 @@ class Result(Candidate):
 
     score: float = 0.0
     breakdown: dict[str, float] = field(default_factory=dict)
-
-
-def _vector_store() -> ModuleType | None:
-    try:
-        from nous_assets.embed import store  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return store
 
 
 def _query_vector(query: Query, embedder: Any) -> np.ndarray | None:
@@ -106,7 +99,7 @@ def retrieve(
     if top_k <= 0:
         return []
     vector = _query_vector(query, embedder)
-    store = _vector_store() if vector is not None else None
+    store = memory_embedding if vector is not None else None
     model = getattr(embedder, "model", None)
     hits = _vector_hits(conn, store, vector, settings.retrieve.candidates, model) if store is not None else None
     if vector is not None:

@@ -20,7 +20,7 @@ from nous_assets.safety.guard import GUARD_VERSION, Verdict, classify
 from nous_assets.store import event_history, holds, memory_search
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.projection import Policy
+from nous_assets.store.memory_state import Policy
 from nous_assets.store.projector import get_checkpoint, project, set_checkpoint
 from nous_assets.timeutil import now_iso
 

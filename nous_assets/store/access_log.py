@@ -2,7 +2,7 @@
 
 The SessionStart hook appends rows (or spools them when the database is busy); the ``session_outcomes``
 asset judges them once (``was_useful``), and ``nous feedback`` records explicit ratings. This module
-holds that SQL so the reinforcement loop (:mod:`nous_assets.reconcile.outcomes`) reads as policy only.
+holds that SQL so the reinforcement loop (:mod:`nous_assets.reinforce.outcomes`) reads as policy only.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The episodic chunk vector tables: ``chunk_vectors`` (sqlite-vec vec0, cosine) and ``chunk_vector_meta``.
 
-Only SQL lives here; :mod:`nous_assets.embed.chunks` decides what to embed. Like the memory vectors they
+Only SQL lives here; :mod:`nous_assets.embed.chunk_embedding` decides what to embed. Like the memory vectors they
 are derived data (rebuilt from ``transcript_chunks``), one model at a time, keyed by the chunk's id.
 Vectors travel as float32 bytes.
 """

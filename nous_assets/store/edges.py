@@ -1,4 +1,4 @@
-"""The ``edges`` table: derived links written by reconcile, and the traversal retrieval's s_graph reads.
+"""The ``edges`` table: derived links written by link/edges.py, and the traversal retrieval's s_graph reads.
 
 Event edges are written by the projector from the log; this module holds the derived writes (which
 never overwrite an event edge) and the recursive walk. Traversal policy (hop decay, which relations

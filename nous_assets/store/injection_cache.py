@@ -2,7 +2,7 @@
 
 Rows are keyed ``<project>:<fingerprint>`` (or ``<project>:cwd:<hash>`` for a checkout's own packet) and
 stamped with the newest event their memories reflect, so the builder rebuilds only a project whose
-memories moved on. The resolver reads them with its own stdlib-only query (``resolver/cache.py``).
+memories moved on. The resolver reads them with its own stdlib-only query (``resolver/cache_read.py``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Materialises the event log into ``memories``, ``concepts``, event ``edges`` and the FTS index.
 
 Incremental by default: each batch reads the checkpoint, the next events, and only the rows
-those events touch, applies :class:`~nous_assets.store.projection.Projection`, writes the
+those events touch, applies :class:`~nous_assets.store.memory_state.Projection`, writes the
 changes and advances the checkpoint — all in one ``BEGIN IMMEDIATE`` transaction, so two
 projectors can never apply the same event twice and a crash never leaves half a batch.
 A full rebuild is the same loop from ``event_id = 0``; ``verify`` replays into a scratch
@@ -19,7 +19,7 @@ from pathlib import Path
 from nous_assets.store.db import Connection, atomic, open_db
 from nous_assets.store.events import EventStore, StoredEvent
 from nous_assets.store.identity import project_map
-from nous_assets.store.projection import MEMORY_COLUMNS, Memory, Policy, Projection
+from nous_assets.store.memory_state import MEMORY_COLUMNS, Memory, Policy, Projection
 from nous_assets.timeutil import now_iso
 
 PROJECTOR_NAME = "memories"

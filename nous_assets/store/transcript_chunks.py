@@ -2,7 +2,7 @@
 
 Capture writes the chunks (:func:`upsert_chunk_rows`); retrieval, ``nous search`` and the benchmarks read
 them. A chunk whose text changed keeps its id, and dropping its now stale vector is the vector store's
-business (``forget_chunk_vectors``), composed by the ``embeddings`` asset in the same transaction. A
+business (``forget_chunk_vectors``); ``embed.chunk_embedding.upsert_chunks`` does both in one transaction. A
 project's chunks are those of every Claude Code folder mapped to it (``project_aliases``), since chunks
 keep the folder they were read from as their project.
 """

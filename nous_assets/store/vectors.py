@@ -1,7 +1,7 @@
 """The memory vector tables: ``vectors`` (sqlite-vec vec0, cosine) and ``vector_meta``, plus the active
 embedding model recorded in ``nous_meta`` under ``embedding_model``.
 
-Only SQL lives here; :mod:`nous_assets.embed.store` decides what to embed and checks the vectors.
+Only SQL lives here; :mod:`nous_assets.embed.memory_embedding` decides what to embed and checks the vectors.
 Vectors travel as float32 bytes so this module needs neither numpy nor a provider.
 
 sqlite-vec notes: vec0 has no UPSERT and ``INSERT OR REPLACE`` fails on the primary key, so a changed

@@ -16,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from nous_assets.bench.secret_corpus import (
+from nous_assets.capture.lake import read_turns, write_partition
+from nous_assets.capture.redact import MARKER_PREFIX, redact_text
+from nous_assets.capture.scan import scan_partition
+from nous_assets.evaluate.secret_corpus import (
     CONTEXTS,
     Corpus,
     GitleaksUnavailable,
@@ -27,9 +30,6 @@ from nous_assets.bench.secret_corpus import (
     stored_texts,
     transcript_strings,
 )
-from nous_assets.capture.lake import read_turns, write_partition
-from nous_assets.capture.redact import MARKER_PREFIX, redact_text
-from nous_assets.capture.scan import scan_partition
 from nous_assets.settings import load_settings
 from nous_assets.store.db import open_db
 

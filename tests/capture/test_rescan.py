@@ -16,10 +16,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nous_assets.capture.chunks import upsert_chunks
 from nous_assets.capture.lake import quarantine_path, turns_path, write_partition
 from nous_assets.capture.parser import Quarantined, ToolResult, ToolUse, Turn
 from nous_assets.cli import main
+from nous_assets.embed.chunk_embedding import upsert_chunks
 from nous_assets.store.db import IntegrityError, open_db
 from nous_assets.store.events import EventStore, LearningEvent
 from nous_assets.store.projector import project

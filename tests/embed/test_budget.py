@@ -9,8 +9,8 @@ import time
 from test_embeddings import FakeEmbedder, extracted
 
 from nous_assets.embed.backlog import embedding_backlog
-from nous_assets.embed.chunks import embed_pending_chunks, pending_chunk_count
-from nous_assets.embed.store import embed_pending
+from nous_assets.embed.chunk_embedding import embed_pending_chunks, pending_chunk_count
+from nous_assets.embed.memory_embedding import embed_pending
 from nous_assets.store.events import EventStore
 from nous_assets.store.projector import project
 

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from nous_assets.embed import local as local_embed
-from nous_assets.embed import store as vs
+from nous_assets.embed import memory_embedding as vs
 from nous_assets.embed.enrich import content_hash, enrich
 from nous_assets.embed.local import LocalMiniLM
 from nous_assets.embed.openai_embed import MAX_INPUTS_PER_REQUEST, OpenAIEmbeddings
@@ -118,14 +118,15 @@ def minilm() -> Iterator[LocalMiniLM]:
         raise OSError(f"network disabled in this test (tried to connect to {address!r})")
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
+        for flag in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+            mp.delenv(flag, raising=False)  # the load must be offline by itself, not by a process flag
         mp.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # any hub access would hit a closed port
         mp.setattr(local_embed, "_model", None)  # load through the real path even if another module did
         mp.setattr(socket.socket, "connect", no_network)
         provider = LocalMiniLM(batch_size=32)
         warm = provider.embed(["warm up"])
         assert warm.shape == (1, 384)
-        assert os.environ["HF_HUB_OFFLINE"] == "1" and os.environ["TRANSFORMERS_OFFLINE"] == "1"
+        assert "HF_HUB_OFFLINE" not in os.environ and "TRANSFORMERS_OFFLINE" not in os.environ  # nothing written
         mp.setattr(socket.socket, "connect", real_connect)
         loaded = local_embed._model
         yield provider

@@ -753,8 +753,8 @@ def test_openai_output_holding_a_secret_is_redacted_before_it_is_stored(
     import random
     import string
 
-    from nous_assets.extract.runner import DrainStats, build_events
     from nous_assets.extract.schema import records_from_frame
+    from nous_assets.extract.worker import DrainStats, build_events
     from nous_assets.store.events import EventStore
 
     rng = random.Random(5)

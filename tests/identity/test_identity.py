@@ -17,7 +17,7 @@ from nous_assets.identity.resolve import GitFacts, probe_disk, resolve
 from nous_assets.identity.update import observe, refresh
 from nous_assets.store.db import open_db
 from nous_assets.store.identity import project_map
-from resolver import cache
+from resolver import cache_read as cache
 from resolver.fingerprint import build_fingerprint
 from resolver.project import (
     ancestors,

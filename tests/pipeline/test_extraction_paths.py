@@ -15,7 +15,7 @@ import pytest
 
 from nous_assets.capture.legacy import migrate_legacy
 from nous_assets.extract.base import SessionBatch
-from nous_assets.extract.runner import DrainStats, build_events
+from nous_assets.extract.worker import DrainStats, build_events
 from nous_assets.ids import idempotency_key, learning_id_for, learning_index
 from nous_assets.store import queue
 from nous_assets.store.events import EventStore

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nous_assets.extract.base import SessionBatch
-from nous_assets.extract.runner import DrainStats, append_learnings
+from nous_assets.extract.worker import DrainStats, append_learnings
 from nous_assets.settings import Thresholds
 from nous_assets.store.db import open_db
 from nous_assets.store.projector import project, verify

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from nous_assets.store.db import open_db
-from resolver import cache, hook_io
+from resolver import cache_read as cache
+from resolver import hook_io
 from resolver.fingerprint import build_fingerprint, find_git, fingerprint_key, read_branch, split_words
 from resolver.project import project_id_from_cwd
 
@@ -351,7 +352,7 @@ def test_write_locked_db_still_injects_and_spools_access(
 
 
 def test_spool_is_what_the_pipeline_ingests(tmp_path: Path, db: Path, data_dir: Path, monkeypatch) -> None:
-    from nous_assets.reconcile.outcomes import ingest_access_spool
+    from nous_assets.reinforce.outcomes import ingest_access_spool
 
     monkeypatch.setenv("NOUS_DATA_DIR", str(data_dir))
     cache._spool(json.dumps({"memory_ids": [4, 5], "session_id": "s", "project_id": "p", "source": "x",
@@ -492,7 +493,7 @@ def test_resolver_imports_only_the_standard_library(flag: str) -> None:
     judged by what the imports added (site's own .pth helpers are not the resolver's)."""
     code = (
         "import sys; before = set(sys.modules); "
-        "import resolver.__main__, resolver.cache, resolver.fingerprint, resolver.hook_io; "
+        "import resolver.__main__, resolver.cache_read, resolver.fingerprint, resolver.hook_io; "
         "print(sorted(sys.modules) if sys.flags.no_site else sorted(set(sys.modules) - before))"
     )
     proc = subprocess.run([sys.executable, flag, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from nous_assets.capture.chunks import upsert_chunks
 from nous_assets.capture.parser import Turn
-from nous_assets.retrieve.cache import GLOBAL, build_cache
+from nous_assets.embed.chunk_embedding import upsert_chunks
+from nous_assets.retrieve.cache_build import GLOBAL, build_cache
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.settings import load_settings

@@ -6,12 +6,12 @@ import json
 
 from nous_assets.capture.lake import write_partition
 from nous_assets.capture.parser import Turn
-from nous_assets.retrieve.cache import GLOBAL, MAX_GLOBALS, build_cache
+from nous_assets.retrieve.cache_build import GLOBAL, MAX_GLOBALS, build_cache
 from nous_assets.retrieve.packet import SECTION_ORDER
 from nous_assets.settings import load_settings
 from nous_assets.store.events import LearningEvent
 from nous_assets.store.projector import project
-from resolver.cache import best_packet
+from resolver.cache_read import best_packet
 
 TOPICS = ["migrations", "liveview", "otel", "tmux", "beads", "credo", "dialyzer", "sqlite", "oban", "esbuild"]
 

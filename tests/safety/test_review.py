@@ -7,7 +7,7 @@ import json
 import pytest
 
 from nous_assets.cli import main
-from nous_assets.retrieve.cache import GLOBAL, build_cache
+from nous_assets.retrieve.cache_build import GLOBAL, build_cache
 from nous_assets.safety.review import ReviewError, approve, refresh_holds, reject
 from nous_assets.settings import load_settings
 from nous_assets.store import holds
@@ -134,7 +134,7 @@ def test_reject_archives_with_the_reason_and_is_idempotent(store, conn, corpus):
 
 
 def test_guard_version_change_rechecks_everything_and_rebuilds_every_packet(conn, corpus, monkeypatch, tmp_path):
-    import nous_assets.retrieve.cache as cache
+    import nous_assets.retrieve.cache_build as cache
     import nous_assets.safety.review as review
 
     settings = load_settings({"HOME": str(tmp_path)})

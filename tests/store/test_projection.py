@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from nous_assets.store.db import open_db
 from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.projection import MEMORY_COLUMNS, project_in_memory
+from nous_assets.store.memory_state import MEMORY_COLUMNS, project_in_memory
 from nous_assets.store.projector import get_checkpoint, project, rebuild, snapshot, verify
 from nous_assets.store.temporal import query_memories
 

@@ -17,7 +17,7 @@ from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
 from nous_assets.errors import NousError, storage_error
 from nous_assets.extract.registry import get_extractor
-from nous_assets.extract.runner import drain, enqueue_partition, incomplete_paths
+from nous_assets.extract.worker import drain, enqueue_partition, incomplete_paths
 from nous_assets.store import queue
 from nous_assets.store.floor import get_floor
 

@@ -1,7 +1,7 @@
 """Memory layer: session outcomes folded into the event log, then the bi-temporal projection of the log.
 
 Every event reaches the log through an asset upstream of ``memories``, and only ``memories`` projects
-(with the configured :class:`~nous_assets.store.projection.Policy`), so the graph shows each write.
+(with the configured :class:`~nous_assets.store.memory_state.Policy`), so the graph shows each write.
 """
 
 from pathlib import Path
@@ -12,19 +12,14 @@ from nous_assets.capture.lake import read_turns
 from nous_assets.defs.assets.capture import learning_events
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
-from nous_assets.reconcile.outcomes import evaluate_sessions, ingest_access_spool
+from nous_assets.reinforce.outcomes import evaluate_sessions, ingest_access_spool
 from nous_assets.store import figures
 from nous_assets.store.access_log import unjudged_sessions
 from nous_assets.store.memory_lookup import corrections_by_session
-from nous_assets.store.projection import Policy
+from nous_assets.store.memory_state import Policy
 from nous_assets.store.projector import project, verify
 
 GROUP = "memory"
-
-
-def policy_from(nous: NousResource) -> Policy:
-    t = nous.settings().thresholds
-    return Policy(t.initial_reinforcement, t.superseded_multiplier, t.contradiction_multiplier)
 
 
 def session_evidence(lake_dir: Path, days: list[str], wanted: set[str]) -> dict[str, str]:
@@ -55,7 +50,7 @@ def session_evidence(lake_dir: Path, days: list[str], wanted: set[str]) -> dict[
 def session_outcomes(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
     settings = nous.settings()
     with nous.connection() as conn:
-        spooled = ingest_access_spool(conn, settings.data_dir / "access-spool.jsonl")
+        spooled = ingest_access_spool(conn, settings.access_spool)
         texts = session_evidence(settings.lake_dir, context.partition_keys, unjudged_sessions(conn))
         corrections = corrections_by_session(conn, sorted(texts))
         outcomes = evaluate_sessions(conn, texts, corrections, settings.thresholds)
@@ -80,7 +75,7 @@ def session_outcomes(context: dg.AssetExecutionContext, nous: NousResource) -> d
 )
 def memories(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
     with nous.connection() as conn:
-        stats = project(conn, policy=policy_from(nous))
+        stats = project(conn, policy=Policy.of(nous.settings().thresholds))
         total = figures.memories_total(conn)
         on_days = figures.memories_valid_from(conn, context.partition_keys)
     return dg.MaterializeResult(
@@ -99,7 +94,7 @@ def memories(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Materi
 def replay_equals_projection(nous: NousResource) -> dg.AssetCheckResult:
     settings = nous.settings()
     with nous.connection() as conn:
-        report = verify(conn, policy=policy_from(nous), scratch_dir=settings.data_dir)
+        report = verify(conn, policy=Policy.of(settings.thresholds), scratch_dir=settings.data_dir)
     return dg.AssetCheckResult(
         passed=report.ok,
         metadata={

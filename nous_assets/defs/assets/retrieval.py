@@ -4,18 +4,16 @@ import time
 
 import dagster as dg
 
-from nous_assets.capture.chunks import store_chunks
 from nous_assets.capture.lake import read_links, read_turns
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
-from nous_assets.embed.chunks import embed_pending_chunks, forget_chunk_vectors, pending_chunk_count
+from nous_assets.embed.chunk_embedding import embed_pending_chunks, pending_chunk_count, upsert_chunks
+from nous_assets.embed.memory_embedding import embed_pending
 from nous_assets.embed.registry import get_embedder
-from nous_assets.embed.store import embed_pending
-from nous_assets.extract.runner import batch_session_id
-from nous_assets.reconcile.edges import derive_edges
+from nous_assets.extract.worker import batch_session_id
+from nous_assets.link.edges import derive_edges
 from nous_assets.store import figures
-from nous_assets.store.db import atomic
 
 GROUP = "retrieval"
 EMBED_POOL = "nous_embeddings"  # dagster.yaml: one step per pool at a time, so two runs never embed the same rows
@@ -40,10 +38,8 @@ def embeddings(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mate
     new_chunks = changed_chunks = 0
     with nous.connection() as conn:
         for day in context.partition_keys:
-            with atomic(conn):  # a changed chunk's text and the drop of its stale vector land together
-                new, changed = store_chunks(conn, read_turns(settings.lake_dir, day))
-                forget_chunk_vectors(conn, changed)
-            new_chunks, changed_chunks = new_chunks + new, changed_chunks + len(changed)
+            new, changed = upsert_chunks(conn, read_turns(settings.lake_dir, day))
+            new_chunks, changed_chunks = new_chunks + new, changed_chunks + changed
         stats = embed_pending(conn, embedder, batch_size=batch, deadline=deadline)
         chunk_done = 0
         if time.monotonic() < deadline:
@@ -125,7 +121,7 @@ def edges(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Materiali
     "checks, exfiltration, secrets) are held out for `nous review`.",
 )
 def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
-    from nous_assets.retrieve.cache import build_cache
+    from nous_assets.retrieve.cache_build import build_cache
 
     settings = nous.settings()
     with nous.connection() as conn:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nous_assets.bench.locomo import convert_sample, evidence_ids, load_samples, parse_locomo_date, turn_uuid
+from nous_assets.evaluate.locomo import convert_sample, evidence_ids, load_samples, parse_locomo_date, turn_uuid
 
 LOCOMO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
 pytestmark = pytest.mark.skipif(not LOCOMO.exists(), reason="../shared/data/locomo-dev is not present")

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 
 from nous_assets.capture.parser import Turn
-from nous_assets.store.db import Connection, atomic
+from nous_assets.store.db import Connection
 from nous_assets.store.transcript_chunks import upsert_chunk_rows
 
 MAX_CHARS = 1000  # ~ the 256-token window of MiniLM; longer text would be truncated by the model anyway
@@ -46,17 +46,7 @@ def chunk_rows(turns: Sequence[Turn]) -> list[tuple]:
 def store_chunks(conn: Connection, turns: Sequence[Turn]) -> tuple[int, list[int]]:
     """Insert new chunks, refresh changed ones; (how many new, ids of the changed ones).
 
-    The vectors of changed chunks are stale: the caller drops them (``forget_chunk_vectors``) in the same
+    The vectors of changed chunks are stale: ``embed.chunk_embedding.upsert_chunks`` drops them in the same
     transaction, so this package never writes the embedding tables.
     """
     return upsert_chunk_rows(conn, chunk_rows(turns))
-
-
-def upsert_chunks(conn: Connection, turns: Sequence[Turn]) -> tuple[int, int]:
-    """Insert new chunks and refresh changed ones, dropping the changed ones' vectors; (new, changed)."""
-    from nous_assets.embed.chunks import forget_chunk_vectors
-
-    with atomic(conn):
-        new, changed = store_chunks(conn, turns)
-        forget_chunk_vectors(conn, changed)
-    return new, len(changed)

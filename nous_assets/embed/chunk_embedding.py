@@ -1,6 +1,6 @@
 """Vectors for episodic transcript chunks (``chunk_vectors``), kept like the memory vectors.
 
-Same contract as :mod:`nous_assets.embed.store` — derived data, one model at a time, recreated on a
+Same contract as :mod:`nous_assets.embed.memory_embedding` — derived data, one model at a time, recreated on a
 dimension change, resumable batches — but keyed by ``transcript_chunks.id`` and embedding the raw
 message text (chunks have no type or concepts to enrich with). The SQL is
 :mod:`nous_assets.store.chunk_vectors`.
@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from nous_assets.capture.episodes import store_chunks
 from nous_assets.embed.base import EmbeddingProvider
 from nous_assets.embed.enrich import content_hash
 from nous_assets.store import chunk_vectors as table
 from nous_assets.store.db import Connection, atomic
 from nous_assets.timeutil import now_iso
+from nous_assets.turns import Turn
 
 _DIM_RE = re.compile(r"float\s*\[\s*(\d+)\s*\]", re.IGNORECASE)
 
@@ -93,3 +95,12 @@ def forget_chunk_vectors(conn: Connection, chunk_ids: Iterable[int]) -> None:
     with atomic(conn):
         for chunk_id in ids:
             table.delete(conn, chunk_id)
+
+
+def upsert_chunks(conn: Connection, turns: Sequence[Turn]) -> tuple[int, int]:
+    """Store the turns' chunks and drop the vectors of the ones whose text changed, in one transaction;
+    (new, changed). Capture owns the chunk rows, this package their vectors: this is where the two meet."""
+    with atomic(conn):
+        new, changed = store_chunks(conn, turns)
+        forget_chunk_vectors(conn, changed)
+    return new, len(changed)

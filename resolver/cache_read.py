@@ -18,7 +18,7 @@ cooldown, highest priority first, are prepended as a short "Interventions" secti
 Access records go to ``access_log`` in one ``BEGIN IMMEDIATE`` transaction with a 50 ms busy timeout. When
 the database is locked or busy, they are appended to ``<data dir>/access-spool.jsonl`` instead, one JSON
 object per injection: ``{"memory_ids": [...], "session_id", "project_id", "source", "accessed_at"}``. The
-pipeline ingests that spool later (``nous_assets.reconcile.outcomes.ingest_access_spool``).
+pipeline ingests that spool later (``nous_assets.reinforce.outcomes.ingest_access_spool``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ OTHER_CHECKOUT = -100.0  # a packet built for another cwd of the project: below 
 MAX_INTERVENTIONS = 5
 MAX_INTERVENTION_CHARS = 300
 MAX_INTERVENTIONS_SECTION = 1_500
-SPOOL_NAME = "access-spool.jsonl"
 
 
 class Packet:
@@ -186,10 +185,10 @@ def log_access(db_path, memory_ids: list[int], session_id: str, project_id: str,
 
 
 def spool_path() -> str:
-    """``$NOUS_DATA_DIR/access-spool.jsonl`` (data dir resolved like the pipeline)."""
+    """``<data dir>/access-spool.jsonl`` (see :mod:`resolver.paths`)."""
     from resolver import paths
 
-    return os.path.join(os.fspath(paths.data_dir()), SPOOL_NAME)
+    return os.fspath(paths.spool_path())
 
 
 def _insert_access(path: str, rows: list[tuple]) -> None:

@@ -18,9 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from nous_assets.settings import Settings
+
 
 def _fill_vectors(conn, dims: int, seed: int) -> None:
-    from nous_assets.embed.store import ensure_vector_table
+    from nous_assets.embed.memory_embedding import ensure_vector_table
     from nous_assets.store import memory_search, vectors
     from nous_assets.store.db import atomic
 
@@ -59,12 +61,12 @@ def _time_queries(conn, settings, queries: list[tuple[str, str]], dims: int | No
     }
 
 
-def run(out: Path, *, sizes: list[int] | None = None, queries: int = 100, workdir: Path | None = None) -> dict:
-    from nous_assets.bench.corpus import TOPICS, build_corpus, project_cwd
-    from nous_assets.settings import load_settings
+def run(
+    out: Path, settings: Settings, *, sizes: list[int] | None = None, queries: int = 100, workdir: Path | None = None
+) -> dict:
+    from nous_assets.evaluate.corpus import TOPICS, build_corpus, project_cwd
     from resolver.project import project_id_from_cwd
 
-    settings = load_settings()
     workdir = workdir or Path(tempfile.mkdtemp(prefix="nous-bench-search-"))
     rng = random.Random(3)
     words = [w for ws in TOPICS.values() for w in ws]

@@ -30,14 +30,22 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from nous_assets.settings import Settings
+
 BASELINE_STARTS = 100  # bare interpreter starts: enough for a p95 to compare the hook's p95 with
 
 
 def _hardware() -> dict:
     model = mem = ""
     with contextlib.suppress(OSError, IndexError):
-        model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                      if line.startswith("model name")), "")
+        model = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            "",
+        )
         mem = Path("/proc/meminfo").read_text().splitlines()[0].split(":", 1)[1].strip()
     return {
         "cpu": model,
@@ -77,7 +85,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def _profile(db: Path, data_dir: Path, starts: int, cold: bool, projects: int, seed: int) -> dict:
-    from nous_assets.bench.corpus import project_cwd
+    from nous_assets.evaluate.corpus import project_cwd
     from nous_assets.hooks import resolver_command
 
     rng = random.Random(seed)
@@ -127,14 +135,18 @@ def _profile(db: Path, data_dir: Path, starts: int, cold: bool, projects: int, s
 
 
 def run(
-    out: Path, *, starts: int = 200, sizes: list[int] | None = None, workdir: Path | None = None, projects: int = 100
+    out: Path,
+    settings: Settings,
+    *,
+    starts: int = 200,
+    sizes: list[int] | None = None,
+    workdir: Path | None = None,
+    projects: int = 100,
 ) -> dict:
-    from nous_assets.bench.corpus import build_corpus
-    from nous_assets.retrieve.cache import build_cache
-    from nous_assets.settings import load_settings
+    from nous_assets.evaluate.corpus import build_corpus
+    from nous_assets.retrieve.cache_build import build_cache
 
     workdir = workdir or Path(tempfile.mkdtemp(prefix="nous-bench-hooks-"))
-    settings = load_settings()
     report: dict = {
         "benchmark": "hooks",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from nous_assets.bench.memories import (
+from nous_assets.errors import NousError
+from nous_assets.evaluate.memories import (
     GoldItem,
     StoreView,
     first_cwd,
@@ -21,7 +22,6 @@ from nous_assets.bench.memories import (
     score,
     session_start_command,
 )
-from nous_assets.errors import NousError
 from resolver.project import project_id_from_cwd
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"

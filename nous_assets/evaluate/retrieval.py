@@ -18,7 +18,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from nous_assets.settings import FIRST_PARTITION_DAY, Settings, load_settings
 from nous_assets.store import memory_search, transcript_chunks
+from nous_assets.store.db import Connection, open_db
 
 
 def _dia_ids(conn, results, uuid_to_dia: dict[str, str]) -> tuple[list[str], int]:
@@ -37,22 +39,8 @@ def _dia_ids(conn, results, uuid_to_dia: dict[str, str]) -> tuple[list[str], int
     return found, chars
 
 
-def run(locomo: Path, k: int, workdir: Path, out: Path | None = None, log=print) -> dict[str, Any]:
-    from nous_assets.bench.locomo import convert_sample, load_samples
-
-    samples = load_samples(locomo)
-    projects = workdir / "projects"
-    converted = [convert_sample(s, projects) for s in samples]
-    import dagster as dg
-
-    from nous_assets.defs.backfill import activity_days, run_days
-    from nous_assets.defs.resources import NousResource
-    from nous_assets.embed.registry import get_embedder
-    from nous_assets.retrieve.query import Query
-    from nous_assets.retrieve.search import retrieve
-    from nous_assets.settings import FIRST_PARTITION_DAY, load_settings
-    from nous_assets.store.db import open_db
-
+def _bench_settings(workdir: Path, projects: Path) -> Settings:
+    """Settings for a scratch data dir over the converted conversations (resolved once, passed down)."""
     env = {k: v for k, v in os.environ.items() if k != "NOUS_DB_PATH"}
     env.update(
         {
@@ -62,21 +50,32 @@ def run(locomo: Path, k: int, workdir: Path, out: Path | None = None, log=print)
             "CLAUDE_CONFIG_DIR": str(workdir / "claude"),
         }
     )
-    settings = load_settings(env)  # resolved once, handed to the runs through their resource
+    return load_settings(env)
+
+
+def _ingest(settings: Settings) -> tuple[list[str], Any, float]:
+    """Every day with activity through the real Dagster job; (days, per-day results, seconds)."""
+    import dagster as dg
+
+    from nous_assets.defs.backfill import activity_days, run_days
+    from nous_assets.defs.resources import NousResource
+
     days = activity_days(settings, date.fromisoformat(FIRST_PARTITION_DAY), date(2100, 1, 1))
     started = time.perf_counter()
     days_run = run_days(days, resource=NousResource.of(settings), instance=dg.DagsterInstance.ephemeral())
-    pipeline_s = time.perf_counter() - started
     failed = [d.day for d in days_run if not d.success]
     if failed:
         raise RuntimeError(f"pipeline failed for {failed[:5]}")
-    log(
-        f"pipeline: {len(days)} day(s), {sum(c.turns for c in converted)} turns, "
-        f"{sum(d.learnings for d in days_run)} learnings in {pipeline_s:.1f}s"
-    )
+    return days, days_run, time.perf_counter() - started
+
+
+def _score(conn: Connection, converted: list, settings: Settings, k: int) -> tuple[dict, list[int], list[float]]:
+    """Recall@k per category over every question with evidence; (recalls, characters, latencies)."""
+    from nous_assets.embed.registry import get_embedder
+    from nous_assets.retrieve.query import Query
+    from nous_assets.retrieve.search import retrieve
 
     embedder = get_embedder(settings)
-    conn = open_db(settings.db_path)
     per_cat: dict[int, list[float]] = defaultdict(list)
     chars: list[int] = []
     latencies: list[float] = []
@@ -85,22 +84,37 @@ def run(locomo: Path, k: int, workdir: Path, out: Path | None = None, log=print)
             if not q["evidence"]:
                 continue
             t = time.perf_counter()
-            results = retrieve(
-                conn,
-                Query.from_text(q["question"], project_id=conv.project_id),
-                settings,
-                embedder=embedder,
-                k=k,
-                include_episodes=True,
-            )
+            query = Query.from_text(q["question"], project_id=conv.project_id)
+            results = retrieve(conn, query, settings, embedder=embedder, k=k, include_episodes=True)
             latencies.append(time.perf_counter() - t)
             got, n_chars = _dia_ids(conn, results, conv.uuid_to_dia)
             evidence = set(q["evidence"])
             per_cat[q["category"]].append(len(evidence & set(got)) / len(evidence))
             chars.append(n_chars)
-    memories = memory_search.count(conn)
-    chunks = transcript_chunks.count(conn)
-    conn.close()
+    return per_cat, chars, latencies
+
+
+def _mean(values: list[float], digits: int = 4) -> float | None:
+    return round(statistics.fmean(values), digits) if values else None
+
+
+def run(locomo: Path, k: int, workdir: Path, out: Path | None = None, log=print) -> dict[str, Any]:
+    from nous_assets.evaluate.locomo import convert_sample, load_samples
+
+    projects = workdir / "projects"
+    converted = [convert_sample(s, projects) for s in load_samples(locomo)]
+    settings = _bench_settings(workdir, projects)
+    days, days_run, pipeline_s = _ingest(settings)
+    log(
+        f"pipeline: {len(days)} day(s), {sum(c.turns for c in converted)} turns, "
+        f"{sum(d.learnings for d in days_run)} learnings in {pipeline_s:.1f}s"
+    )
+    conn = open_db(settings.db_path)
+    try:
+        per_cat, chars, latencies = _score(conn, converted, settings, k)
+        memories, chunks = memory_search.count(conn), transcript_chunks.count(conn)
+    finally:
+        conn.close()
     main = [v for c in (1, 2, 3, 4) for v in per_cat.get(c, [])]
     figures = {
         "benchmark": "retrieval-locomo",
@@ -111,11 +125,11 @@ def run(locomo: Path, k: int, workdir: Path, out: Path | None = None, log=print)
         "memories": memories,
         "chunks": chunks,
         "pipeline_seconds": round(pipeline_s, 1),
-        "recall_by_category": {str(c): round(statistics.fmean(v), 4) for c, v in sorted(per_cat.items())},
+        "recall_by_category": {str(c): _mean(v) for c, v in sorted(per_cat.items())},
         "questions_by_category": {str(c): len(v) for c, v in sorted(per_cat.items())},
-        "recall_overall_cat1_4": round(statistics.fmean(main), 4) if main else 0.0,
-        "recall_cat5": round(statistics.fmean(per_cat[5]), 4) if per_cat.get(5) else None,
-        "mean_chars_per_query": round(statistics.fmean(chars), 1) if chars else 0.0,
+        "recall_overall_cat1_4": _mean(main) or 0.0,
+        "recall_cat5": _mean(per_cat.get(5, [])),
+        "mean_chars_per_query": _mean(chars, 1) or 0.0,
         "query_latency_ms_p50": round(1000 * statistics.median(latencies), 1) if latencies else None,
         "retrieve_settings": {
             "mode": settings.retrieve.mode,
@@ -123,6 +137,11 @@ def run(locomo: Path, k: int, workdir: Path, out: Path | None = None, log=print)
             "embed_model": settings.embed.model,
         },
     }
+    _report(figures, k, out, log)
+    return figures
+
+
+def _report(figures: dict[str, Any], k: int, out: Path | None, log) -> None:
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(figures, indent=2))
@@ -133,4 +152,3 @@ def run(locomo: Path, k: int, workdir: Path, out: Path | None = None, log=print)
         log(f"saved {out}")
     sys.stdout.flush()
     print(f"recall@{k} overall (cat 1-4): {figures['recall_overall_cat1_4']:.3f}")
-    return figures

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from nous_assets.reconcile.edges import derive_edges
-from nous_assets.reconcile.outcomes import evaluate_sessions, feedback_event, ingest_access_spool
+from nous_assets.link.edges import derive_edges
+from nous_assets.reinforce.outcomes import evaluate_sessions, feedback_event, ingest_access_spool
 from nous_assets.store.events import LearningEvent
 from nous_assets.store.projector import project, rebuild, verify
 

@@ -29,7 +29,7 @@ from nous_assets.store import memory_lookup, queue
 from nous_assets.store.db import Connection, atomic, open_db
 from nous_assets.store.events import OPEN_VALIDITY, EventStore, LearningEvent
 from nous_assets.store.identity import project_map
-from nous_assets.store.projection import DETAIL_FIELDS, Policy
+from nous_assets.store.memory_state import DETAIL_FIELDS, Policy
 from nous_assets.store.projector import project
 from nous_assets.store.queue import incomplete_paths as incomplete_paths  # re-exported for the assets
 from nous_assets.timeutil import normalize_time
@@ -93,11 +93,6 @@ def enqueue_partition(
         created += new
         existing += not new
     return created, existing
-
-
-def policy_for(t: Thresholds) -> Policy:
-    """The projection's numbers from the settings (the same as the ``memories`` asset uses)."""
-    return Policy(t.initial_reinforcement, t.superseded_multiplier, t.contradiction_multiplier)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -228,17 +223,89 @@ def _reinforcement(
     return redact_json(payload)[0]
 
 
-def _replaced(old_lid: str, new_lid: str, session: str, project_id: str, source: str, version: str) -> LearningEvent:
-    """A re-extraction with a new extractor version replaces what the old version extracted there."""
-    return LearningEvent(
-        "LearningSuperseded",
-        old_lid,
-        {"superseded_by": new_lid, "reason": f"re-extracted with {version}"},
-        session,
-        project_id,
-        source,
-        hashlib.sha256(f"supersede:{old_lid}:{new_lid}".encode()).hexdigest(),
-    )
+@dataclass(frozen=True)
+class _Origin:
+    """What every event of one batch shares: where it was learned and by which extractor."""
+
+    session: str
+    project_id: str
+    source: str
+    version: str
+
+    def event(self, kind: str, learning_id: str, payload: dict[str, Any], key: str, **times: Any) -> LearningEvent:
+        return LearningEvent(kind, learning_id, payload, self.session, self.project_id, self.source, key, **times)
+
+    def replaced(self, old_lid: str, new_lid: str) -> LearningEvent:
+        """A re-extraction with a new extractor version replaces what the old version extracted there."""
+        return self.event(
+            "LearningSuperseded",
+            old_lid,
+            {"superseded_by": new_lid, "reason": f"re-extracted with {self.version}"},
+            hashlib.sha256(f"supersede:{old_lid}:{new_lid}".encode()).hexdigest(),
+        )
+
+
+def _plan(batch: SessionBatch, records: list[dict[str, Any]], version: str) -> list[tuple[int, str, str]]:
+    """(learning index, idempotency key, learning id) per record, stable across runs of one extractor."""
+    ordinals: Counter[tuple[str, str]] = Counter()
+    plan = []
+    for rec in records:
+        slot = (rec["anchor_uuid"], rec["kind"])
+        index = learning_index(rec["anchor_uuid"], rec["kind"], ordinals[slot])
+        ordinals[slot] += 1
+        key = idempotency_key(batch.project_id, batch.session_id, index, version)
+        plan.append((index, key, learning_id_for(key)))
+    return plan
+
+
+def _edges(rec: dict[str, Any], i: int, lids: list[str], merged: dict[str, str]) -> list[dict[str, Any]]:
+    """The record's edges, in-batch targets turned into learning ids (or the memory they merged into)."""
+    edges = []
+    for e in rec["edges"]:
+        if "target_index" not in e:
+            edges.append(e)
+        elif e["target_index"] != i and e["target_index"] < len(lids):
+            target = lids[e["target_index"]]
+            edges.append({"target": merged.get(target, target), "rel_type": e["rel_type"], "weight": e["weight"]})
+    return edges
+
+
+def _extracted_payload(rec: dict[str, Any], edges: list[dict[str, Any]], decision: Any, version: str) -> dict:
+    payload = {
+        "content": rec["content"],
+        "extractor_version": version,
+        "concepts": rec["concepts"],
+        "edges": edges,
+        "type": rec["type"],
+        "kind": rec["kind"],
+        "domain": rec["domain"],
+        "scope": rec["scope"],
+        "temporal_confidence": rec["temporal_confidence"],
+        "provenance": rec["provenance"],
+        **_details(rec),
+    }
+    if decision.near:  # a near-miss: kept apart, logged as a re-learning signal for later analysis
+        payload["relearn"] = {"near": decision.near, "similarity": round(decision.similarity, 4)}
+    payload, _ = redact_json(payload)  # an LLM may echo or invent a credential: never persist one
+    return payload
+
+
+def _supersessions(origin: _Origin, decision: Any, slot: str | None, state: _BatchState) -> list[LearningEvent]:
+    """Close the values a learning on a slot replaces (by validity time)."""
+    events = []
+    for closing in decision.supersessions:
+        state.close(closing.old, closing.at)
+        key = hashlib.sha256(f"supersede-slot:{closing.old}:{closing.new}".encode()).hexdigest()
+        payload = {"superseded_by": closing.new, "reason": "slot", "slot": slot}
+        events.append(origin.event("LearningSuperseded", closing.old, payload, key, valid_until=closing.at))
+    return events
+
+
+def _weakening(origin: _Origin, target: str, lid: str, key: str, at: str | None) -> LearningEvent:
+    """A correction said in this session weakens the memory it corrects."""
+    payload = {"reinforcement_delta": -0.1, "reason": "user_correction_historical", "correction": lid}
+    weaken_key = hashlib.sha256(f"weaken:{key}:{target}".encode()).hexdigest()
+    return origin.event("LearningWeakened", target, payload, weaken_key, valid_from=at)
 
 
 def build_events(
@@ -261,18 +328,11 @@ def build_events(
     """
     t = thresholds or Thresholds()
     project_id, session = batch.project_id, batch.session_id
-    ordinals: Counter[tuple[str, str]] = Counter()
-    plan = []
-    for rec in records:
-        slot = (rec["anchor_uuid"], rec["kind"])
-        index = learning_index(rec["anchor_uuid"], rec["kind"], ordinals[slot])
-        ordinals[slot] += 1
-        key = idempotency_key(project_id, session, index, extractor_version)
-        plan.append((index, key, learning_id_for(key)))
+    origin = _Origin(session, project_id, source, extractor_version)
+    plan = _plan(batch, records, extractor_version)
     lids = [p[2] for p in plan]
     events: list[LearningEvent] = []
     processed: list[tuple[int, str]] = []
-    start = batch.started_at
     injected = _injected_clocks(conn, session)
     state = _BatchState()
     canonical = project_map(conn).of(project_id, session)  # the project its memories will belong to
@@ -283,11 +343,10 @@ def build_events(
             stats.skipped_processed += 1
             continue
         old_lid = learning_id_for(idempotency_key(project_id, session, index, previous)) if previous else None
-        offsets = rec["provenance"].get("line_offsets") or [0]
-        clock = _learning_clock(injected, session, min(offsets))
-        valid_from = _valid_time(rec.get("valid_from")) or _valid_time(start)
-        details = _details(rec)
-        incoming = Incoming(lid, rec["content"], valid_from, details.get("slot"))
+        replaces_old = bool(old_lid) and memory_lookup.has_extraction(conn, old_lid)
+        clock = _learning_clock(injected, session, min(rec["provenance"].get("line_offsets") or [0]))
+        valid_from = _valid_time(rec.get("valid_from")) or _valid_time(batch.started_at)
+        incoming = Incoming(lid, rec["content"], valid_from, _details(rec).get("slot"))
         decision = decide(
             incoming,
             state.comparable(conn, canonical, incoming),
@@ -295,95 +354,32 @@ def build_events(
             near_miss=t.relearn_near_miss,
             exclude=frozenset({old_lid} if old_lid else ()),
         )
-        if decision.reinforces:
+        if decision.reinforces:  # the project already holds it: reinforce that memory instead
             target = decision.target or ""
             state.merged[lid] = target
-            relearn_key = _relearn_key(key)
             payload = _reinforcement(rec, decision, key, extractor_version=extractor_version, delta=t.reinforce_delta)
-            events.append(
-                LearningEvent("LearningReinforced", target, payload, session, project_id, source, relearn_key,
-                              valid_from=valid_from, vector_clock=clock)  # fmt: skip
-            )
-            processed.append((index, relearn_key))
+            reinforced = origin.event("LearningReinforced", target, payload, _relearn_key(key),
+                                      valid_from=valid_from, vector_clock=clock)  # fmt: skip
+            events.append(reinforced)
+            processed.append((index, reinforced.idempotency_key))
             stats.relearned += 1
-            if old_lid and old_lid != target and memory_lookup.has_extraction(conn, old_lid):
-                events.append(_replaced(old_lid, target, session, project_id, source, extractor_version))
+            if replaces_old and old_lid != target:
+                events.append(origin.replaced(old_lid, target))
             continue
-        edges = []
-        for e in rec["edges"]:
-            if "target_index" in e:
-                if e["target_index"] != i and e["target_index"] < len(lids):
-                    target = lids[e["target_index"]]
-                    edges.append({"target": state.merged.get(target, target), "rel_type": e["rel_type"],
-                                  "weight": e["weight"]})  # fmt: skip
-            else:
-                edges.append(e)
-        payload = {
-            "content": rec["content"],
-            "extractor_version": extractor_version,
-            "concepts": rec["concepts"],
-            "edges": edges,
-            "type": rec["type"],
-            "kind": rec["kind"],
-            "domain": rec["domain"],
-            "scope": rec["scope"],
-            "temporal_confidence": rec["temporal_confidence"],
-            "provenance": rec["provenance"],
-            **details,
-        }
-        if decision.near:  # a near-miss: kept apart, logged as a re-learning signal for later analysis
-            payload["relearn"] = {"near": decision.near, "similarity": round(decision.similarity, 4)}
-        payload, _ = redact_json(payload)  # an LLM may echo or invent a credential: never persist one
-        events.append(
-            LearningEvent(
-                "LearningExtracted",
-                lid,
-                payload,
-                session,
-                project_id,
-                source,
-                key,
-                valid_from=valid_from,
-                valid_until=rec.get("valid_until"),
-                vector_clock=clock,
-            )
-        )
+        payload = _extracted_payload(rec, _edges(rec, i, lids, state.merged), decision, extractor_version)
+        events.append(origin.event("LearningExtracted", lid, payload, key, valid_from=valid_from,
+                                   valid_until=rec.get("valid_until"), vector_clock=clock))  # fmt: skip
         state.pending.append(Held(lid, rec["content"], valid_from, None, incoming.slot))
         processed.append((index, key))
         stats.learnings += 1
-        for closing in decision.supersessions:
-            state.close(closing.old, closing.at)
-            stats.superseded += 1
-            events.append(
-                LearningEvent(
-                    "LearningSuperseded",
-                    closing.old,
-                    {"superseded_by": closing.new, "reason": "slot", "slot": incoming.slot},
-                    session,
-                    project_id,
-                    source,
-                    hashlib.sha256(f"supersede-slot:{closing.old}:{closing.new}".encode()).hexdigest(),
-                    valid_until=closing.at,
-                )
-            )
-        if old_lid and memory_lookup.has_extraction(conn, old_lid):  # re-extraction: compensate, don't duplicate
-            events.append(_replaced(old_lid, lid, session, project_id, source, extractor_version))
-        if rec.get("weakens"):
-            target = _related_memory(conn, canonical, rec["weakens"], set(lids))
-            if target:
-                stats.weakened += 1
-                events.append(
-                    LearningEvent(
-                        "LearningWeakened",
-                        target,
-                        {"reinforcement_delta": -0.1, "reason": "user_correction_historical", "correction": lid},
-                        session,
-                        project_id,
-                        source,
-                        hashlib.sha256(f"weaken:{key}:{target}".encode()).hexdigest(),
-                        valid_from=start,
-                    )
-                )
+        events += (superseding := _supersessions(origin, decision, incoming.slot, state))
+        stats.superseded += len(superseding)
+        if replaces_old:  # re-extraction: compensate, don't duplicate
+            events.append(origin.replaced(old_lid, lid))
+        target = _related_memory(conn, canonical, rec["weakens"], set(lids)) if rec.get("weakens") else None
+        if target:
+            stats.weakened += 1
+            events.append(_weakening(origin, target, lid, key, batch.started_at))
     return events, processed
 
 
@@ -469,7 +465,7 @@ def append_learnings(
     memories as they are at that moment, and no other writer can slip in between; returns new events.
     """
     with atomic(conn):
-        project(conn, policy=policy_for(thresholds))
+        project(conn, policy=Policy.of(thresholds))
         events, processed = build_events(
             conn,
             batch,
@@ -503,7 +499,7 @@ def drain(
     stats.swept = queue.sweep_expired(
         conn, backoff_base_seconds=t.queue_backoff_base_seconds, max_attempts=t.queue_max_attempts
     )
-    project(conn, policy=policy_for(t))  # corrections look up the memories they weaken
+    project(conn, policy=Policy.of(t))  # corrections look up the memories they weaken
     cache: dict[str, list[Turn]] = {}
     while True:
         items = queue.claim(conn, worker_id, limit=batch_size, lease_seconds=t.queue_lease_seconds)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 
 from nous_assets import clocks
+from nous_assets.settings import Thresholds
 from nous_assets.store.events import StoredEvent
 
 MEMORY_COLUMNS = (
@@ -114,6 +115,12 @@ class Policy:
     initial_reinforcement: float = 0.5
     superseded_multiplier: float = 0.5
     default_contradiction_multiplier: float = 0.7
+
+    @classmethod
+    def of(cls, thresholds: Thresholds) -> Policy:
+        """The policy with the configured thresholds: every projector call uses this, never the defaults."""
+        t = thresholds
+        return cls(t.initial_reinforcement, t.superseded_multiplier, t.contradiction_multiplier)
 
 
 _QUOTE_RE = re.compile(r'"[^"\n]{3,160}"|“[^”\n]{3,160}”')
