@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nous_assets.store.db import Connection
@@ -166,8 +166,12 @@ def _active(row: Any, extra: Any = None) -> Active:
     )
     if extra is None:
         return base
-    return Active(**{**base.__dict__, "reason_codes": tuple(json.loads(extra["reason_codes_json"])),
-                     "confidence": float(extra["confidence"]), "evidence": json.loads(extra["evidence_json"])})  # fmt: skip
+    return replace(
+        base,
+        reason_codes=tuple(json.loads(extra["reason_codes_json"])),
+        confidence=float(extra["confidence"]),
+        evidence=json.loads(extra["evidence_json"]),
+    )
 
 
 def activate(conn: Connection, c: Candidate, *, expires_at: str, cooldown_until: str, at: str) -> None:

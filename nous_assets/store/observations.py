@@ -101,7 +101,9 @@ class Contradiction:
     session_b: str
 
 
-def contradictions(conn: Connection, *, min_confidence: float = 0.0, project_id: str | None = None) -> list[Contradiction]:
+def contradictions(
+    conn: Connection, *, min_confidence: float = 0.0, project_id: str | None = None
+) -> list[Contradiction]:
     """``nli_results`` rows labelled contradiction (at least ``min_confidence``) whose memories are both current."""
     where, params = "n.nli_label = 'contradiction' AND n.confidence >= ?", [min_confidence]
     if project_id is not None:
@@ -176,7 +178,9 @@ def relearn_flags(conn: Connection, *, decisions: frozenset[str], project_id: st
         decision, matched = _decision(relearn)
         if decision not in decisions:
             continue
-        other = conn.execute("SELECT content FROM memories WHERE learning_id = ?", (matched,)).fetchone() if matched else None
+        other = None
+        if matched:
+            other = conn.execute("SELECT content FROM memories WHERE learning_id = ?", (matched,)).fetchone()
         similarity = relearn.get("similarity")
         out.append(RelearnFlag(r[0], r[1], r[2], base_session(r[3]), str(r[4])[:10], decision, relearn.get("tier"),
                                float(similarity) if similarity is not None else None, matched, r[6], r[7], r[8],
