@@ -196,3 +196,9 @@ def project_checkout(conn: Connection, project_id: str) -> str | None:
         (project_id,),
     ).fetchone()
     return row[0] if row else None
+
+
+def valid_from(conn: Connection, memory_id: int) -> str | None:
+    """When a memory of the projection started to hold (None: unknown, or no such memory)."""
+    row = conn.execute("SELECT valid_from FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return row[0] if row else None
