@@ -64,12 +64,21 @@ def _decide(conn: Connection, c: Candidate, min_confidence: float, now: str, sta
     _touch(stats, c.scope, c.target_project_id)
 
 
-def reduce(conn: Connection, min_confidence: float, now: str) -> ReduceStats:
-    """Expire what is due, then decide every pending candidate (see the module docstring)."""
+def reduce(conn: Connection, min_confidence: float, now: str, *, observed: set[str] | None = None) -> ReduceStats:
+    """Expire what is due, then decide every pending candidate (see the module docstring). With ``observed``
+    (the dedupe keys the observers still see), an active intervention whose condition cleared — its memory
+    superseded, archived or injected since — ends now, recorded ``expired``."""
     stats = ReduceStats()
     with atomic(conn):
         for a in store.newly_expired(conn, now):
             store.add_transition(conn, a.source_candidate_id or "", "expired", f"ttl elapsed at {a.expires_at}", now)
+            stats.expired += 1
+            _touch(stats, a.scope, a.target_project_id)
+        for a in store.current(conn, now) if observed is not None else ():
+            if a.dedupe_key in observed or not a.source_candidate_id:
+                continue
+            store.end(conn, a.intervention_id, now, cooldown_until=a.cooldown_until or now)
+            store.add_transition(conn, a.source_candidate_id, "expired", "condition no longer observed", now)
             stats.expired += 1
             _touch(stats, a.scope, a.target_project_id)
         for c in store.pending(conn):

@@ -48,7 +48,8 @@ def observe_and_reduce(conn: Connection, t: Thresholds, *, now: str | None = Non
     candidates, stats.findings = observe(conn, t, now)
     with atomic(conn):
         stats.candidates_new = store.insert_candidates(conn, candidates)
-    stats.reduced = reduce(conn, t.intervention_min_confidence, now)
+    observed = {c.dedupe_key for c in candidates}
+    stats.reduced = reduce(conn, t.intervention_min_confidence, now, observed=observed)
     stats.active = len(store.current(conn, now))
     stats.by_state = store.counts_by_state(conn)
     return stats

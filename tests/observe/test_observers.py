@@ -127,3 +127,21 @@ def test_observing_twice_writes_nothing_new_and_candidates_are_immutable(store, 
             assert "append-only" in str(exc)
         else:
             raise AssertionError(f"{sql} was allowed")
+
+
+def test_an_intervention_ends_when_its_condition_clears(store, conn):
+    from nous_assets.store.events import LearningEvent
+
+    learn(store, "twice", "User correction: run the linter from the repo root", session="a")
+    relearn(store, "twice", session="b", day="2026-03-05")
+    project(conn)
+    observe_and_reduce(conn, T, now=NOW)
+    [active] = interventions.current(conn, NOW)
+    store.append(LearningEvent("LearningArchived", "twice", {"reason": "rejected in review: wrong"}, "nous-review",
+                               "shop", "user_review", "rej-twice"))  # fmt: skip
+    project(conn)
+    later = "2026-04-02T00:00:00.000000Z"
+    stats = observe_and_reduce(conn, T, now=later)
+    assert stats.reduced.expired == 1 and interventions.current(conn, later) == []
+    last = interventions.transitions(conn, active.intervention_id)[-1]
+    assert last[1:3] == ("expired", "condition no longer observed")
