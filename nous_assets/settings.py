@@ -42,6 +42,17 @@ class Thresholds:
     relearn_near_miss: float = 0.65
     recency_half_life_days: float = 30.0
     injection_budget_chars: int = 8000
+    # observers and interventions (issue 10, deliverable 5): when a candidate is emitted, kept, shown
+    intervention_min_confidence: float = 0.6
+    intervention_ttl_seconds: int = 7 * 86400
+    intervention_cooldown_seconds: int = 3 * 86400
+    intervention_max_per_packet: int = 3
+    intervention_repeat_sessions: int = 2  # a user correction said again in this many sessions
+    intervention_relearn_sessions: int = 3  # learned in this many sessions and never injected
+    intervention_failure_sessions: int = 2  # the same command failure (a gotcha) in this many sessions
+    intervention_contradiction_density: float = 0.2  # contradiction pairs per current memory of a domain
+    intervention_contradiction_min_pairs: int = 2
+    claude_md_min_sessions: int = 3  # `nous review claude-md`: memories recurring in this many sessions
     queue_max_attempts: int = 3
     queue_lease_seconds: int = 300
     queue_backoff_base_seconds: float = 30.0
@@ -208,6 +219,13 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
         )
     if thresholds.queue_max_attempts < 1:
         raise ConfigError(f"{path}: key 'thresholds.queue_max_attempts' must be >= 1")
+    if not 0 <= thresholds.intervention_min_confidence <= 1:
+        raise ConfigError(f"{path}: key 'thresholds.intervention_min_confidence' must be in [0, 1]")
+    for name in ("intervention_ttl_seconds", "intervention_cooldown_seconds", "intervention_max_per_packet",
+                 "intervention_repeat_sessions", "intervention_relearn_sessions", "intervention_failure_sessions",
+                 "intervention_contradiction_min_pairs", "claude_md_min_sessions"):  # fmt: skip
+        if getattr(thresholds, name) < 0:
+            raise ConfigError(f"{path}: key 'thresholds.{name}' must not be negative")
     return thresholds
 
 

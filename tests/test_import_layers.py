@@ -51,6 +51,10 @@ def _offenders(folder: str, forbidden: tuple[str, ...]) -> list[str]:
                    "nous_assets.extract", "nous_assets.embed", "nous_assets.retrieve")),
         ("capture", ("nous_assets.extract", "nous_assets.embed", "nous_assets.retrieve")),
         ("embed", ("nous_assets.extract", "nous_assets.retrieve")),
+        ("store", ("nous_assets.observe", "nous_assets.safety")),
+        ("observe", ("nous_assets.defs", "nous_assets.cli", "nous_assets.retrieve", "nous_assets.extract",
+                     "nous_assets.embed", "nous_assets.safety")),
+        ("safety", ("nous_assets.defs", "nous_assets.cli", "nous_assets.retrieve", "nous_assets.observe")),
     ],
 )
 def test_package_does_not_import_upward(folder: str, forbidden: tuple[str, ...]) -> None:
@@ -73,3 +77,16 @@ def test_the_checker_sees_imports_inside_functions() -> None:
     """The registry imports its providers lazily; the checker must still see those arrows."""
     names = _imports(PACKAGE / "embed" / "registry.py")
     assert {"nous_assets.embed.local", "nous_assets.embed.openai_embed"} <= names
+
+
+@pytest.mark.parametrize("folder", ["observe", "safety"])
+def test_domain_packages_never_import_dagster(folder: str) -> None:
+    """The observers and review run from the CLI and tests as well as from assets: no Dagster below defs/."""
+    offenders = []
+    for path in sorted((PACKAGE / folder).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.append(node.module)
+            offenders += [f"{path.name} imports {n}" for n in names if n.split(".")[0] == "dagster"]
+    assert offenders == []

@@ -51,6 +51,14 @@ def test_thresholds_come_from_config_file(tmp_path):
     assert t.dedup_jaccard == 0.8 and t.injection_budget_chars == 6000
 
 
+def test_intervention_thresholds_come_from_config_file(tmp_path):
+    env = _with_config(tmp_path, json.dumps({"thresholds": {"intervention_ttl_seconds": 3600,
+                                                            "intervention_min_confidence": 0.75}}))  # fmt: skip
+    t = load_settings(env).thresholds
+    assert t.intervention_ttl_seconds == 3600 and t.intervention_min_confidence == 0.75
+    assert t.intervention_cooldown_seconds == 3 * 86400  # the default where config says nothing
+
+
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
@@ -64,6 +72,8 @@ def test_thresholds_come_from_config_file(tmp_path):
         ('{"colour": "blue"}', "unknown key 'colour'"),
         ('{"extractor": "magic"}', "key 'extractor'"),
         ('{"thresholds": []}', "key 'thresholds' must be an object"),
+        ('{"thresholds": {"intervention_min_confidence": 1.5}}', "'thresholds.intervention_min_confidence' must be"),
+        ('{"thresholds": {"intervention_ttl_seconds": -1}}', "'thresholds.intervention_ttl_seconds' must not be"),
     ],
 )
 def test_malformed_config_names_file_and_key(tmp_path, text, fragment):

@@ -1,4 +1,10 @@
-"""``nous review``: memories held out of injection by the safety guard, listed, approved or rejected."""
+"""``nous review``: what wants a human look, with its evidence, and the answers as events.
+
+Held memories (the packet guard), contradictions, re-learning flags, injection failures and active
+interventions are listed; answers are ``user_review`` events (approve, validate, supersede, reject as a
+tombstone) or an audited dismissal of an intervention; ``claude-md`` proposes a ``CLAUDE.md`` patch for what
+a project keeps re-learning, written only with ``--apply``.
+"""
 
 from __future__ import annotations
 
@@ -21,10 +27,13 @@ def review_line(text: str, limit: int = 0) -> str:
     return line if not limit or len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _review_list(conn, args: argparse.Namespace) -> int:
+def _review_list(conn, args: argparse.Namespace, settings: Settings) -> int:
     from nous_assets.safety.review import refresh_holds
     from nous_assets.store import holds
 
+    sections = _sections(args)
+    if "holds" not in sections:
+        return _lifecycle_list(conn, args, settings, sections)
     refresh_holds(conn)
     statuses = (holds.HELD, holds.APPROVED) if args.all else (holds.HELD,)
     items = holds.listing(conn, statuses=statuses, project_id=canonical(conn, args.project))
@@ -39,7 +48,7 @@ def _review_list(conn, args: argparse.Namespace) -> int:
         return 0
     if not items:
         print("nothing is held for review" + (f" in project {args.project}" if args.project else ""))
-        return 0
+        return _lifecycle_list(conn, args, settings, sections)
     for i in items:
         h = i.hold
         print(f"#{h.memory_id} {h.status} · {i.kind or '-'} · project {h.project_id} · session "
@@ -49,26 +58,175 @@ def _review_list(conn, args: argparse.Namespace) -> int:
     held = sum(1 for i in items if i.hold.status == holds.HELD)
     print(f"{held} held memor{'y' if held == 1 else 'ies'}: `nous review approve ID` lets one be injected "
           "(as a recalled note), `nous review reject ID` archives it", file=sys.stderr)  # fmt: skip
+    return _lifecycle_list(conn, args, settings, sections)
+
+
+SECTION_TITLES = {
+    "contradictions": "Contradictions",
+    "relearn": "Re-learning flags",
+    "injection-failures": "Injection failures",
+    "interventions": "Active interventions",
+}
+ANSWERS = {
+    "contradictions": "`nous review supersede OLD --by NEW` keeps the later fact, `validate ID` confirms one, "
+    "`reject ID` archives one",
+    "relearn": "`nous review validate ID` confirms the memory as it stands, `reject ID` archives it",
+    "injection-failures": "`nous review validate ID` confirms it, `reject ID` archives it",
+    "interventions": "`nous review dismiss ID` ends one (its key then cools down)",
+}
+
+
+def _sections(args: argparse.Namespace) -> tuple[str, ...]:
+    from nous_assets.safety.review_items import SECTIONS
+
+    if args.section == "all":
+        # --json without --section keeps its older meaning: the held memories
+        return ("holds",) if args.json and not args.section_given else ("holds", *SECTIONS)
+    return (args.section,)
+
+
+def _lifecycle_list(conn, args: argparse.Namespace, settings: Settings, sections: tuple[str, ...]) -> int:
+    from nous_assets.safety.review_items import review_items
+    from nous_assets.timeutil import now_iso
+
+    wanted = tuple(s for s in sections if s != "holds")
+    if not wanted:
+        return 0
+    found = review_items(conn, settings.thresholds, now_iso(), sections=wanted,
+                         project_id=canonical(conn, args.project))  # fmt: skip
+    if args.json:
+        data = {name: [item.data for item in items] for name, items in found.items()}
+        print(json.dumps(data[wanted[0]] if len(wanted) == 1 else data, indent=2, default=str))
+        return 0
+    for name, items in found.items():
+        print(f"\n== {SECTION_TITLES[name]}: {len(items) or 'none'}")
+        for item in items:
+            print(review_line(item.title))
+            for line in item.evidence:
+                print(f"    {review_line(line, 400)}")
+        if items:
+            print(f"    answers: {ANSWERS[name]}")
     return 0
 
 
-def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
-    from nous_assets.safety.review import ReviewError, approve, reject
+def _answer(conn, settings: Settings, args: argparse.Namespace):
+    """Apply one answer; returns the outcome (a ReviewOutcome)."""
+    from nous_assets.safety.review import approve, reject, supersede, validate
 
-    if args.action != "list" and args.memory_id is None:
-        raise NousError(f"`nous review {args.action}` needs the memory ID (see `nous review`)")
-    if args.action == "list" and args.memory_id is not None:
-        raise NousError("`nous review` lists held memories; use `nous review approve ID` or `reject ID`")
-    if args.reason and args.action != "reject":
-        raise NousError("--reason only goes with `nous review reject ID`")
+    policy = Policy.of(settings.thresholds)
+    memory_id = _memory_id(args)
+    if args.action == "approve":
+        return approve(conn, memory_id, policy=policy)
+    if args.action == "validate":
+        return validate(conn, memory_id, policy=policy)
+    if args.action == "supersede":
+        if args.by is None:
+            raise NousError("`nous review supersede ID --by NEWER_ID` needs --by: the memory that replaces it")
+        return supersede(conn, memory_id, args.by, policy=policy)
+    return reject(conn, memory_id, args.reason, policy=policy)
+
+
+def _memory_id(args: argparse.Namespace) -> int:
+    try:
+        return int(str(args.target).lstrip("#"))
+    except ValueError:
+        raise NousError(f"`nous review {args.action}` takes a memory #id (a number), got {args.target!r}") from None
+
+
+def _dismiss(conn, args: argparse.Namespace) -> int:
+    from nous_assets.observe.reducer import UnknownIntervention, dismiss
+    from nous_assets.store import interventions
+    from nous_assets.timeutil import now_iso
+
+    now = now_iso()
+    wanted = str(args.target)
+    ids = [a.intervention_id for a in interventions.current(conn, now) if a.intervention_id.startswith(wanted)]
+    if len(ids) != 1:
+        raise NousError(f"no active intervention {wanted}" if not ids else f"{wanted} names {len(ids)} interventions; "
+                        "give more of the id")  # fmt: skip
+    try:
+        dismiss(conn, ids[0], now, reason=args.reason)
+    except UnknownIntervention as exc:
+        raise NousError(str(exc)) from None
+    if args.json:
+        print(json.dumps({"intervention_id": ids[0], "action": "dismissed"}))
+    else:
+        print(f"intervention {ids[0][:12]} dismissed: left out of packets from the next build; its key cools down")
+    return 0
+
+
+def _claude_md(conn, settings: Settings, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from nous_assets.safety import claude_md
+    from nous_assets.store.observations import project_checkout
+
+    project_id = canonical(conn, args.project)
+    if project_id is None:
+        raise NousError("`nous review claude-md` needs --project PROJECT (the project whose CLAUDE.md to extend)")
+    if args.path:
+        path = Path(args.path).expanduser()
+    else:
+        checkout = project_checkout(conn, project_id)
+        if checkout is None:
+            raise NousError(f"the checkout of project {project_id} is not known; give --path PATH/TO/CLAUDE.md")
+        path = Path(checkout) / "CLAUDE.md"
+    if path.is_dir():
+        path = path / "CLAUDE.md"
+    try:
+        existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NousError(f"cannot read {path}: {exc}") from None
+    found = claude_md.suggestions(conn, project_id, existing, min_sessions=settings.thresholds.claude_md_min_sessions)
+    new = claude_md.patched(existing, [s.bullet for s in found])
+    if not found:
+        print(f"nothing to suggest for {path}: no memory of project {project_id} recurs in "
+              f"{settings.thresholds.claude_md_min_sessions}+ sessions that the file does not already say")  # fmt: skip
+        return 0
+    print(claude_md.unified_diff(path, existing, new), end="")
+    if not args.apply:
+        print(f"{len(found)} suggested line(s) for {path}; nothing written (add --apply to write them)",
+              file=sys.stderr)  # fmt: skip
+        return 0
+    if not path.parent.is_dir():
+        raise NousError(f"{path.parent} does not exist; give --path PATH/TO/CLAUDE.md")
+    try:
+        claude_md.write_atomically(path, new)
+    except OSError as exc:
+        raise NousError(f"cannot write {path}: {exc.strerror or exc}") from None
+    print(f"{len(found)} line(s) added to {path}", file=sys.stderr)
+    return 0
+
+
+MEMORY_ACTIONS = ("approve", "reject", "validate", "supersede")
+
+
+def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.safety.review import ReviewError
+
+    args.section_given = args.section is not None
+    args.section = args.section or "all"
+    needs_target = args.action in (*MEMORY_ACTIONS, "dismiss")
+    if needs_target and args.target is None:
+        what = "intervention ID" if args.action == "dismiss" else "memory ID"
+        raise NousError(f"`nous review {args.action}` needs the {what} (see `nous review`)")
+    if not needs_target and args.target is not None:
+        raise NousError("`nous review` lists; use `nous review approve|validate|supersede|reject ID` or `dismiss ID`")
+    if args.reason and args.action not in ("reject", "dismiss"):
+        raise NousError("--reason only goes with `nous review reject ID` or `dismiss ID`")
+    if args.by is not None and args.action != "supersede":
+        raise NousError("--by only goes with `nous review supersede ID --by NEWER_ID`")
+    if (args.apply or args.path) and args.action != "claude-md":
+        raise NousError("--apply and --path only go with `nous review claude-md`")
     with open_store(settings) as conn:
         if args.action == "list":
-            return _review_list(conn, args)
+            return _review_list(conn, args, settings)
+        if args.action == "dismiss":
+            return _dismiss(conn, args)
+        if args.action == "claude-md":
+            return _claude_md(conn, settings, args)
         try:
-            if args.action == "approve":
-                outcome = approve(conn, args.memory_id, policy=Policy.of(settings.thresholds))
-            else:
-                outcome = reject(conn, args.memory_id, args.reason, policy=Policy.of(settings.thresholds))
+            outcome = _answer(conn, settings, args)
         except ReviewError as exc:
             raise NousError(str(exc)) from None
     if args.json:
@@ -79,27 +237,45 @@ def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
     if outcome.action == "approved":
         print(f"memory #{outcome.memory_id} approved{again}: from the next packet build it may be injected, "
               "still framed as a recalled note; a change to its text puts it back on hold")  # fmt: skip
+    elif outcome.action == "validated":
+        print(f"memory #{outcome.memory_id} validated{again} (LearningValidated, source user_review)")
+    elif outcome.action == "superseded":
+        print(f"memory #{outcome.memory_id} superseded{again}: {review_line(outcome.reason, 200)}; it stays in the "
+              "history, closed, and the newer memory holds from then on")  # fmt: skip
     else:
         print(f"memory #{outcome.memory_id} rejected{again}: archived ({review_line(outcome.reason, 200)})")
     return 0
 
 
-
 def register(add: AddCommand) -> None:
     """The ``review`` subparser."""
+    from nous_assets.safety.review_items import SECTIONS
+
     p = add(
         "review",
         cmd_review,
-        "Memories held out of injection because they would have Claude run downloaded code, force-push main, "
-        "skip permissions or the sandbox, disable checks, send data off the machine, or because they carry a "
-        "secret. Lists them with reason, source session, date and content; approve one to let it be injected "
-        "(as a recalled note, never as an instruction) or reject it to archive it (events with source user_review).",
+        "What wants a human look, each with its evidence (sessions, dates, provenance): memories held out of "
+        "injection because they would have Claude run downloaded code, force-push main, skip permissions or the "
+        "sandbox, disable checks, send data off the machine, or carry a secret; contradictions between current "
+        "memories (NLI results); re-learning flags (rewrite, injection failure, near-miss); memories learned in "
+        "several sessions but never injected; active interventions. Answers are events with source user_review: "
+        "approve a held memory (injected as a recalled note, never as an instruction), validate one as it stands, "
+        "supersede one by a newer one, reject one (archived, a tombstone); dismiss ends an intervention. "
+        "claude-md prints a CLAUDE.md patch for what a project keeps re-learning, written only with --apply.",
     )
-    p.add_argument("action", nargs="?", choices=["list", "approve", "reject"], default="list",
-                   help="list (default), approve ID or reject ID")  # fmt: skip
-    p.add_argument("memory_id", nargs="?", type=int, metavar="ID", help="the memory's #id (from the list)")
-    p.add_argument("--reason", help="reject: why (kept in the LearningArchived event)")
+    p.add_argument("action", nargs="?", default="list",
+                   choices=["list", "approve", "reject", "validate", "supersede", "dismiss", "claude-md"],
+                   help="list (default); approve/validate/supersede/reject ID (a memory); dismiss ID (an "
+                        "intervention); claude-md (a suggested CLAUDE.md patch)")  # fmt: skip
+    p.add_argument("target", nargs="?", metavar="ID",
+                   help="the memory's #id, or an intervention's id (a prefix will do)")  # fmt: skip
+    p.add_argument("--by", type=int, metavar="NEWER_ID", help="supersede: the memory that replaces ID")
+    p.add_argument("--reason", help="reject/dismiss: why (kept in the event or the audit trail)")
     p.add_argument("--project", metavar="PROJECT", type=project_arg,
-                   help="list: only this project's held memories; " + PROJECT_HELP)  # fmt: skip
+                   help="list: only this project's items; claude-md: the project; " + PROJECT_HELP)  # fmt: skip
     p.add_argument("--all", action="store_true", help="list: approved memories too")
+    p.add_argument("--section", choices=["all", "holds", *SECTIONS],
+                   help="list: one section only (default all; with --json and no --section: the held memories)")
+    p.add_argument("--path", metavar="FILE", help="claude-md: the CLAUDE.md to patch (default: the project's checkout)")
+    p.add_argument("--apply", action="store_true", help="claude-md: write the suggested lines into the file")
     p.add_argument("--json", action="store_true", help="print JSON")

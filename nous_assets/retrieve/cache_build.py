@@ -45,6 +45,7 @@ from nous_assets.safety.guard import GUARD_VERSION
 from nous_assets.safety.review import refresh_holds
 from nous_assets.settings import ScoringWeights, Settings
 from nous_assets.store import holds, injection_cache, memory_search
+from nous_assets.store import interventions as active_notes
 from nous_assets.store.db import Connection, atomic, checkpoint
 from nous_assets.store.identity import project_map
 from nous_assets.store.projector import get_checkpoint, set_checkpoint
@@ -169,6 +170,20 @@ class Guarded:
     held: frozenset[int]
     approved: frozenset[int]
     extra: int  # how many more results to retrieve so held ones do not shrink a packet
+    notes: tuple[str, ...] = ()  # the active interventions of the packet's scope, most pressing first
+
+
+def interventions_for(active: list[Any], project_id: str, limit: int) -> list[Any]:
+    """The active interventions a packet of ``project_id`` carries: its own and global ones (the global
+    packet: global ones only), by priority, at most ``limit``."""
+    if project_id == GLOBAL:
+        return active_notes.global_only(active)[:limit]
+    return [a for a in active if a.scope == "global" or a.target_project_id == project_id][:limit]
+
+
+def notes_digest(notes: list[Any]) -> str:
+    """Which interventions (and texts) a packet was built with: a change rebuilds the project's packets."""
+    return hashlib.sha256(json.dumps([[a.intervention_id, a.payload_text] for a in notes]).encode()).hexdigest()
 
 
 def _injectable(result: Any, project_id: str, guarded: Guarded) -> bool:
@@ -217,6 +232,7 @@ def _render(
         title=title,
         approved=guarded.approved,
         max_global=MAX_GLOBALS,
+        interventions=guarded.notes,
     )
     return redact(packet.text), list(packet.memory_ids), len(packet.held)  # redacted again: defence in depth
 
@@ -277,15 +293,20 @@ def build_cache(
     _drop_vanished(conn, projects)
     built = injection_cache.built_versions(conn)
     now = now_iso()
+    active = active_notes.current(conn, now)
+    digests = active_notes.packet_digests(conn)
     for project in [*projects, GLOBAL]:
         version = _version(conn, project)
         verdict_changed = verdicts.global_changed or project in verdicts.projects
-        if not force and not verdict_changed and built.get(project) == version:
+        notes = interventions_for(active, project, settings.thresholds.intervention_max_per_packet)
+        digest = notes_digest(notes)
+        notes_changed = digests.get(project, notes_digest([])) != digest
+        if not force and not verdict_changed and not notes_changed and built.get(project) == version:
             stats.projects_unchanged += 1
             continue
         profile = profiles.get(project) if project != GLOBAL else None
         extra = min(MAX_HELD_EXTRA, holds.count_held(conn, None if project == GLOBAL else project))
-        guarded = Guarded(held, approved, extra)
+        guarded = Guarded(held, approved, extra, tuple(a.payload_text for a in notes))
         rows = []
         for fp in fingerprints_for(profile):
             results, held_found = _candidates_for(conn, settings, project, fp, embedder, guarded)
@@ -298,7 +319,9 @@ def build_cache(
             rows.append((key, project, scope, json.dumps(fp), text, json.dumps(ids), len(text), version, now))
             if fp.get("branch") is None:  # the default fingerprint: each checkout's own packet re-ranks its results
                 rows += _checkout_rows(settings, project, profile, fp, results, guarded, version, now)
-        injection_cache.replace_packets(conn, project, rows)
+        with atomic(conn):  # the packets and the interventions they carry, together
+            injection_cache.replace_packets(conn, project, rows)
+            active_notes.save_packet_digest(conn, project, digest, now)
         stats.projects_rebuilt += 1
         stats.packets += len(rows)
         stats.largest_packet_chars = max([stats.largest_packet_chars, *(r[6] for r in rows)])

@@ -17,7 +17,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from nous_assets.safety.guard import GUARD_VERSION, Verdict, classify
-from nous_assets.store import event_history, holds, memory_search
+from nous_assets.store import event_history, holds, memory_search, observations
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.events import EventStore, LearningEvent
 from nous_assets.store.memory_state import Policy
@@ -160,3 +160,44 @@ def reject(
     project(conn, policy=policy)
     refresh_holds(conn)
     return ReviewOutcome(memory_id, "rejected", result.created, result.event.event_id, payload["reason"])
+
+
+def validate(conn: Connection, memory_id: int, *, policy: Policy | None = None) -> ReviewOutcome:
+    """Confirm a memory as it stands (a contradiction or re-learning flag answered "this one is right"):
+    ``LearningValidated`` with a ``review`` payload, bound to the content's hash."""
+    memory = _memory(conn, memory_id)
+    if memory is None:
+        raise ReviewError(f"no memory #{memory_id} in the current projection")
+    digest = content_sha256(memory["content"])
+    key = hashlib.sha256(f"review:validate:{memory['learning_id']}:{digest}".encode()).hexdigest()
+    payload = {"review": {"decision": "validated", "content_sha256": digest}}
+    event = LearningEvent("LearningValidated", memory["learning_id"], payload, REVIEW_SESSION,
+                          memory["project_id"], "user_review", key)  # fmt: skip
+    result = EventStore(conn).append(event)
+    project(conn, policy=policy)
+    return ReviewOutcome(memory_id, "validated", result.created, result.event.event_id, "confirmed in review")
+
+
+def supersede(conn: Connection, memory_id: int, by_id: int, *, policy: Policy | None = None) -> ReviewOutcome:
+    """Close ``memory_id``'s validity in favour of ``by_id`` (a contradiction resolved by the user): a
+    ``LearningSuperseded`` with source user_review, valid until the newer memory's ``valid_from`` when that is
+    later than the old one's (else now)."""
+    if memory_id == by_id:
+        raise ReviewError("a memory cannot supersede itself")
+    old, new = _memory(conn, memory_id), _memory(conn, by_id)
+    for ref, row in ((memory_id, old), (by_id, new)):
+        if row is None:
+            raise ReviewError(f"no memory #{ref} in the current projection")
+    assert old is not None and new is not None
+    until = observations.valid_from(conn, by_id)
+    start = observations.valid_from(conn, memory_id)
+    if until is None or (start is not None and until < start):
+        until = None  # the projection closes it at the event's transaction time
+    key = hashlib.sha256(f"review:supersede:{old['learning_id']}:{new['learning_id']}".encode()).hexdigest()
+    payload = {"superseded_by": new["learning_id"], "reason": f"superseded in review by #{by_id}",
+               "review": {"decision": "superseded", "by_memory": by_id}}  # fmt: skip
+    event = LearningEvent("LearningSuperseded", old["learning_id"], payload, REVIEW_SESSION, old["project_id"],
+                          "user_review", key, valid_until=until)  # fmt: skip
+    result = EventStore(conn).append(event)
+    project(conn, policy=policy)
+    return ReviewOutcome(memory_id, "superseded", result.created, result.event.event_id, payload["reason"])

@@ -2,9 +2,12 @@
 
 from nous_assets.defs.assets.capture import learning_events, transcripts, transcripts_schema
 from nous_assets.defs.assets.memory import memories, replay_equals_projection, session_outcomes
+from nous_assets.defs.assets.observe import interventions
 from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
 
-PIPELINE_ASSETS = [transcripts, learning_events, session_outcomes, memories, embeddings, edges, injection_cache]
-"""Capture -> extract -> judge outcomes -> project -> embed -> link -> cache, in dependency order."""
+PIPELINE_ASSETS = [
+    transcripts, learning_events, session_outcomes, memories, interventions, embeddings, edges, injection_cache
+]
+"""Capture -> extract -> judge outcomes -> project -> observe -> embed -> link -> cache, in dependency order."""
 
 ASSET_CHECKS = [transcripts_schema, replay_equals_projection]

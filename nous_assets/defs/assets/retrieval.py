@@ -6,6 +6,7 @@ import dagster as dg
 
 from nous_assets.capture.lake import read_links, read_turns
 from nous_assets.defs.assets.memory import memories
+from nous_assets.defs.assets.observe import interventions
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
 from nous_assets.embed.chunk_embedding import embed_pending_chunks, pending_chunk_count, upsert_chunks
@@ -113,12 +114,13 @@ def edges(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Materiali
 
 @daily_asset(
     group_name=GROUP,
-    deps=[edges],
+    deps=[edges, interventions],
     kinds={"sqlite"},
     description="Precomputed SessionStart packets per project (one per likely fingerprint: default and recent "
     "branches) and a global packet, sanitised, redacted and under the character budget, framed as recalled "
     "notes; memories the packet guard flags (remote code, force-push to main, skipped permissions, disabled "
-    "checks, exfiltration, secrets) are held out for `nous review`.",
+    "checks, exfiltration, secrets) are held out for `nous review`; the active interventions of a packet's scope "
+    "come first, under Notes.",
 )
 def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
     from nous_assets.retrieve.cache_build import build_cache

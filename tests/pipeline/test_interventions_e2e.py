@@ -1,0 +1,49 @@
+"""On the shared transcripts end to end: a correction the user repeated becomes an intervention candidate,
+the reducer activates it, and the packets of its scope carry it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nous_assets.retrieve.cache_build import GLOBAL
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_repeated_correction_becomes_an_intervention_in_the_packets(corpus_pipeline):
+    conn = corpus_pipeline.conn()
+    try:
+        rows = conn.execute(
+            "SELECT c.candidate_id, c.scope, c.target_project_id, c.reason_codes_json, k.evidence_json "
+            "FROM intervention_candidates c JOIN intervention_candidate_keys k USING (candidate_id)"
+        ).fetchall()
+        repeated = [r for r in rows if "repeated_correction" in json.loads(r[3])]
+        assert repeated, "no intervention candidate from a repeated correction"
+        for candidate_id, scope, project, _, evidence_json in repeated:
+            evidence = json.loads(evidence_json)
+            sessions = {s for s, _ in evidence["sessions"]}
+            assert len(sessions) >= 2  # said again in another session
+            kind = conn.execute("SELECT kind FROM memories WHERE id = ?", (evidence["memory_id"],)).fetchone()[0]
+            assert kind in ("correction", "preference")
+            states = [r[0] for r in conn.execute(
+                "SELECT to_state FROM intervention_transitions WHERE candidate_id = ? ORDER BY id", (candidate_id,))]
+            assert states and states[0] in ("approved", "suppressed")  # decided, and audited
+            if states[-1] == "approved":
+                owner = GLOBAL if scope == "global" else project
+                packets = [r[0] for r in conn.execute(
+                    "SELECT packet_text FROM injection_cache WHERE project_id = ?", (owner,))]  # fmt: skip
+                assert packets and all("### Notes" in p and "The user has said this in" in p for p in packets)
+        assert any(
+            r[0] == "approved" for r in conn.execute(
+                "SELECT t.to_state FROM intervention_transitions t WHERE t.candidate_id IN "
+                "(SELECT value FROM json_each(?))", (json.dumps([r[0] for r in repeated]),))
+        )  # fmt: skip
+        # the whole run is idempotent: no candidate was written twice, nothing decided twice
+        counts = conn.execute(
+            "SELECT count(*), count(DISTINCT candidate_id) FROM intervention_transitions WHERE from_state = 'candidate'"
+        ).fetchone()
+        assert counts[0] == counts[1] == len(rows)
+    finally:
+        conn.close()
