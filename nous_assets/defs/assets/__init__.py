@@ -2,9 +2,13 @@
 
 from nous_assets.defs.assets.capture import learning_events, transcripts, transcripts_schema
 from nous_assets.defs.assets.memory import memories, replay_equals_projection, session_outcomes
+from nous_assets.defs.assets.reconciliation import nli_results_asset
 from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
 
-PIPELINE_ASSETS = [transcripts, learning_events, session_outcomes, memories, embeddings, edges, injection_cache]
-"""Capture -> extract -> judge outcomes -> project -> embed -> link -> cache, in dependency order."""
+PIPELINE_ASSETS = [
+    transcripts, learning_events, session_outcomes, memories, embeddings, edges, nli_results_asset, injection_cache
+]  # fmt: skip
+"""Capture -> extract -> judge outcomes -> project -> embed -> link / find contradictions -> cache, in
+dependency order."""
 
 ASSET_CHECKS = [transcripts_schema, replay_equals_projection]

@@ -113,7 +113,7 @@ def edges(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Materiali
 
 @daily_asset(
     group_name=GROUP,
-    deps=[edges],
+    deps=[edges, dg.AssetKey("nli_results")],  # the packet reads cached contradictions; no import cycle
     kinds={"sqlite"},
     description="Precomputed SessionStart packets per project (one per likely fingerprint: default and recent "
     "branches) and a global packet, sanitised, redacted and under the character budget, framed as recalled "
