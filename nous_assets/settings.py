@@ -277,7 +277,9 @@ def _parse_nli(path: Path, raw: Any, env: dict[str, str]) -> NliSettings:
     if env.get("NOUS_NLI_CLASSIFIER"):
         nli = replace(nli, classifier=env["NOUS_NLI_CLASSIFIER"])
     if nli.classifier not in NLI_CLASSIFIERS:
-        raise ConfigError(f"{path}: key 'nli.classifier' must be one of {', '.join(NLI_CLASSIFIERS)}, got {nli.classifier!r}")
+        raise ConfigError(
+            f"{path}: key 'nli.classifier' must be one of {', '.join(NLI_CLASSIFIERS)}, got {nli.classifier!r}"
+        )
     if nli.llm_provider not in ("openai", "claude"):
         raise ConfigError(f"{path}: key 'nli.llm_provider' must be openai or claude, got {nli.llm_provider!r}")
     if nli.classifier == "cross-encoder" and not nli.model_dir:

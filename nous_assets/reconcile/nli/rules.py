@@ -63,7 +63,9 @@ _ASSIGN = re.compile(r"([a-z_][\w.-]{1,40})\s*(?:=|:)\s*[\"'`]?([^\s\"'`,;)\]]+)
 _AT_VERSION = re.compile(r"([a-z][\w./-]{1,60})@v?(\d[\w.]*)")
 _FLAG = re.compile(r"(--[a-z][\w-]+)[= ]([^\s`'\",;]+)")
 _NOUN_NUMBER = re.compile(r"\b(port|version|timeout|limit|python|node|java|go|ruby)\s+v?(\d[\w.]*)")
-_INSTEAD = re.compile(r"([\w./@'\"+-]+)\s*,?\s+(?:instead of|rather than|over|not)\s+(?:using\s+|the\s+)?([\w./@'\"+-]+)")
+_INSTEAD = re.compile(
+    r"([\w./@'\"+-]+)\s*,?\s+(?:instead of|rather than|over|not)\s+(?:using\s+|the\s+)?([\w./@'\"+-]+)"
+)
 
 
 def _tokens(text: str) -> list[str]:
