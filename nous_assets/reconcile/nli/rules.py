@@ -34,7 +34,7 @@ _EDGE_PUNCT = ".:,;!?"
 STOP = frozenset(
     "a an and are as at be been being by for from has have had in into is it its of on or so that the this "
     "to was were which with when while then than there these those their they them we you your our i it's "
-    "should must will would can could may might just also only all any some each every".split()
+    "should must will would can could may might just also only all any some each every do does did".split()
 )
 NEGATIONS = frozenset(
     "not no never nothing none nobody neither nor cannot can't don't doesn't didn't isn't aren't wasn't "
@@ -63,19 +63,32 @@ _ASSIGN = re.compile(r"([a-z_][\w.-]{1,40})\s*(?:=|:)\s*[\"'`]?([^\s\"'`,;)\]]+)
 _AT_VERSION = re.compile(r"([a-z][\w./-]{1,60})@v?(\d[\w.]*)")
 _FLAG = re.compile(r"(--[a-z][\w-]+)[= ]([^\s`'\",;]+)")
 _NOUN_NUMBER = re.compile(r"\b(port|version|timeout|limit|python|node|java|go|ruby)\s+v?(\d[\w.]*)")
-_INSTEAD = re.compile(
-    r"([\w./@'\"+-]+)\s*,?\s+(?:instead of|rather than|over|not)\s+(?:using\s+|the\s+)?([\w./@'\"+-]+)"
+_SWAP = (  # "X instead of Y", "X rather than Y", "prefer X over Y", "X, not Y": (chosen, rejected)
+    re.compile(r"([\w./@'\"+-]+)\s+(?:instead of|rather than)\s+(?:using\s+|the\s+)?([\w./@'\"+-]+)"),
+    re.compile(r"\bprefer(?:s|red)?\s+([\w./@'\"+-]+)\s+(?:over|to)\s+([\w./@'\"+-]+)"),
+    re.compile(r"([\w./@'\"+-]+)\s*,\s*not\s+(?:the\s+)?([\w./@'\"+-]+)"),
 )
+_CODE = re.compile(r"(`[^`\n]+`)")
+_FILE_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.[a-z]{1,5}\b")
 
 
 def _tokens(text: str) -> list[str]:
     """Lowercase tokens that keep values whole (``v1.2.3``, ``src/app.py``, ``--flag=x``, ``KEY=v``)."""
-    clean = text.lower().replace("`", " ").replace('"', " ").replace("“", " ").replace("”", " ")
-    out = []
-    for tok in _TOKEN.findall(clean):
-        tok = tok.strip(_EDGE_PUNCT) if len(tok) > 1 else tok
-        if tok and (len(tok) > 1 or tok.isalnum()):
-            out.append(tok)
+    return [tok for tok, _ in _marked_tokens(text)]
+
+
+def _marked_tokens(text: str) -> list[tuple[str, tuple[int, int] | None]]:
+    """:func:`_tokens` with, for a token inside a backtick code span, (span number, position in the span)."""
+    out: list[tuple[str, tuple[int, int] | None]] = []
+    for n, piece in enumerate(_CODE.split(text)):
+        code = piece.startswith("`") and piece.endswith("`") and len(piece) > 1
+        clean = piece.lower().replace("`", " ").replace('"', " ").replace("“", " ").replace("”", " ")
+        position = 0
+        for tok in _TOKEN.findall(clean):
+            tok = tok.strip(_EDGE_PUNCT) if len(tok) > 1 else tok
+            if tok and (len(tok) > 1 or tok.isalnum()):
+                out.append((tok, (n, position) if code else None))
+                position += 1
     return out
 
 
@@ -103,8 +116,17 @@ def _polarity(tokens: Sequence[str]) -> int:
     return sum(t in NEGATIONS for t in tokens) % 2
 
 
-def _value_rule(ta: list[str], tb: list[str]) -> Verdict | None:
+def _flags(span: Sequence[str]) -> set[str]:
+    return {t.split("=", 1)[0] for t in span if t.startswith("-")}
+
+
+def _keys(span: Sequence[str]) -> set[str]:
+    return {t.split("=", 1)[0] for t in span if "=" in t and not t.startswith("-")}
+
+
+def _value_rule(ma: list, mb: list) -> Verdict | None:
     """One sentence, one short changed span that is a value (or follows a single-valued cue)."""
+    ta, tb = [t for t, _ in ma], [t for t, _ in mb]
     ops = [op for op in difflib.SequenceMatcher(a=ta, b=tb, autojunk=False).get_opcodes() if op[0] != "equal"]
     if len(ops) != 1 or ops[0][0] != "replace":
         return None
@@ -112,17 +134,27 @@ def _value_rule(ta: list[str], tb: list[str]) -> Verdict | None:
     span_a, span_b = ta[i1:i2], tb[j1:j2]
     if len(span_a) > 3 or len(span_b) > 3:
         return None
-    shared = [t for t in ta[:i1] + ta[i2:] if t not in STOP]
-    if len(shared) < 2 or len(shared) * 2 < len(ta) - len(span_a):
+    rest = [t for t in ta[:i1] + ta[i2:] if t not in STOP]
+    if len(rest) < 2 or 2 * len(rest) < len([t for t in ta if t not in STOP]) - len(span_a):
         return None
     if set(span_a) & NEGATIONS or set(span_b) & NEGATIONS:
         return None  # a polarity flip, not a value: the negation rule decides
     if any(frozenset((x, y)) in ANTONYMS for x in span_a for y in span_b):
         return None
-    valued = any(map(_is_value, span_a)) and any(map(_is_value, span_b))
     joined_a, joined_b = " ".join(span_a), " ".join(span_b)
     if joined_a.startswith(joined_b) or joined_b.startswith(joined_a):
         return None  # ``lint`` / ``lint:fix``: a variant of the same thing, not another value
+    if _flags(span_a) != _flags(span_b) or _keys(span_a) != _keys(span_b):
+        return None  # other options or other keys: another invocation or setting, not another value of one
+    code_a, code_b = ma[i1][1], mb[j1][1]
+    if code_a is not None and code_b is not None:
+        # inside a command: another tool for the job is another value; another subcommand or argument of the
+        # same tool (``bun run lint`` / ``bun run typecheck``) is another command
+        if code_a[1] == 0 and code_b[1] == 0:
+            return Verdict("contradiction", 0.8, single_valued=True, reason="value")
+        if not (any(map(_is_value, span_a)) and any(c.isdigit() for c in joined_a + joined_b)):
+            return None
+    valued = any(map(_is_value, span_a)) and any(map(_is_value, span_b))
     cued = i1 > 0 and ta[i1 - 1] in _VALUE_CUES
     if not (valued or cued):
         return None
@@ -134,59 +166,77 @@ def _assignments(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for pattern in (_ASSIGN, _AT_VERSION, _FLAG, _NOUN_NUMBER):
         for key, value in pattern.findall(low):
-            out.setdefault(key.strip(_EDGE_PUNCT), value.strip(_EDGE_PUNCT))
+            value = value.strip(_EDGE_PUNCT)
+            if pattern is _ASSIGN and not (_is_value(value) or value in ("true", "false", "none", "null")):
+                continue  # "file.css: add styles" is prose after a colon, not a setting
+            out.setdefault(key.strip(_EDGE_PUNCT), value)
     return out
 
 
 def _assignment_rule(a: str, b: str, ca: frozenset[str], cb: frozenset[str]) -> Verdict | None:
-    """The same key set to different values, in texts otherwise about the same thing."""
+    """The same key set to different values, in texts otherwise about the same thing (and the same file)."""
+    fa, fb = set(_FILE_PATH.findall(a.lower())), set(_FILE_PATH.findall(b.lower()))
+    if fa and fb and not fa & fb:
+        return None  # the same key in another file is another setting (dev vs test config)
     va, vb = _assignments(a), _assignments(b)
-    clashes = [k for k in va.keys() & vb.keys() if va[k] and vb[k] and va[k] != vb[k]]
-    if not clashes or any(va[k] == vb[k] for k in va.keys() & vb.keys() if k not in clashes and len(va) == 1):
+    clashes = [k for k in va.keys() & vb.keys() if va[k] != vb[k]]
+    if not clashes:
         return None
     values = {_stem(v) for k in clashes for v in (va[k], vb[k])}
-    if _jaccard(ca - values, cb - values) < 0.4:
-        return None
+    rest_a, rest_b = ca - values, cb - values
+    if len(rest_a ^ rest_b) > 1 and _jaccard(rest_a, rest_b) < 0.75:
+        return None  # more than the value differs: another subject that happens to share a key
     return Verdict("contradiction", 0.8, single_valued=True, reason="assignment")
 
 
-def _choice(match: tuple[str, str]) -> tuple[frozenset[str], frozenset[str]]:
-    return _content(_tokens(match[0])), _content(_tokens(match[1]))
+def _swaps(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
+    low = text.lower().replace("`", "")
+    out = []
+    for pattern in _SWAP:
+        for chosen, rejected in pattern.findall(low):
+            c, r = _content(_tokens(chosen)), _content(_tokens(rejected))
+            if c and r and not c & r:
+                out.append((c, r))
+    return out
 
 
 def _instead_rule(a: str, b: str, ca: frozenset[str], cb: frozenset[str]) -> Verdict | None:
     """"X instead of Y" against a statement that picks Y (or "Y instead of X")."""
-    for first, second, other_content, other_text in ((a, b, cb, b), (b, a, ca, a)):
-        for match in _INSTEAD.findall(first.lower().replace("`", "")):
-            chosen, rejected = _choice(match)
-            if not chosen or not rejected or chosen & rejected:
-                continue
-            for back in _INSTEAD.findall(other_text.lower().replace("`", "")):
-                c2, r2 = _choice(back)
-                if c2 and r2 and c2 <= rejected and r2 <= chosen:
-                    return Verdict("contradiction", 0.85, single_valued=True, reason="instead")
-            first_rest = _content(_tokens(first)) - chosen - rejected
-            if rejected <= other_content and not (chosen & other_content) and _jaccard(
-                first_rest, other_content - rejected
-            ) >= 0.25 and not _INSTEAD.search(second.lower().replace("`", "")):
+    sa, sb = _swaps(a), _swaps(b)
+    for (c1, r1), (c2, r2) in ((x, y) for x in sa for y in sb):
+        if c2 <= r1 and r2 <= c1:
+            return Verdict("contradiction", 0.85, single_valued=True, reason="instead")
+    for swaps, other, mine, other_swaps in ((sa, cb, ca, sb), (sb, ca, cb, sa)):
+        if other_swaps:
+            continue
+        for chosen, rejected in swaps:
+            rest = mine - chosen - rejected
+            related = len(rest & other) >= 1 and _jaccard(rest, other - rejected) >= 0.25
+            if rejected <= other and not chosen & other and related:
                 return Verdict("contradiction", 0.75, single_valued=True, reason="instead")
     return None
 
 
+_MARKERS = frozenset({"longer", "deprecat", "deprecated", "remov", "removed", "anymore", "since", "any", "more"})
+
+
 def _removal_rule(a: str, b: str, ca: frozenset[str], cb: frozenset[str]) -> Verdict | None:
+    """"X is deprecated / no longer / removed in v3" against a statement that still uses X."""
     ra, rb = bool(_REMOVAL.search(a.lower())), bool(_REMOVAL.search(b.lower()))
     if ra == rb:
         return None
-    markers = frozenset({"longer", "deprecat", "remov", "anymore", "since", "any", "more"})
-    if _jaccard(ca - markers, cb - markers) >= 0.5:
+    marked, other = (ca - _MARKERS, cb) if ra else (cb - _MARKERS, ca)
+    shared = marked & other
+    if len(shared) >= 2 and len(shared) >= 0.5 * len(marked):
         return Verdict("contradiction", 0.85, reason="removal")
     return None
 
 
 def _negation_rule(ta: list[str], tb: list[str], ca: frozenset[str], cb: frozenset[str]) -> Verdict | None:
-    if _polarity(ta) == _polarity(tb) or _jaccard(ca, cb) < 0.6 or len(ca | cb) < 3:
+    """The same few content words, one side negated: at most a couple of words besides the negation differ."""
+    if _polarity(ta) == _polarity(tb) or len(ca & cb) < 3 or len(ca ^ cb) > 2:
         return None
-    return Verdict("contradiction", 0.8 if _jaccard(ca, cb) >= 0.75 else 0.72, reason="negation")
+    return Verdict("contradiction", 0.8, reason="negation")
 
 
 def _antonym_rule(ta: list[str], tb: list[str]) -> Verdict | None:
@@ -203,12 +253,13 @@ def _antonym_rule(ta: list[str], tb: list[str]) -> Verdict | None:
 
 def classify_pair(a: str, b: str) -> Verdict:
     """The rules' verdict on one pair (symmetric up to which rule fires first)."""
-    ta, tb = _tokens(a), _tokens(b)
+    ma, mb = _marked_tokens(a), _marked_tokens(b)
+    ta, tb = [t for t, _ in ma], [t for t, _ in mb]
     if not ta or not tb or ta == tb:
         return Verdict("entailment", 0.9, reason="same text") if ta and ta == tb else Verdict("neutral", 0.5)
     ca, cb = _content(ta), _content(tb)
     verdict = (
-        _value_rule(ta, tb)
+        _value_rule(ma, mb)
         or _antonym_rule(ta, tb)
         or _removal_rule(a, b, ca, cb)
         or _negation_rule(ta, tb, ca, cb)
