@@ -135,7 +135,9 @@ def _value_rule(ma: list, mb: list) -> Verdict | None:
     if len(span_a) > 3 or len(span_b) > 3:
         return None
     rest = [t for t in ta[:i1] + ta[i2:] if t not in STOP]
-    if len(rest) < 2 or 2 * len(rest) < len([t for t in ta if t not in STOP]) - len(span_a):
+    code_a, code_b = ma[i1][1], mb[j1][1]
+    tool_swap = code_a is not None and code_b is not None and code_a[1] == 0 and code_b[1] == 0
+    if len(rest) < (1 if tool_swap else 2) or 2 * len(rest) < len([t for t in ta if t not in STOP]) - len(span_a):
         return None
     if set(span_a) & NEGATIONS or set(span_b) & NEGATIONS:
         return None  # a polarity flip, not a value: the negation rule decides
@@ -146,14 +148,11 @@ def _value_rule(ma: list, mb: list) -> Verdict | None:
         return None  # ``lint`` / ``lint:fix``: a variant of the same thing, not another value
     if _flags(span_a) != _flags(span_b) or _keys(span_a) != _keys(span_b):
         return None  # other options or other keys: another invocation or setting, not another value of one
-    code_a, code_b = ma[i1][1], mb[j1][1]
-    if code_a is not None and code_b is not None:
-        # inside a command: another tool for the job is another value; another subcommand or argument of the
-        # same tool (``bun run lint`` / ``bun run typecheck``) is another command
-        if code_a[1] == 0 and code_b[1] == 0:
-            return Verdict("contradiction", 0.8, single_valued=True, reason="value")
-        if not (any(map(_is_value, span_a)) and any(c.isdigit() for c in joined_a + joined_b)):
-            return None
+    if tool_swap:  # inside a command, another tool for the job is another value of it
+        return Verdict("contradiction", 0.8, single_valued=True, reason="value")
+    numeric = any(map(_is_value, span_a)) and any(c.isdigit() for c in joined_a + joined_b)
+    if code_a is not None and code_b is not None and not numeric:
+        return None  # another subcommand or argument of one tool (``bun run lint`` / ``bun run typecheck``)
     valued = any(map(_is_value, span_a)) and any(map(_is_value, span_b))
     cued = i1 > 0 and ta[i1 - 1] in _VALUE_CUES
     if not (valued or cued):
