@@ -69,16 +69,15 @@ def concept_pairs(members: Sequence[Item], concepts: Mapping[int, set[str]], ove
         mine = concepts.get(it.id)
         if not mine:
             continue
-        shared: dict[int, int] = defaultdict(int)
+        found: set[int] = set()  # reached through a concept few memories share; scored on all concepts
         for concept in mine:
             ids = postings[concept]
             if len(ids) <= MAX_CONCEPT_POSTINGS:
-                for other in ids:
-                    if other > it.id:
-                        shared[other] += 1
+                found.update(other for other in ids if other > it.id)
         scored = []
-        for other, n in shared.items():
-            jac = n / (len(mine) + len(concepts[other]) - n)
+        for other in found:
+            theirs = concepts[other]
+            jac = len(mine & theirs) / len(mine | theirs)
             if jac >= overlap:
                 scored.append((-jac, other))
         out.update((it.id, other) for _, other in sorted(scored)[:NEIGHBOURS])
