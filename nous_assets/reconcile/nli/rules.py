@@ -3,14 +3,16 @@
 Every rule is about the *shape* of two statements, never about the words of one project:
 
 * **value** — one sentence with one short span changed, where the span is a value (a number, version,
-  path, flag, command in backticks, ``key=value``) or follows a single-valued cue ("use", "port",
-  "default", "set to", "runs on", …): "serves on port 3000" / "serves on port 4000". Single-valued: the
-  newer-valid statement wins.
+  path, ``--flag=value`` of the same flag, ``KEY=value`` of the same key, the tool at the head of a command in
+  backticks) or follows a single-valued cue ("use", "port", "default", "set to", "listens on", …): "serves
+  on port 3000" / "serves on port 4000". Another subcommand of the same tool (``bun run lint`` / ``bun run
+  typecheck``), other flags or a mere extension (``lint`` / ``lint:fix``) is another command, not another
+  value. Single-valued: the newer-valid statement wins.
 * **assignment** — both texts set the same key to different values (``key=a`` / ``key: b``,
   ``name@1.2`` / ``name@1.3``, ``--flag=x`` / ``--flag=y``, "port 80" / "port 8080") and otherwise talk
-  about the same thing. Single-valued.
-* **instead** — one says "X instead of Y" (or "rather than Y", "not Y") and the other recommends Y, or the
-  reverse preference. Single-valued (one choice for one job).
+  about the same thing (and, when both name files, the same file). Single-valued.
+* **instead** — one says "X instead of Y" (or "rather than Y", "prefer X over Y", "X, not Y") and the
+  other recommends Y, or the reverse preference. Single-valued (one choice for one job).
 * **removal** — one says the thing it shares with the other is "no longer" so, "deprecated", "removed in"
   a version, "not … anymore".
 * **negation** — the same content words with opposite polarity (an odd number of negations on one side).
@@ -57,7 +59,7 @@ ANTONYMS = {
 _VALUE_CUES = frozenset(
     "use uses using default defaults set sets to is are equals listens listen serves serve "
     "port ports version versions points point lives live located via prefer prefers switch switched "
-    "pinned pin requires require target targets named called named branch".split()
+    "pinned pin requires require target targets named called branch".split()
 )
 _ASSIGN = re.compile(r"([a-z_][\w.-]{1,40})\s*(?:=|:)\s*[\"'`]?([^\s\"'`,;)\]]+)")
 _AT_VERSION = re.compile(r"([a-z][\w./-]{1,60})@v?(\d[\w.]*)")
