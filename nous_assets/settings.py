@@ -28,8 +28,7 @@ class Thresholds:
     """Policy numbers from the spec, overridable in ``config.json`` under ``"thresholds"``.
 
     Only numbers some code reads are here (``nous config`` shows what takes effect): the spec's
-    ``archive_below``, ``concept_overlap_for_nli`` and ``hot_tier_days`` come back with the lifecycle
-    code that uses them.
+    ``archive_below`` and ``hot_tier_days`` come back with the lifecycle code that uses them.
     """
 
     initial_reinforcement: float = 0.5
@@ -38,6 +37,8 @@ class Thresholds:
     contradiction_multiplier: float = 0.7
     superseded_multiplier: float = 0.5
     nli_contradiction_confidence: float = 0.7
+    concept_overlap_for_nli: float = 0.5
+    nli_vector_cosine: float = 0.7
     dedup_jaccard: float = 0.75
     relearn_near_miss: float = 0.65
     recency_half_life_days: float = 30.0
@@ -96,6 +97,19 @@ class EmbedSettings:
 
 
 @dataclass(frozen=True)
+class NliSettings:
+    """config ``nli``: which classifier labels candidate pairs of memories (``rules``, ``llm`` or
+    ``cross-encoder``), the LLM route (``openai`` endpoint or the ``claude`` CLI, with the endpoint, key and
+    model of the extractor settings), the local cross-encoder model directory (never downloaded), and how
+    many pairs one call or one transaction takes."""
+
+    classifier: str = "rules"  # rules | llm | cross-encoder
+    llm_provider: str = "openai"  # openai | claude
+    model_dir: str = ""
+    batch_size: int = 64
+
+
+@dataclass(frozen=True)
 class Settings:
     claude_config_dir: Path
     data_dir: Path
@@ -118,6 +132,7 @@ class Settings:
     db_busy_timeout_ms: int = 30_000  # how long a write waits for another process's lock on cortex.db
     retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
+    nli: NliSettings = field(default_factory=NliSettings)
 
     @property
     def lake_dir(self) -> Path:
@@ -194,7 +209,7 @@ def _read_config(path: Path) -> dict[str, Any]:
     return data
 
 
-_TOP_LEVEL_KEYS = {"thresholds", "partition_start", "extractor", "opt_out_projects", "embed", "retrieve"}
+_TOP_LEVEL_KEYS = {"thresholds", "partition_start", "extractor", "opt_out_projects", "embed", "retrieve", "nli"}
 
 
 def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
@@ -217,6 +232,9 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
             f"{path}: key 'thresholds.injection_budget_chars' must be in 1..10000 "
             "(Claude Code replaces larger context with a preview)"
         )
+    for name in ("concept_overlap_for_nli", "nli_vector_cosine", "nli_contradiction_confidence"):
+        if not 0 < getattr(thresholds, name) <= 1:
+            raise ConfigError(f"{path}: key 'thresholds.{name}' must be in (0, 1], got {getattr(thresholds, name)}")
     if thresholds.queue_max_attempts < 1:
         raise ConfigError(f"{path}: key 'thresholds.queue_max_attempts' must be >= 1")
     if not 0 <= thresholds.intervention_min_confidence <= 1:
@@ -268,6 +286,27 @@ def _check_partition_start(path: Path, value: Any) -> None:
         )
 
 
+NLI_CLASSIFIERS = ("rules", "llm", "cross-encoder")
+
+
+def _parse_nli(path: Path, raw: Any, env: dict[str, str]) -> NliSettings:
+    """config ``nli`` (``NOUS_NLI_CLASSIFIER`` overrides the classifier): known names and a usable setup."""
+    nli = _parse_section(path, "nli", raw, NliSettings)
+    if env.get("NOUS_NLI_CLASSIFIER"):
+        nli = replace(nli, classifier=env["NOUS_NLI_CLASSIFIER"])
+    if nli.classifier not in NLI_CLASSIFIERS:
+        raise ConfigError(
+            f"{path}: key 'nli.classifier' must be one of {', '.join(NLI_CLASSIFIERS)}, got {nli.classifier!r}"
+        )
+    if nli.llm_provider not in ("openai", "claude"):
+        raise ConfigError(f"{path}: key 'nli.llm_provider' must be openai or claude, got {nli.llm_provider!r}")
+    if nli.classifier == "cross-encoder" and not nli.model_dir:
+        raise ConfigError(f"{path}: key 'nli.model_dir' must name a local model directory for the cross-encoder")
+    if nli.batch_size < 1:
+        raise ConfigError(f"{path}: key 'nli.batch_size' must be >= 1")
+    return nli
+
+
 def load_settings(env: dict[str, str] | None = None) -> Settings:
     """Resolve settings from ``env`` (default ``os.environ``) and the JSON config file.
 
@@ -304,6 +343,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         raise ConfigError(f"{config_path}: key 'embed.provider' must be local or openai, got {embed.provider!r}")
     if embed.dimensions < 1 or embed.batch_size < 1:
         raise ConfigError(f"{config_path}: keys 'embed.dimensions' and 'embed.batch_size' must be positive")
+    nli = _parse_nli(config_path, raw.get("nli", {}), env)
     opt_out = raw.get("opt_out_projects", [])
     if not isinstance(opt_out, list) or not all(isinstance(p, str) for p in opt_out):
         raise ConfigError(f"{config_path}: key 'opt_out_projects' must be a list of project ids")
@@ -329,6 +369,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         db_busy_timeout_ms=_env_int(env, "NOUS_DB_BUSY_TIMEOUT_MS", 30_000),
         retrieve=retrieve,
         embed=embed,
+        nli=nli,
     )
 
 
@@ -350,6 +391,7 @@ def settings_from_json(text: str) -> Settings:
     retrieve["weights"] = ScoringWeights(**retrieve["weights"])
     raw["retrieve"] = RetrieveSettings(**retrieve)
     raw["embed"] = EmbedSettings(**raw["embed"])
+    raw["nli"] = NliSettings(**raw["nli"])
     raw["thresholds"] = Thresholds(**raw["thresholds"])
     raw["opt_out_projects"] = tuple(raw["opt_out_projects"])
     return Settings(**raw)

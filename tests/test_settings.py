@@ -115,7 +115,7 @@ def test_bad_retrieve_or_embed_config(tmp_path, section, fragment):
         load_settings(_with_config(tmp_path, json.dumps(section)))
 
 
-@pytest.mark.parametrize("key", ["archive_below", "concept_overlap_for_nli", "hot_tier_days"])
+@pytest.mark.parametrize("key", ["archive_below", "hot_tier_days"])
 def test_thresholds_nothing_reads_are_not_offered(tmp_path, key):
     """Issue 9 item 7: `nous config` shows only what takes effect; a retired key is a clear error, not a no-op."""
     env = _with_config(tmp_path, json.dumps({"thresholds": {key: 0.5}}))

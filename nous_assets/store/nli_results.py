@@ -17,3 +17,39 @@ def contradictions_among(conn: Connection, ids: Iterable[int]) -> dict[tuple[int
         {"ids": json.dumps(sorted(set(ids)))},
     ).fetchall()
     return {(int(a), int(b)): (label, float(conf)) for a, b, label, conf in rows}
+
+
+COMPARABLE_COLUMNS = "id, learning_id, content, project_id, scope, source_session, valid_from, vector_clock_json"
+
+
+def comparable_memories(conn: Connection) -> list[tuple]:
+    """Current memories (validity window open), in id order: what the NLI tier compares.
+
+    Rows are ``(id, learning_id, content, project_id, scope, source_session, valid_from, vector_clock_json)``.
+    """
+    return conn.execute(f"SELECT {COMPARABLE_COLUMNS} FROM memories WHERE valid_until IS NULL ORDER BY id").fetchall()
+
+
+def classified_pairs(conn: Connection, model_version: str) -> set[tuple[int, int]]:
+    """Pairs ``(a, b)`` (a < b) already labelled by ``model_version``: never classified again by it."""
+    rows = conn.execute("SELECT memory_id_a, memory_id_b FROM nli_results WHERE model_version = ?", (model_version,))
+    return {(int(a), int(b)) for a, b in rows}
+
+
+def upsert(conn: Connection, rows: Iterable[tuple[int, int, str, float, str, str]]) -> None:
+    """Write ``(a, b, label, confidence, model_version, updated_at)`` rows keyed by the canonical pair.
+
+    A pair labelled again (by a newer model version) keeps one row: the latest label replaces the old one.
+    """
+    conn.executemany(
+        "INSERT INTO nli_results(memory_id_a, memory_id_b, nli_label, confidence, model_version, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(memory_id_a, memory_id_b) DO UPDATE SET "
+        "nli_label = excluded.nli_label, confidence = excluded.confidence, "
+        "model_version = excluded.model_version, updated_at = excluded.updated_at",
+        [(min(a, b), max(a, b), label, conf, version, at) for a, b, label, conf, version, at in rows],
+    )
+
+
+def label_counts(conn: Connection) -> dict[str, int]:
+    """{label: cached pairs with it}, for the asset's metadata."""
+    return {str(label): int(n) for label, n in conn.execute("SELECT nli_label, count(*) FROM nli_results GROUP BY 1")}

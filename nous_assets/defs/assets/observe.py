@@ -12,7 +12,7 @@ GROUP = "memory"
 
 @daily_asset(
     group_name=GROUP,
-    deps=[memories],
+    deps=[memories, dg.AssetKey("nli_results")],  # contradiction density reads the cached labels
     kinds={"sqlite"},
     description="Observers over the event log and read models (a user correction repeated across sessions, a "
     "learning re-learned but never injected, a command failing the same way in several sessions, a domain "
