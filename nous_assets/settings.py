@@ -21,6 +21,8 @@ from resolver.paths import FALSE_WORDS, TRUE_WORDS
 FIRST_PARTITION_DAY = "2020-01-01"
 """The first day of the Dagster daily partitions (a constant, so the asset graph never depends on settings);
 ``partition_start`` picks which of those days the CLI and the sensor ingest, and may not go further back."""
+RECALL_BUDGET_RANGE = (500, 20_000)
+"""Characters an MCP ``recall`` answer may be asked to fill: it is read into Claude's context, a few pages at most."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class Thresholds:
     relearn_near_miss: float = 0.65
     recency_half_life_days: float = 30.0
     injection_budget_chars: int = 8000
+    recall_budget_chars: int = 6000  # an MCP `recall` answer when the caller names no budget
     queue_max_attempts: int = 3
     queue_lease_seconds: int = 300
     queue_backoff_base_seconds: float = 30.0
@@ -206,6 +209,9 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
             f"{path}: key 'thresholds.injection_budget_chars' must be in 1..10000 "
             "(Claude Code replaces larger context with a preview)"
         )
+    low, high = RECALL_BUDGET_RANGE
+    if not low <= thresholds.recall_budget_chars <= high:
+        raise ConfigError(f"{path}: key 'thresholds.recall_budget_chars' must be in {low}..{high}")
     if thresholds.queue_max_attempts < 1:
         raise ConfigError(f"{path}: key 'thresholds.queue_max_attempts' must be >= 1")
     return thresholds
