@@ -14,6 +14,7 @@ from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.scoring import DIMENSIONS
 from nous_assets.retrieve.search import Result, retrieve
 from nous_assets.settings import RECALL_BUDGET_RANGE, Settings
+from nous_assets.store import project_timeline
 from nous_assets.store.db import Connection
 
 RECALL_K = 20  # results retrieved; the budget decides how many are sent
@@ -34,21 +35,25 @@ def score_breakdown(result: Result) -> dict[str, float]:
     return out
 
 
-def _item(conn: Connection, result: Result, guard: render.Guard) -> tuple[dict[str, Any], bool]:
+def _item(
+    conn: Connection, result: Result, guard: render.Guard, projects: dict[int, str]
+) -> tuple[dict[str, Any], bool]:
     if result.is_episode:
         text, withheld = guard.text(result.content, EPISODE_CHARS)
-        head = {"episode": result.id, "role": result.kind}
+        head = {"episode": result.id, "role": result.kind}  # a transcript chunk: what was said, by whom
         source = render.chunk_source(conn, result.id, result.source_session)
     else:
         text, withheld = guard.text(result.content, MEMORY_CHARS, memory_id=result.id)
         head = {"memory": result.id, "kind": result.kind}
+        if result.scope == "global":
+            head["scope"] = "global"  # found in any project: how this user works everywhere
         source = render.memory_source(result.provenance_json, result.source_session)
         if result.valid_until:
             head["valid_until"] = render.day(result.valid_until)
     item = {
         **head,
         "date": render.day(result.valid_from or result.created_at),
-        "project": result.project_id,
+        "project": projects.get(result.id, result.project_id) if result.is_episode else result.project_id,
         "text": text,
         "score": round(result.score, 4),
         "score_breakdown": score_breakdown(result),
@@ -84,9 +89,10 @@ def recall(
         embedder=embedder, k=RECALL_K, explain=True, include_episodes=True,
     )  # fmt: skip
     guard = render.Guard(conn)
+    projects = project_timeline.session_projects(conn, [r.id for r in found if r.is_episode])
     items, withheld = [], 0
     for result in found:
-        item, held = _item(conn, result, guard)
+        item, held = _item(conn, result, guard, projects)
         items.append(item)
         withheld += held
     answer: dict[str, Any] = {"note": render.NOTE, "query": text, "project": project_id, "as_at": when}

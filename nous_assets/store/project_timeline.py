@@ -1,21 +1,24 @@
 """What happened in a project over a stretch of time, for ``timeline``: its sessions and what was learned.
 
 Sessions are read from ``transcript_chunks`` (every session with something said in it), whose rows keep the
-Claude Code folder they were read from; a project's sessions are those of every folder mapped to it in
-``project_aliases``, as in :mod:`nous_assets.store.transcript_chunks`. Learnings are the projected memories
-of the project whose validity starts in the window (superseded ones included: they were learned then).
+Claude Code folder they were read from. A session belongs to the project ``project_aliases`` maps it to, and
+only a session with no mapping of its own goes by its folder's (as the projection maps events): one folder
+can hold sessions of several repositories. Learnings are the projected memories of the project whose
+validity starts in the window (superseded ones included: they were learned then).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from nous_assets.store.db import Connection
 
-_IN_PROJECT = (
-    "(c.project_id = :project OR c.project_id IN "
-    "(SELECT alias FROM project_aliases WHERE kind = 'folder' AND project_id = :project))"
+_SESSION_PROJECT = (
+    "coalesce((SELECT a.project_id FROM project_aliases a WHERE a.kind = 'session' AND a.alias = c.session_id), "
+    "(SELECT a.project_id FROM project_aliases a WHERE a.kind = 'folder' AND a.alias = c.project_id), c.project_id)"
 )
+_IN_PROJECT = f"{_SESSION_PROJECT} = :project"
 
 
 def sessions_between(conn: Connection, project_id: str, start: str, end: str, *, limit: int) -> list[dict[str, Any]]:
@@ -49,11 +52,19 @@ def learnings_between(conn: Connection, project_id: str, start: str, end: str, *
 def known_projects(conn: Connection) -> list[str]:
     """Every project with memories or transcript turns (chunks' folders mapped to their project), sorted."""
     rows = conn.execute(
-        "SELECT project_id FROM memories UNION SELECT coalesce((SELECT a.project_id FROM project_aliases a "
-        "WHERE a.kind = 'folder' AND a.alias = c.project_id), c.project_id) "
-        "FROM (SELECT DISTINCT project_id FROM transcript_chunks) c"
+        f"SELECT project_id FROM memories UNION SELECT {_SESSION_PROJECT} "
+        "FROM (SELECT DISTINCT session_id, project_id FROM transcript_chunks) c"
     ).fetchall()
     return sorted({r[0] for r in rows})
+
+
+def session_projects(conn: Connection, chunk_ids: list[int]) -> dict[int, str]:
+    """The project each chunk's session belongs to (see the module doc), by chunk id."""
+    rows = conn.execute(
+        f"SELECT c.id, {_SESSION_PROJECT} FROM transcript_chunks c WHERE c.id IN (SELECT value FROM json_each(?))",
+        (json.dumps([int(i) for i in chunk_ids]),),
+    ).fetchall()
+    return {int(r[0]): r[1] for r in rows}
 
 
 def activity_days(conn: Connection, project_id: str, *, limit: int) -> list[str]:
