@@ -12,11 +12,11 @@ from nous_assets.errors import NousError
 from nous_assets.settings import Settings, load_settings
 
 
-def _served_settings(args: argparse.Namespace) -> Settings:
+def _served_settings(settings: Settings, args: argparse.Namespace) -> Settings:
     """The settings the server runs with: the data dir recorded in its command wins over the environment
     (Claude Code's environment rarely has NOUS_DATA_DIR), as for the hooks."""
     if not args.data_dir and not args.db_path:
-        return load_settings()
+        return settings
     env = dict(os.environ)
     if args.data_dir:
         env["NOUS_DATA_DIR"] = args.data_dir
@@ -38,7 +38,7 @@ def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
     if args.action == "serve":
         from nous_assets.mcp_server.server import serve
 
-        served = _served_settings(args)
+        served = _served_settings(settings, args)
         if not served.db_path.exists():
             print(f"nous mcp: no database at {served.db_path} yet; tools will say so until `nous run` or "
                   "`nous backfill` creates it", file=sys.stderr)  # fmt: skip

@@ -108,9 +108,9 @@ class StrictServer(MCPServer):
     """An :class:`MCPServer` that refuses arguments a tool does not declare (the SDK would drop them)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        tool = self._tool_manager.get_tool(name)
+        tool = next((t for t in await self.list_tools() if t.name == name), None)
         if tool is not None and isinstance(arguments, dict):
-            known = set(tool.parameters.get("properties", {}))
+            known = set(tool.input_schema.get("properties", {}))
             unknown = sorted(set(arguments) - known)
             if unknown:
                 names = ", ".join(map(repr, unknown))

@@ -67,6 +67,12 @@ def mcp_client(data_dir: Path, env: dict[str, str], log: Path) -> Iterator[SyncC
 
 
 @pytest.fixture(scope="session")
+def start_server():
+    """:func:`mcp_client`, for tests that need a server of their own."""
+    return mcp_client
+
+
+@pytest.fixture(scope="session")
 def corpus_client(corpus_pipeline, tmp_path_factory) -> Iterator[SyncClient]:
     """One server on the backfilled corpus. Its environment names another data dir on purpose: the one
     recorded in the command (as `nous mcp install` writes it) must win."""

@@ -150,3 +150,17 @@ def test_real_claude_code_connects_to_the_installed_server(nous_env, tmp_path: P
     out = proc.stdout + proc.stderr
     assert "Scope: User config" in out and "-m nous_assets.cli mcp --data-dir" in out
     assert "Connected" in out, out
+
+
+def test_a_server_without_a_database_says_what_to_do(start_server, nous_env, tmp_path: Path):
+    """Claude Code may start the server before the first backfill: it serves, and each tool says why it cannot
+    answer in one line (no crash, no database created)."""
+    data = Path(nous_env["NOUS_DATA_DIR"])
+    env = {"HOME": nous_env["HOME"], "CLAUDE_CONFIG_DIR": nous_env["CLAUDE_CONFIG_DIR"]}
+    with start_server(data, env, tmp_path / "stderr.log") as client:
+        assert len(client.tools()) == 4
+        result = client.call("recall", {"query": "how did we fix the build"})
+    assert result.is_error and "cortex.db" in result.content[0].text
+    assert not (data / "cortex.db").exists()
+    log = (tmp_path / "stderr.log").read_text()
+    assert "no database at" in log and "Traceback" not in log
