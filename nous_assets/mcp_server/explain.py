@@ -75,6 +75,8 @@ def explain(conn: Connection, settings: Settings, *, memory_id: int) -> dict[str
         "project": row["project_id"] if row is not None else learning[1],
         "text": text,
     }
+    if row is None and isinstance(first.get("provenance"), dict):
+        memory["source"] = render.memory_source(first["provenance"], events[0]["session_id"])
     if row is not None:
         memory.update(
             valid_from=row["valid_from"], valid_until=row["valid_until"],

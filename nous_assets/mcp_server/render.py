@@ -15,7 +15,7 @@ from typing import Any
 
 from nous_assets.retrieve.packet import ELLIPSIS, clean
 from nous_assets.safety.guard import classify
-from nous_assets.store import holds
+from nous_assets.store import holds, transcript_chunks
 from nous_assets.store.db import Connection
 
 NOTE = (
@@ -90,7 +90,7 @@ def fit(items: Iterable[dict[str, Any]], budget: int, used: int = 0) -> tuple[li
 
 def memory_source(provenance: str | dict[str, Any] | None, session: str | None = None) -> dict[str, Any]:
     """Where a memory was learned: session, transcript file, byte offset of its first evidence line, and the
-    uuids of its evidence records (the main one first, at most :data:`MAX_UUIDS`).
+    uuids of its evidence records (at most :data:`MAX_UUIDS`, in the order the extractor cited them).
 
     The byte offset is exact (``tail -c +$((OFFSET+1)) FILE | head -1`` prints the line); a uuid finds the
     line too (``grep -n UUID FILE`` gives its number). Nous stores offsets, not line numbers.
@@ -114,8 +114,6 @@ def _record_uuid(value: Any) -> bool:
 
 def chunk_source(conn: Connection, chunk_id: int, session: str | None) -> dict[str, Any]:
     """:func:`memory_source` for a transcript chunk."""
-    from nous_assets.store import transcript_chunks
-
     line = transcript_chunks.source_line(conn, chunk_id)
     path, _, offset = (line or "").rpartition("@")
     uuids = transcript_chunks.record_uuids(conn, chunk_id)

@@ -53,14 +53,15 @@ def _scope(project_id: str | None, as_at: str | None) -> tuple[str, tuple]:
 
     A session belongs to the project ``project_aliases`` maps it to; only a session with no mapping of its
     own goes by its folder (as the projection maps events): one folder can hold several repositories' sessions.
+    A folder named by its own id (the LoCoMo benchmark's projects) still means every chunk read from it.
     """
     where, params = "", ()
     if project_id is not None:
         where = (
-            " AND (c.session_id IN (SELECT alias FROM project_aliases WHERE kind = 'session' AND project_id = ?)"
+            " AND (c.project_id = ?"
+            " OR c.session_id IN (SELECT alias FROM project_aliases WHERE kind = 'session' AND project_id = ?)"
             " OR (c.session_id NOT IN (SELECT alias FROM project_aliases WHERE kind = 'session')"
-            " AND (c.project_id = ? OR c.project_id IN"
-            " (SELECT alias FROM project_aliases WHERE kind = 'folder' AND project_id = ?))))"
+            " AND c.project_id IN (SELECT alias FROM project_aliases WHERE kind = 'folder' AND project_id = ?)))"
         )
         params = (project_id, project_id, project_id)
     if as_at:
