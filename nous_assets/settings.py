@@ -21,6 +21,8 @@ from resolver.paths import FALSE_WORDS, TRUE_WORDS
 FIRST_PARTITION_DAY = "2020-01-01"
 """The first day of the Dagster daily partitions (a constant, so the asset graph never depends on settings);
 ``partition_start`` picks which of those days the CLI and the sensor ingest, and may not go further back."""
+RECALL_BUDGET_RANGE = (500, 20_000)
+"""Characters an MCP ``recall`` answer may be asked to fill: it is read into Claude's context, a few pages at most."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class Thresholds:
     intervention_contradiction_density: float = 0.2  # contradiction pairs per current memory of a domain
     intervention_contradiction_min_pairs: int = 2
     claude_md_min_sessions: int = 3  # `nous review claude-md`: memories recurring in this many sessions
+    recall_budget_chars: int = 6000  # an MCP `recall` answer when the caller names no budget
     queue_max_attempts: int = 3
     queue_lease_seconds: int = 300
     queue_backoff_base_seconds: float = 30.0
@@ -235,6 +238,9 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
     for name in ("concept_overlap_for_nli", "nli_vector_cosine", "nli_contradiction_confidence"):
         if not 0 < getattr(thresholds, name) <= 1:
             raise ConfigError(f"{path}: key 'thresholds.{name}' must be in (0, 1], got {getattr(thresholds, name)}")
+    low, high = RECALL_BUDGET_RANGE
+    if not low <= thresholds.recall_budget_chars <= high:
+        raise ConfigError(f"{path}: key 'thresholds.recall_budget_chars' must be in {low}..{high}")
     if thresholds.queue_max_attempts < 1:
         raise ConfigError(f"{path}: key 'thresholds.queue_max_attempts' must be >= 1")
     if not 0 <= thresholds.intervention_min_confidence <= 1:

@@ -2,8 +2,8 @@
 
 ``common`` (exit codes, progress line, store session, ``--project``), ``database`` (init, status, project,
 replay, memories, config, migrate-legacy, queue), ``ingest`` (backfill, reextract), ``serve`` (run),
-``search`` (search, feedback), ``review``, ``maintenance`` (hooks, doctor, redact), ``bench``; ``main``
-assembles the parser and turns failures into one ``nous: error: …`` line.
+``search`` (search, feedback), ``review``, ``maintenance`` (hooks, doctor, redact), ``mcp`` (the MCP server and its
+install), ``bench``; ``main`` assembles the parser and turns failures into one ``nous: error: …`` line.
 """
 
 from nous_assets.cli.common import project_arg

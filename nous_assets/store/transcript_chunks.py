@@ -2,9 +2,10 @@
 
 Capture writes the chunks (:func:`upsert_chunk_rows`); retrieval, ``nous search`` and the benchmarks read
 them. A chunk whose text changed keeps its id, and dropping its now stale vector is the vector store's
-business (``forget_chunk_vectors``); ``embed.chunk_embedding.upsert_chunks`` does both in one transaction. A
-project's chunks are those of every Claude Code folder mapped to it (``project_aliases``), since chunks
-keep the folder they were read from as their project.
+business (``forget_chunk_vectors``); ``embed.chunk_embedding.upsert_chunks`` does both in one transaction.
+Chunks keep the Claude Code folder they were read from as their ``project_id``; a project's chunks are those
+of the sessions ``project_aliases`` maps to it, and of the sessions with no mapping of their own in the
+folders mapped to it.
 """
 
 from __future__ import annotations
@@ -48,14 +49,21 @@ MAX_PARAMS = 900  # ids bound per statement: below SQLite's default variable lim
 
 
 def _scope(project_id: str | None, as_at: str | None) -> tuple[str, tuple]:
-    """SQL condition on ``c`` for the project's folders and (with ``as_at``) chunks said by then."""
+    """SQL condition on ``c`` for the project's sessions and (with ``as_at``) chunks said by then.
+
+    A session belongs to the project ``project_aliases`` maps it to; only a session with no mapping of its
+    own goes by its folder (as the projection maps events): one folder can hold several repositories' sessions.
+    A folder named by its own id (the LoCoMo benchmark's projects) still means every chunk read from it.
+    """
     where, params = "", ()
     if project_id is not None:
         where = (
-            " AND (c.project_id = ? OR c.project_id IN "
-            "(SELECT alias FROM project_aliases WHERE kind = 'folder' AND project_id = ?))"
+            " AND (c.project_id = ?"
+            " OR c.session_id IN (SELECT alias FROM project_aliases WHERE kind = 'session' AND project_id = ?)"
+            " OR (c.session_id NOT IN (SELECT alias FROM project_aliases WHERE kind = 'session')"
+            " AND c.project_id IN (SELECT alias FROM project_aliases WHERE kind = 'folder' AND project_id = ?)))"
         )
-        params = (project_id, project_id)
+        params = (project_id, project_id, project_id)
     if as_at:
         where += " AND c.timestamp <= ?"
         params += (as_at,)
