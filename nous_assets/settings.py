@@ -28,8 +28,7 @@ class Thresholds:
     """Policy numbers from the spec, overridable in ``config.json`` under ``"thresholds"``.
 
     Only numbers some code reads are here (``nous config`` shows what takes effect): the spec's
-    ``archive_below``, ``concept_overlap_for_nli`` and ``hot_tier_days`` come back with the lifecycle
-    code that uses them.
+    ``concept_overlap_for_nli`` and ``hot_tier_days`` come back with the lifecycle code that uses them.
     """
 
     initial_reinforcement: float = 0.5
@@ -40,6 +39,13 @@ class Thresholds:
     nli_contradiction_confidence: float = 0.7
     dedup_jaccard: float = 0.75
     relearn_near_miss: float = 0.65
+    relearn_cosine: float = 0.85  # tier 2: TF-IDF cosine at or above which a learning rewords a memory
+    relearn_ambiguous: float = 0.70  # tier 2 cosines from here up to relearn_cosine: near-misses, tier 3 asked
+    relearn_boost_delta: float = 0.3  # decision matrix "merge and boost"
+    decay_period_days: int = 30  # a memory idle for a whole period of this many days decays once for it
+    decay_factor: float = 0.5  # what one idle period leaves of a positive reinforcement score
+    archive_below: float = 0.1  # a memory whose score falls below this is archived
+    rotation_bound: int = 2000  # memories kept per scope (a project, or the global scope); the rest archived
     recency_half_life_days: float = 30.0
     injection_budget_chars: int = 8000
     queue_max_attempts: int = 3
@@ -208,7 +214,27 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
         )
     if thresholds.queue_max_attempts < 1:
         raise ConfigError(f"{path}: key 'thresholds.queue_max_attempts' must be >= 1")
+    _check_lifecycle(path, thresholds)
     return thresholds
+
+
+def _check_lifecycle(path: Path, t: Thresholds) -> None:
+    """Re-learning, decay and archival numbers that would make the lifecycle misbehave are refused."""
+    if not 0 < t.relearn_ambiguous <= t.relearn_cosine <= 1:
+        raise ConfigError(
+            f"{path}: keys 'thresholds.relearn_ambiguous' <= 'thresholds.relearn_cosine' must be in (0, 1]"
+        )
+    if not 0 < t.decay_factor <= 1:
+        raise ConfigError(f"{path}: key 'thresholds.decay_factor' must be in (0, 1], got {t.decay_factor}")
+    if t.decay_period_days < 1 or t.rotation_bound < 1:
+        raise ConfigError(f"{path}: keys 'thresholds.decay_period_days' and 'thresholds.rotation_bound' must be >= 1")
+    if not 0 <= t.archive_below < t.initial_reinforcement:
+        raise ConfigError(
+            f"{path}: key 'thresholds.archive_below' must be in [0, initial_reinforcement), got {t.archive_below} "
+            "(a new memory would be archived at once)"
+        )
+    if t.relearn_boost_delta <= 0:
+        raise ConfigError(f"{path}: key 'thresholds.relearn_boost_delta' must be positive")
 
 
 def _parse_section(path: Path, name: str, raw: Any, cls: type, nested: dict[str, type] | None = None) -> Any:
