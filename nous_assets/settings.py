@@ -103,6 +103,7 @@ class Settings:
     config_path: Path | None = None
     thresholds: Thresholds = field(default_factory=Thresholds)
     extractor: str = "heuristic"
+    relearn_judge: str = "off"  # tier 3 of re-learning detection: off | openai
     opt_out_projects: tuple[str, ...] = ()
     openai_base_url: str | None = None
     openai_api_key: str | None = None
@@ -189,7 +190,9 @@ def _read_config(path: Path) -> dict[str, Any]:
     return data
 
 
-_TOP_LEVEL_KEYS = {"thresholds", "partition_start", "extractor", "opt_out_projects", "embed", "retrieve"}
+_TOP_LEVEL_KEYS = {
+    "thresholds", "partition_start", "extractor", "relearn_judge", "opt_out_projects", "embed", "retrieve"
+}
 
 
 def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
@@ -299,6 +302,9 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     extractor = env.get("NOUS_EXTRACTOR") or raw.get("extractor", "heuristic")
     if extractor not in {"heuristic", "claude", "openai"}:
         raise ConfigError(f"{config_path}: key 'extractor' must be heuristic, claude or openai, got {extractor!r}")
+    relearn_judge = env.get("NOUS_RELEARN_JUDGE") or raw.get("relearn_judge", "off")
+    if relearn_judge not in ("off", "openai"):
+        raise ConfigError(f"{config_path}: key 'relearn_judge' must be off or openai, got {relearn_judge!r}")
     retrieve = _parse_section(config_path, "retrieve", raw.get("retrieve", {}), RetrieveSettings,
                               {"weights": ScoringWeights})
     if retrieve.mode not in ("weighted", "rrf"):
@@ -328,6 +334,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         config_path=config_path,
         thresholds=thresholds,
         extractor=extractor,
+        relearn_judge=relearn_judge,
         opt_out_projects=tuple(opt_out),
         openai_base_url=env.get("NOUS_OPENAI_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
         openai_api_key=env.get("NOUS_OPENAI_API_KEY") or env.get("OPENAI_API_KEY") or None,

@@ -24,6 +24,7 @@ from nous_assets.extract.base import Extractor, SessionBatch
 from nous_assets.extract.schema import records_from_frame, validate_learnings
 from nous_assets.ids import idempotency_key, learning_id_for, learning_index
 from nous_assets.reconcile.decision_matrix import History, decide_relearning
+from nous_assets.reconcile.judge import relearn_judge
 from nous_assets.reconcile.relearn import Decision, Held, Incoming, Judge, decide
 from nous_assets.settings import Settings, Thresholds
 from nous_assets.store import memory_lookup, queue, recurrence
@@ -442,6 +443,7 @@ def process_item(
     stats: DrainStats,
     *,
     reextract: bool = False,
+    judge: Judge | None = None,
 ) -> int:
     """Extract one queue item and append its events; returns the number of new events."""
     date = item.payload["date"]
@@ -467,7 +469,15 @@ def process_item(
         thresholds=settings.thresholds,
         stats=stats,
         reextract=reextract,
+        judge=judge,
     )
+
+
+def _redacted(judge: Judge | None) -> Judge | None:
+    """The judge sees what the log would keep: both texts redacted before they leave the machine."""
+    if judge is None:
+        return None
+    return lambda incoming, held: judge(redact(incoming), redact(held))
 
 
 def append_learnings(
@@ -480,6 +490,7 @@ def append_learnings(
     thresholds: Thresholds,
     stats: DrainStats,
     reextract: bool = False,
+    judge: Judge | None = None,
 ) -> int:
     """Compare one batch's validated learnings with what is held, append the events, mark them processed.
 
@@ -497,6 +508,7 @@ def append_learnings(
             reextract=reextract,
             stats=stats,
             thresholds=thresholds,
+            judge=_redacted(judge),
         )
         results = EventStore(conn).append_many(events)
         by_key = {r.event.idempotency_key: r.event.event_id for r in results}
@@ -523,14 +535,18 @@ def drain(
     )
     project(conn, policy=Policy.of(t))  # corrections look up the memories they weaken
     cache: dict[str, list[Turn]] = {}
+    judge = relearn_judge(settings)
     while True:
         items = queue.claim(conn, worker_id, limit=batch_size, lease_seconds=t.queue_lease_seconds)
         if not items:
+            if judge is not None and judge.failure:  # the optional tier 3 stopped: say why, extraction went on
+                stats.errors.append(f"re-learning tier 3 skipped for the rest of the run: {judge.failure}")
             return stats
         for item in items:
             stats.claimed += 1
             try:
-                stats.events_written += process_item(conn, settings, extractor, item, cache, stats, reextract=reextract)
+                stats.events_written += process_item(conn, settings, extractor, item, cache, stats,
+                                                     reextract=reextract, judge=judge)  # fmt: skip
             except Exception as exc:  # every failure is recorded on the item, retried, then dead-lettered
                 message = redact(f"{type(exc).__name__}: {exc}")  # validation errors quote the bad values
                 status = queue.fail(
