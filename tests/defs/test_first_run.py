@@ -28,7 +28,7 @@ def test_first_run_is_one_ranged_run_then_the_sensor_requests_only_new_lines(wee
     out = capsys.readouterr()
     assert f"7 day(s) with activity, {week.days[0]}..{week.days[-1]} in one run" in out.err
     assert "0 failed day(s)" in out.err and "DEBUG" not in out.out + out.err
-    assert "step 1/9 transcripts done" in out.err and "step 9/9 injection_cache done" in out.err  # progress
+    assert "step 1/10 transcripts done" in out.err and "step 10/10 injection_cache done" in out.err  # progress
     instance = dg.DagsterInstance.get()
     runs = instance.get_runs()
     assert len(runs) == 1 and runs[0].job_name == "ingest_job" and runs[0].status == dg.DagsterRunStatus.SUCCESS
