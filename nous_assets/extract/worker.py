@@ -218,7 +218,8 @@ def _relearn_flag(decision: Decision, verdict: str) -> dict[str, Any]:
 def _matrix(conn: Connection, target: str, session: str, thresholds: Thresholds) -> tuple[str, float]:
     """The decision matrix's verdict on re-learning ``target`` in ``session`` (this session counted)."""
     sessions, score, injections, helpful, unhelpful = recurrence.relearn_history(conn, target)
-    history = History(len(sessions | {session}), thresholds.initial_reinforcement if score is None else score,
+    roots = {s.split("#", 1)[0] for s in sessions | {session}}  # a session's subagents are that session
+    history = History(len(roots), thresholds.initial_reinforcement if score is None else score,
                       injections, helpful, unhelpful)  # fmt: skip
     return decide_relearning(history, thresholds)
 
@@ -539,6 +540,13 @@ def drain(
     while True:
         items = queue.claim(conn, worker_id, limit=batch_size, lease_seconds=t.queue_lease_seconds)
         if not items:
+            # a lease this drain lost (a slow item held the rest of its claimed batch past their leases)
+            # goes back to the queue now rather than waiting for the next drain
+            recovered = queue.sweep_expired(conn, backoff_base_seconds=t.queue_backoff_base_seconds,
+                                            max_attempts=t.queue_max_attempts)  # fmt: skip
+            if recovered:
+                stats.swept += recovered
+                continue
             if judge is not None and judge.failure:  # the optional tier 3 stopped: say why, extraction went on
                 stats.errors.append(f"re-learning tier 3 skipped for the rest of the run: {judge.failure}")
             return stats
