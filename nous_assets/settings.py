@@ -30,7 +30,7 @@ class Thresholds:
     """Policy numbers from the spec, overridable in ``config.json`` under ``"thresholds"``.
 
     Only numbers some code reads are here (``nous config`` shows what takes effect): the spec's
-    ``archive_below`` and ``hot_tier_days`` come back with the lifecycle code that uses them.
+    ``hot_tier_days`` comes back with the lifecycle code that uses it.
     """
 
     initial_reinforcement: float = 0.5
@@ -43,6 +43,13 @@ class Thresholds:
     nli_vector_cosine: float = 0.7
     dedup_jaccard: float = 0.75
     relearn_near_miss: float = 0.65
+    relearn_cosine: float = 0.85  # tier 2: TF-IDF cosine at or above which a learning rewords a memory
+    relearn_ambiguous: float = 0.70  # tier 2 cosines from here up to relearn_cosine: near-misses, tier 3 asked
+    relearn_boost_delta: float = 0.3  # decision matrix "merge and boost"
+    decay_period_days: int = 30  # a memory idle for a whole period of this many days decays once for it
+    decay_factor: float = 0.5  # what one idle period leaves of a positive reinforcement score
+    archive_below: float = 0.1  # a memory whose score falls below this is archived
+    rotation_bound: int = 2000  # memories kept per scope (a project, or the global scope); the rest archived
     recency_half_life_days: float = 30.0
     injection_budget_chars: int = 8000
     # observers and interventions (issue 10, deliverable 5): when a candidate is emitted, kept, shown
@@ -125,6 +132,7 @@ class Settings:
     config_path: Path | None = None
     thresholds: Thresholds = field(default_factory=Thresholds)
     extractor: str = "heuristic"
+    relearn_judge: str = "off"  # tier 3 of re-learning detection: off | openai
     opt_out_projects: tuple[str, ...] = ()
     openai_base_url: str | None = None
     openai_api_key: str | None = None
@@ -212,7 +220,9 @@ def _read_config(path: Path) -> dict[str, Any]:
     return data
 
 
-_TOP_LEVEL_KEYS = {"thresholds", "partition_start", "extractor", "opt_out_projects", "embed", "retrieve", "nli"}
+_TOP_LEVEL_KEYS = {
+    "thresholds", "partition_start", "extractor", "relearn_judge", "opt_out_projects", "embed", "retrieve", "nli"
+}  # fmt: skip
 
 
 def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
@@ -250,7 +260,27 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
                  "intervention_contradiction_min_pairs", "claude_md_min_sessions"):  # fmt: skip
         if getattr(thresholds, name) < 0:
             raise ConfigError(f"{path}: key 'thresholds.{name}' must not be negative")
+    _check_lifecycle(path, thresholds)
     return thresholds
+
+
+def _check_lifecycle(path: Path, t: Thresholds) -> None:
+    """Re-learning, decay and archival numbers that would make the lifecycle misbehave are refused."""
+    if not 0 < t.relearn_ambiguous <= t.relearn_cosine <= 1:
+        raise ConfigError(
+            f"{path}: keys 'thresholds.relearn_ambiguous' <= 'thresholds.relearn_cosine' must be in (0, 1]"
+        )
+    if not 0 < t.decay_factor <= 1:
+        raise ConfigError(f"{path}: key 'thresholds.decay_factor' must be in (0, 1], got {t.decay_factor}")
+    if t.decay_period_days < 1 or t.rotation_bound < 1:
+        raise ConfigError(f"{path}: keys 'thresholds.decay_period_days' and 'thresholds.rotation_bound' must be >= 1")
+    if not 0 <= t.archive_below < t.initial_reinforcement:
+        raise ConfigError(
+            f"{path}: key 'thresholds.archive_below' must be in [0, initial_reinforcement), got {t.archive_below} "
+            "(a new memory would be archived at once)"
+        )
+    if t.relearn_boost_delta <= 0:
+        raise ConfigError(f"{path}: key 'thresholds.relearn_boost_delta' must be positive")
 
 
 def _parse_section(path: Path, name: str, raw: Any, cls: type, nested: dict[str, type] | None = None) -> Any:
@@ -336,6 +366,9 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     extractor = env.get("NOUS_EXTRACTOR") or raw.get("extractor", "heuristic")
     if extractor not in {"heuristic", "claude", "openai"}:
         raise ConfigError(f"{config_path}: key 'extractor' must be heuristic, claude or openai, got {extractor!r}")
+    relearn_judge = env.get("NOUS_RELEARN_JUDGE") or raw.get("relearn_judge", "off")
+    if relearn_judge not in ("off", "openai"):
+        raise ConfigError(f"{config_path}: key 'relearn_judge' must be off or openai, got {relearn_judge!r}")
     retrieve = _parse_section(config_path, "retrieve", raw.get("retrieve", {}), RetrieveSettings,
                               {"weights": ScoringWeights})
     if retrieve.mode not in ("weighted", "rrf"):
@@ -366,6 +399,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         config_path=config_path,
         thresholds=thresholds,
         extractor=extractor,
+        relearn_judge=relearn_judge,
         opt_out_projects=tuple(opt_out),
         openai_base_url=env.get("NOUS_OPENAI_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
         openai_api_key=env.get("NOUS_OPENAI_API_KEY") or env.get("OPENAI_API_KEY") or None,

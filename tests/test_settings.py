@@ -115,13 +115,24 @@ def test_bad_retrieve_or_embed_config(tmp_path, section, fragment):
         load_settings(_with_config(tmp_path, json.dumps(section)))
 
 
-@pytest.mark.parametrize("key", ["archive_below", "hot_tier_days"])
+@pytest.mark.parametrize("key", ["hot_tier_days"])
 def test_thresholds_nothing_reads_are_not_offered(tmp_path, key):
     """Issue 9 item 7: `nous config` shows only what takes effect; a retired key is a clear error, not a no-op."""
     env = _with_config(tmp_path, json.dumps({"thresholds": {key: 0.5}}))
     with pytest.raises(ConfigError, match=f"unknown key 'thresholds.{key}'"):
         load_settings(env)
     assert not hasattr(load_settings({"HOME": str(tmp_path / "other")}).thresholds, key)
+
+
+def test_lifecycle_thresholds_are_read_and_checked(tmp_path):
+    """Issue 10: archive_below is back (retention reads it) with the decay and rotation numbers."""
+    env = _with_config(tmp_path, json.dumps({"thresholds": {"archive_below": 0.2, "rotation_bound": 50}}))
+    t = load_settings(env).thresholds
+    assert (t.archive_below, t.rotation_bound, t.decay_period_days) == (0.2, 50, 30)
+    for bad, fragment in [({"archive_below": 0.5}, "archive_below"), ({"decay_factor": 0}, "decay_factor"),
+                          ({"rotation_bound": 0}, "rotation_bound"), ({"relearn_ambiguous": 0.9}, "relearn_ambiguous")]:
+        with pytest.raises(ConfigError, match=fragment):
+            load_settings(_with_config(tmp_path, json.dumps({"thresholds": bad})))
 
 
 @pytest.mark.parametrize(

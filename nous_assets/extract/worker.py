@@ -23,9 +23,11 @@ from nous_assets.errors import NousError
 from nous_assets.extract.base import Extractor, SessionBatch
 from nous_assets.extract.schema import records_from_frame, validate_learnings
 from nous_assets.ids import idempotency_key, learning_id_for, learning_index
-from nous_assets.reconcile.relearn import Decision, Held, Incoming, decide
+from nous_assets.reconcile.decision_matrix import History, decide_relearning
+from nous_assets.reconcile.judge import relearn_judge
+from nous_assets.reconcile.relearn import Decision, Held, Incoming, Judge, decide
 from nous_assets.settings import Settings, Thresholds
-from nous_assets.store import memory_lookup, queue
+from nous_assets.store import memory_lookup, queue, recurrence
 from nous_assets.store.db import Connection, atomic, open_db
 from nous_assets.store.events import OPEN_VALIDITY, EventStore, LearningEvent
 from nous_assets.store.identity import project_map
@@ -207,13 +209,29 @@ def _details(rec: dict[str, Any]) -> dict[str, Any]:
     return {name: rec[name] for name in DETAIL_FIELDS if isinstance(rec.get(name), str) and rec[name].strip()}
 
 
+def _relearn_flag(decision: Decision, verdict: str) -> dict[str, Any]:
+    """The re-learning record ``nous review`` reads: what was decided, by which tier, against which memory."""
+    matched = decision.target if decision.reinforces else decision.near
+    return {"decision": verdict, "tier": decision.tier, "similarity": round(decision.similarity, 4), "matched": matched}
+
+
+def _matrix(conn: Connection, target: str, session: str, thresholds: Thresholds) -> tuple[str, float]:
+    """The decision matrix's verdict on re-learning ``target`` in ``session`` (this session counted)."""
+    sessions, score, injections, helpful, unhelpful = recurrence.relearn_history(conn, target)
+    roots = {s.split("#", 1)[0] for s in sessions | {session}}  # a session's subagents are that session
+    history = History(len(roots), thresholds.initial_reinforcement if score is None else score,
+                      injections, helpful, unhelpful)  # fmt: skip
+    return decide_relearning(history, thresholds)
+
+
 def _reinforcement(
-    rec: dict[str, Any], decision: Decision, key: str, *, extractor_version: str, delta: float
+    rec: dict[str, Any], decision: Decision, key: str, *, extractor_version: str, verdict: tuple[str, float]
 ) -> dict[str, Any]:
     payload = {
-        "reinforcement_delta": delta,
+        "reinforcement_delta": verdict[1],
         "reason": "relearned",
         "similarity": round(decision.similarity, 4),
+        "relearn": _relearn_flag(decision, verdict[0]),
         "content": rec["content"],
         "concepts": rec["concepts"],
         "extractor_version": extractor_version,
@@ -285,7 +303,7 @@ def _extracted_payload(rec: dict[str, Any], edges: list[dict[str, Any]], decisio
         **_details(rec),
     }
     if decision.near:  # a near-miss: kept apart, logged as a re-learning signal for later analysis
-        payload["relearn"] = {"near": decision.near, "similarity": round(decision.similarity, 4)}
+        payload["relearn"] = _relearn_flag(decision, "near_miss")
     payload, _ = redact_json(payload)  # an LLM may echo or invent a credential: never persist one
     return payload
 
@@ -318,13 +336,15 @@ def build_events(
     reextract: bool,
     stats: DrainStats,
     thresholds: Thresholds | None = None,
+    judge: Judge | None = None,
 ) -> tuple[list[LearningEvent], list[tuple[int, str]]]:
     """Turn validated learnings into events; returns (events, [(learning_index, idempotency_key)]).
 
     One memory per learning (:mod:`~nous_assets.reconcile.relearn`): a learning the project already holds
-    becomes a ``LearningReinforced`` of that memory, and a learning on a slot closes the value it replaces
+    becomes a ``LearningReinforced`` of that memory, its increment and flag chosen by the decision matrix
+    (:mod:`~nous_assets.reconcile.decision_matrix`), and a learning on a slot closes the value it replaces
     (``LearningSuperseded``, by validity time). Compare with an up-to-date projection (``process_item``
-    projects first); records of this batch are compared with each other too.
+    projects first); records of this batch are compared with each other too. ``judge``: tier 3, optional.
     """
     t = thresholds or Thresholds()
     project_id, session = batch.project_id, batch.session_id
@@ -352,12 +372,16 @@ def build_events(
             state.comparable(conn, canonical, incoming),
             threshold=t.dedup_jaccard,
             near_miss=t.relearn_near_miss,
+            cosine=t.relearn_cosine,
+            ambiguous=t.relearn_ambiguous,
+            judge=judge,
             exclude=frozenset({old_lid} if old_lid else ()),
         )
         if decision.reinforces:  # the project already holds it: reinforce that memory instead
             target = decision.target or ""
             state.merged[lid] = target
-            payload = _reinforcement(rec, decision, key, extractor_version=extractor_version, delta=t.reinforce_delta)
+            verdict = _matrix(conn, target, session, t)
+            payload = _reinforcement(rec, decision, key, extractor_version=extractor_version, verdict=verdict)
             reinforced = origin.event("LearningReinforced", target, payload, _relearn_key(key),
                                       valid_from=valid_from, vector_clock=clock)  # fmt: skip
             events.append(reinforced)
@@ -420,6 +444,7 @@ def process_item(
     stats: DrainStats,
     *,
     reextract: bool = False,
+    judge: Judge | None = None,
 ) -> int:
     """Extract one queue item and append its events; returns the number of new events."""
     date = item.payload["date"]
@@ -445,7 +470,15 @@ def process_item(
         thresholds=settings.thresholds,
         stats=stats,
         reextract=reextract,
+        judge=judge,
     )
+
+
+def _redacted(judge: Judge | None) -> Judge | None:
+    """The judge sees what the log would keep: both texts redacted before they leave the machine."""
+    if judge is None:
+        return None
+    return lambda incoming, held: judge(redact(incoming), redact(held))
 
 
 def append_learnings(
@@ -458,6 +491,7 @@ def append_learnings(
     thresholds: Thresholds,
     stats: DrainStats,
     reextract: bool = False,
+    judge: Judge | None = None,
 ) -> int:
     """Compare one batch's validated learnings with what is held, append the events, mark them processed.
 
@@ -475,6 +509,7 @@ def append_learnings(
             reextract=reextract,
             stats=stats,
             thresholds=thresholds,
+            judge=_redacted(judge),
         )
         results = EventStore(conn).append_many(events)
         by_key = {r.event.idempotency_key: r.event.event_id for r in results}
@@ -501,14 +536,25 @@ def drain(
     )
     project(conn, policy=Policy.of(t))  # corrections look up the memories they weaken
     cache: dict[str, list[Turn]] = {}
+    judge = relearn_judge(settings)
     while True:
         items = queue.claim(conn, worker_id, limit=batch_size, lease_seconds=t.queue_lease_seconds)
         if not items:
+            # a lease this drain lost (a slow item held the rest of its claimed batch past their leases)
+            # goes back to the queue now rather than waiting for the next drain
+            recovered = queue.sweep_expired(conn, backoff_base_seconds=t.queue_backoff_base_seconds,
+                                            max_attempts=t.queue_max_attempts)  # fmt: skip
+            if recovered:
+                stats.swept += recovered
+                continue
+            if judge is not None and judge.failure:  # the optional tier 3 stopped: say why, extraction went on
+                stats.errors.append(f"re-learning tier 3 skipped for the rest of the run: {judge.failure}")
             return stats
         for item in items:
             stats.claimed += 1
             try:
-                stats.events_written += process_item(conn, settings, extractor, item, cache, stats, reextract=reextract)
+                stats.events_written += process_item(conn, settings, extractor, item, cache, stats,
+                                                     reextract=reextract, judge=judge)  # fmt: skip
             except Exception as exc:  # every failure is recorded on the item, retried, then dead-lettered
                 message = redact(f"{type(exc).__name__}: {exc}")  # validation errors quote the bad values
                 status = queue.fail(

@@ -1,14 +1,20 @@
 """One memory per learning: is an incoming learning already held, a newer value of a slot, or new?
 
-Tier 1 of the spec's re-learning detection, decided when a learning is appended (not in the projection),
+The spec's three-tier re-learning detection, decided when a learning is appended (not in the projection),
 so the decision is itself recorded as events and a replay reproduces it exactly:
 
 * **reinforce** — the learning is a near-duplicate of a current memory (token Jaccard over the content,
   stop words and quoted evidence aside, at least ``dedup_jaccard`` = 0.75, and the same files named when
   both name files):
   the caller appends ``LearningReinforced`` on that memory instead of a second ``LearningExtracted``.
-* **new** — otherwise. A near-miss (``relearn_near_miss`` = 0.65 up to the threshold) is reported with the
-  decision so the caller can log it as a re-learning signal for later analysis.
+* **tier 2** — failing that, the TF-IDF cosine (:mod:`.paraphrase`, character n-grams of the same words,
+  so ``commit``/``committing`` agree) at least ``relearn_cosine`` = 0.85 with a memory of the same subject
+  is a rewording of it: reinforce, as above.
+* **tier 3** — a pair left ambiguous (a tier-1 near-miss, or a cosine from ``relearn_ambiguous`` = 0.70 up to
+  the tier-2 threshold) goes to the optional judge (an LLM, :mod:`.judge`); "same" reinforces.
+* **new** — otherwise. A near-miss (Jaccard ``relearn_near_miss`` = 0.65 up to the threshold, or an
+  ambiguous cosine the judge did not call the same) is reported with the decision so the caller can log
+  it as a re-learning signal for later analysis.
 * **slots** — a learning that states the current value of a single-valued thing (``payload.slot``) is
   ordered among the memories of the same (project, slot) by validity time, never by score or by when it was
   ingested: the value in force before it is closed at its ``valid_from``, and if a later value is already
@@ -16,15 +22,17 @@ so the decision is itself recorded as events and a replay reproduces it exactly:
   value with the latest validity is the one left current, and the windows in between are contiguous.
 
 Pure functions over plain values: the caller loads the comparable memories (``store.memory_lookup``)
-and writes the events. Later tiers (embedding cosine, contradiction handling) can extend :func:`decide`.
+and writes the events; what a re-learning then does to the memory is :mod:`.decision_matrix`'s call.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from nous_assets.reconcile.paraphrase import cosines
 from nous_assets.store.memory_lookup import Held  # the row type the store's lookups return
 
 _TOKEN = re.compile(r"[^\W_]+")  # letters and digits of any script; punctuation and "_" separate
@@ -128,10 +136,19 @@ class Decision:
     similarity: float = 0.0  # reinforce: with the target; new: the best near-miss (0 when none)
     near: str | None = None  # new: the near-miss learning, if any
     supersessions: tuple[Supersession, ...] = ()
+    tier: int = 1  # which tier matched (reinforce) or measured the near-miss (new)
 
     @property
     def reinforces(self) -> bool:
         return self.action == "reinforce"
+
+
+Judge = Callable[[str, str], bool | None]
+"""Tier 3: are these two learnings (incoming, held) one learning? None when it cannot tell (then: no)."""
+
+TIER2_MIN_JACCARD = 0.4
+"""Tier 2 only looks at memories sharing this share of words: a rewording keeps most of its words, and below
+this the cosine of character n-grams measures shared spelling (file names, commands), not one meaning."""
 
 
 def _order(valid_from: str | None, learning_id: str) -> tuple[str, str]:
@@ -171,19 +188,56 @@ def _slot_decision(new: Incoming, words: frozenset[str], same_slot: Sequence[Hel
     return Decision("new", supersessions=tuple(closes))
 
 
+MIN_STEM = 4
+
+
+def _inflection(x: str, y: str) -> bool:
+    """Two forms of one word ("require"/"requires", "container"/"containers"): a long common beginning."""
+    stem = len(os.path.commonprefix([x, y]))
+    return stem >= MIN_STEM and stem >= 0.6 * min(len(x), len(y))
+
+
+def _reworded(new: Incoming, h: Held) -> bool:
+    """Tier 2's guard: the same subject, and no word swapped for another name (an inflected word is no swap)."""
+    if not same_subject(new.content, h.content):
+        return False
+    if not same_template(new.content, h.content):
+        return True
+    pairs = zip(_words(_gist(new.content)), _words(_gist(h.content)), strict=True)
+    return all(x == y or _inflection(x, y) for x, y in pairs)
+
+
+def _normal(text: str) -> str:
+    """The words a learning is compared by, in order: what tier 2 takes its n-grams from."""
+    return " ".join(_words(_gist(text)))
+
+
+def _tier2(new: Incoming, words: frozenset[str], current: Sequence[Held]) -> tuple[Held | None, float]:
+    """The current memory with the highest TF-IDF cosine among those sharing enough words (ties: lowest id)."""
+    close = [h for h in current if jaccard(words, signature(h.content)) >= TIER2_MIN_JACCARD and _reworded(new, h)]
+    if not close:
+        return None, 0.0
+    scores = cosines(_normal(new.content), [_normal(h.content) for h in current])
+    ranked = sorted((-score, h.learning_id, h) for h, score in zip(current, scores, strict=True) if h in close)
+    return ranked[0][2], -ranked[0][0]
+
+
 def decide(
     new: Incoming,
     held: Sequence[Held],
     *,
     threshold: float = 0.75,
     near_miss: float = 0.65,
+    cosine: float = 0.85,
+    ambiguous: float = 0.70,
+    judge: Judge | None = None,
     exclude: frozenset[str] = frozenset(),
 ) -> Decision:
     """What appending ``new`` should do, given the comparable memories ``held`` (see the module doc).
 
     ``held`` holds current memories (``valid_until`` None) and, for a slotted learning, every memory of its
     slot whatever its window. ``exclude`` names learnings never to merge with (the version a re-extraction
-    replaces).
+    replaces). ``judge`` is tier 3, asked only about an ambiguous pair.
     """
     words = signature(new.content)
     pool = [h for h in held if h.learning_id not in exclude and h.learning_id != new.learning_id]
@@ -195,6 +249,16 @@ def decide(
     best, sim = _best(new, words, current)
     if best is not None and sim >= threshold:
         return Decision("reinforce", best.learning_id, sim)
+    para, cos = _tier2(new, words, current)
+    if para is not None and cos >= cosine:
+        return Decision("reinforce", para.learning_id, cos, tier=2)
     if best is not None and sim >= near_miss:
-        return Decision("new", similarity=sim, near=best.learning_id)
-    return Decision("new")
+        near = Decision("new", similarity=sim, near=best.learning_id)
+    elif para is not None and cos >= ambiguous:
+        near = Decision("new", similarity=cos, near=para.learning_id, tier=2)
+    else:
+        return Decision("new")
+    held_text = next(h.content for h in current if h.learning_id == near.near)
+    if judge is not None and judge(new.content, held_text):
+        return Decision("reinforce", near.near, near.similarity, tier=3)
+    return near

@@ -8,10 +8,11 @@ Semantics (spec "Learning Lifecycle"): Extracted creates (or, for a known learni
 content and unions concepts; the optional ``slot``, ``applies_when`` and ``source_ref`` payload
 fields are copied when present); Validated stamps ``validated_at``; Reinforced/Weakened add their
 delta and mark the memory relevant at the event's valid time (a re-learning's session time; the
-transaction time for feedback, which has none), and a re-learning adds the quotes it was said with
-that the memory does not hold yet (up to :data:`MAX_EXTRA_QUOTES`); Contradicted multiplies by its multiplier;
-Superseded multiplies by 0.5 and closes the validity window; Archived removes the memory from the
-active set. Events for an unknown or archived learning are ignored (counted in ``orphans``).
+transaction time for feedback, which has none; not a ``decay`` weakening, which marks disuse), and a
+re-learning adds the quotes it was said with that the memory does not hold yet (up to
+:data:`MAX_EXTRA_QUOTES`); Contradicted multiplies by its multiplier; Superseded multiplies by 0.5 and
+closes the validity window; Archived removes the memory from the active set. Events for an unknown or
+archived learning are ignored (counted in ``orphans``).
 """
 
 from __future__ import annotations
@@ -215,9 +216,10 @@ class Projection:
             mem.reinforcement_score += float(payload["reinforcement_delta"])
             if payload.get("reason") == "relearned" and payload.get("content"):
                 mem.content = with_new_quotes(mem.content, payload["content"])
-            # relevant again when it happened: a re-learning's session time (its valid_from), else now
+            # relevant again when it happened: a re-learning's session time (its valid_from), else now;
+            # decay is the absence of use, never a use
             stamp = ev.valid_from or ev.transaction_time
-            if mem.accessed_at is None or stamp > mem.accessed_at:
+            if payload.get("reason") != "decay" and (mem.accessed_at is None or stamp > mem.accessed_at):
                 mem.accessed_at = stamp
         elif kind == "LearningContradicted":
             multiplier = float(payload.get("contradiction_multiplier", self.policy.default_contradiction_multiplier))

@@ -1,16 +1,16 @@
 """The asset graph, listed once: ``Definitions``, ``ingest_job``, the sensors and ``run_days`` all use these."""
 
 from nous_assets.defs.assets.capture import learning_events, transcripts, transcripts_schema
-from nous_assets.defs.assets.memory import memories, replay_equals_projection, session_outcomes
+from nous_assets.defs.assets.memory import memories, replay_equals_projection, retention, session_outcomes
 from nous_assets.defs.assets.observe import interventions
 from nous_assets.defs.assets.reconciliation import nli_results_asset
 from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
 
 PIPELINE_ASSETS = [
-    transcripts, learning_events, session_outcomes, memories, embeddings, edges, nli_results_asset, interventions,
-    injection_cache,
+    transcripts, learning_events, session_outcomes, retention, memories, embeddings, edges, nli_results_asset,
+    interventions, injection_cache,
 ]  # fmt: skip
-"""Capture -> extract -> judge outcomes -> project -> embed -> link / find contradictions -> observe -> cache,
-in dependency order."""
+"""Capture -> extract -> judge outcomes -> decay and archive -> project -> embed -> link / find contradictions ->
+observe -> cache, in dependency order."""
 
 ASSET_CHECKS = [transcripts_schema, replay_equals_projection]

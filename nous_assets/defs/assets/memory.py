@@ -4,6 +4,7 @@ Every event reaches the log through an asset upstream of ``memories``, and only 
 (with the configured :class:`~nous_assets.store.memory_state.Policy`), so the graph shows each write.
 """
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -13,6 +14,7 @@ from nous_assets.defs.assets.capture import learning_events
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
 from nous_assets.reinforce.outcomes import evaluate_sessions, ingest_access_spool
+from nous_assets.reinforce.retention import apply_retention
 from nous_assets.store import figures
 from nous_assets.store.access_log import unjudged_sessions
 from nous_assets.store.memory_lookup import corrections_by_session
@@ -65,9 +67,40 @@ def session_outcomes(context: dg.AssetExecutionContext, nous: NousResource) -> d
     )
 
 
+def partition_clock(partition_keys: list[str], now: datetime | None = None) -> datetime:
+    """The end of the last day a run covers, never later than now: what retention is decided as of."""
+    end = datetime.fromisoformat(max(partition_keys)).replace(tzinfo=UTC) + timedelta(days=1)
+    return min(end, now or datetime.now(UTC))
+
+
 @daily_asset(
     group_name=GROUP,
     deps=[learning_events, session_outcomes],
+    kinds={"sqlite"},
+    description="Retention: memories idle for a whole 30-day period decay (LearningWeakened, reason decay, once "
+    "per memory and period), those below archive_below and those beyond the rotation bound of their scope are "
+    "archived (LearningArchived with the reason). Decided as of the end of the run's last partition day.",
+)
+def retention(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
+    settings = nous.settings()
+    clock = partition_clock(context.partition_keys)
+    with nous.connection() as conn:
+        stats = apply_retention(conn, clock, settings.thresholds)
+    return dg.MaterializeResult(
+        metadata={
+            "clock": dg.MetadataValue.text(clock.isoformat()),
+            "memories_judged": dg.MetadataValue.int(stats.memories),
+            "decay_events": dg.MetadataValue.int(stats.decayed),
+            "archived_below_threshold": dg.MetadataValue.int(stats.archived_below),
+            "archived_by_rotation": dg.MetadataValue.int(stats.archived_rotation),
+            "events_written": dg.MetadataValue.int(stats.events_written),
+        }
+    )
+
+
+@daily_asset(
+    group_name=GROUP,
+    deps=[learning_events, session_outcomes, retention],
     kinds={"sqlite"},
     description="Current memories projected from learning_events with the configured policy (incremental "
     "from its checkpoint; re-materialising a partition is a no-op once caught up). The only step that "
