@@ -28,8 +28,8 @@ class Thresholds:
     """Policy numbers from the spec, overridable in ``config.json`` under ``"thresholds"``.
 
     Only numbers some code reads are here (``nous config`` shows what takes effect): the spec's
-    ``archive_below``, ``concept_overlap_for_nli`` and ``hot_tier_days`` come back with the lifecycle
-    code that uses them.
+    ``archive_below`` and ``concept_overlap_for_nli`` come back with the lifecycle code that uses them.
+    ``hot_tier_days`` is the default cutoff of ``nous archive`` (events recorded earlier go cold).
     """
 
     initial_reinforcement: float = 0.5
@@ -45,6 +45,7 @@ class Thresholds:
     queue_max_attempts: int = 3
     queue_lease_seconds: int = 300
     queue_backoff_base_seconds: float = 30.0
+    hot_tier_days: int = 90
 
 
 @dataclass(frozen=True)
