@@ -209,6 +209,8 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
         )
     if thresholds.queue_max_attempts < 1:
         raise ConfigError(f"{path}: key 'thresholds.queue_max_attempts' must be >= 1")
+    if thresholds.hot_tier_days < 1:
+        raise ConfigError(f"{path}: key 'thresholds.hot_tier_days' must be >= 1 (days of events kept in cortex.db)")
     return thresholds
 
 

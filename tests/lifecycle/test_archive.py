@@ -242,6 +242,12 @@ def test_cli_archive_list_replay_and_restore(nous_env, capsys):
     assert "checksum verified" in capsys.readouterr().out
     assert main(["restore", "--archive", "cortex-archive-2024.db.zst"]) == 0
     assert "already restored" in capsys.readouterr().out
+    assert main(["archive"]) == 0  # the default cutoff, thresholds.hot_tier_days (90) days ago, takes the rest
+    assert "cortex-archive-2025.2.db.zst" in capsys.readouterr().out
+    conn = open_db(db)
+    assert conn.execute("SELECT count(*) FROM learning_events").fetchone()[0] == 0
+    conn.close()
+    assert main(["replay", "--include-archives", "--verify"]) == 0
     assert main(["archive", "--before", "yesterday-ish"]) == 1
     assert "neither an age like 90d" in capsys.readouterr().err
 
