@@ -26,6 +26,9 @@ _LABELS = (
     ("injections_judged", "injections judged", "injections whose session outcome is known"),
 )
 
+_HOTSPOT_HEAD = (("project", 34, "<"), ("domain", 16, "<"), ("learnings", 10, ">"), ("recur.", 9, ">"),
+                 ("corr.", 9, ">"), ("burst", 8, ">"), ("score", 8, ">"))  # fmt: skip
+
 
 def _value(v: object) -> str:
     if v is None:
@@ -44,7 +47,7 @@ def render(report) -> str:  # noqa: ANN001 - a MetricsReport
     if not report.hotspots:
         lines.append("  none: nothing recurs and nothing was corrected")
     else:
-        lines.append(f"  {'project':<34}{'domain':<16}{'learnings':>10}{'recur.':>9}{'corr.':>9}{'burst':>8}{'score':>8}")
+        lines.append("  " + "".join(f"{name:{align}{width}}" for name, width, align in _HOTSPOT_HEAD))
         for h in report.hotspots:
             lines.append(f"  {h.project_id[-34:]:<34}{h.domain[:15]:<16}{h.learnings:>10}{h.recurrence_rate:>9.3f}"
                          f"{h.correction_density:>9.3f}{h.burst_index:>8.2f}{h.score:>8.3f}")  # fmt: skip
@@ -77,4 +80,6 @@ def register(add: AddCommand) -> None:
         "effectiveness, burst index, learning velocity, correction density, knowledge decay and complexity hotspots.",
     )
     p.add_argument("--as-of", metavar="T", help="compute as of this ISO time (default now): later events are ignored")
-    p.add_argument("--json", action="store_true", help="print JSON (metrics, hotspots, weekly velocity, flagged learnings)")
+    p.add_argument(
+        "--json", action="store_true", help="print JSON (metrics, hotspots, weekly velocity, flagged learnings)"
+    )

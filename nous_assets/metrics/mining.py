@@ -36,8 +36,8 @@ RECURRENCE_FLAG = 0.15  # the spec's "flag if > 15 %"
 HOTSPOTS = 10
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
-    "ev": {"event_id": pl.Int64, "learning_id": pl.Utf8, "event_type": pl.Utf8, "happened": pl.Utf8, "session_id": pl.Utf8,
-           "project_id": pl.Utf8, "domain": pl.Utf8, "reason": pl.Utf8, "relearn": pl.Int64},
+    "ev": {"event_id": pl.Int64, "learning_id": pl.Utf8, "event_type": pl.Utf8, "happened": pl.Utf8,
+           "session_id": pl.Utf8, "project_id": pl.Utf8, "domain": pl.Utf8, "reason": pl.Utf8, "relearn": pl.Int64},
     "mem": {"id": pl.Int64, "learning_id": pl.Utf8, "project_id": pl.Utf8, "domain": pl.Utf8,
             "reinforcement_score": pl.Float64, "learned_at": pl.Utf8, "accessed_at": pl.Utf8, "valid_until": pl.Utf8,
             "contradiction_count": pl.Int64},
@@ -244,7 +244,8 @@ def _hotspots(con: duckdb.DuckDBPyConnection) -> list[Hotspot]:
 
 def _velocity(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     rows = con.execute(
-        "SELECT date_trunc('week', happened) AS week, count(*) FILTER (WHERE event_type = 'LearningExtracted') AS learnings, "
+        "SELECT date_trunc('week', happened) AS week, "
+        "count(*) FILTER (WHERE event_type = 'LearningExtracted') AS learnings, "
         "count(DISTINCT session_id) AS sessions FROM ev WHERE (event_type = 'LearningExtracted' OR relearn = 1) "
         "AND happened > (SELECT as_of FROM params) - INTERVAL 84 DAY GROUP BY 1 ORDER BY 1"
     ).fetchall()

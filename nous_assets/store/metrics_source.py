@@ -80,5 +80,7 @@ ACCESS_COLUMNS = ("memory_id", "session_id", "was_useful", "accessed_at", "sourc
 def accesses(conn: Connection) -> Columns:
     """Every injection (and ``nous feedback`` rating, source 'feedback') with its verdict (NULL: not judged)."""
     return _columns(
-        conn, "SELECT memory_id, session_id, was_useful, accessed_at, source FROM access_log ORDER BY id", ACCESS_COLUMNS
+        conn,
+        "SELECT memory_id, session_id, was_useful, accessed_at, source FROM access_log ORDER BY id",
+        ACCESS_COLUMNS,
     )

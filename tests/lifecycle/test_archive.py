@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from eventgen import extracted
+from eventgen import lifecycle as lifecycle_event
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,8 +27,6 @@ from nous_assets.store import archive as cold
 from nous_assets.store.db import open_db
 from nous_assets.store.events import EventStore
 from nous_assets.store.projector import project, snapshot, verify
-from eventgen import extracted
-from eventgen import lifecycle as lifecycle_event
 
 NOUS = [sys.executable, "-m", "nous_assets.cli"]
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -46,8 +46,8 @@ def _history(n: int = 60) -> list:
     for i in range(0, n, 4):
         events.append(lifecycle_event("LearningReinforced", f"L{i}", {"reinforcement_delta": 0.1}, key=f"r{i}",
                                       transaction_time="2025-11-02T00:00:00Z"))  # fmt: skip
-    events.append(lifecycle_event("LearningContradicted", "L1", {"contradicted_with": "L2",
-                                  "contradiction_multiplier": 0.7}, key="c1", transaction_time="2024-12-01"))  # fmt: skip
+    contradiction = {"contradicted_with": "L2", "contradiction_multiplier": 0.7}
+    events.append(lifecycle_event("LearningContradicted", "L1", contradiction, key="c1", transaction_time="2024-12-01"))
     events.append(lifecycle_event("LearningSuperseded", "L5", {"superseded_by": "L8"}, key="sup5",
                                   transaction_time="2026-02-01T00:00:00Z"))  # fmt: skip
     events.append(lifecycle_event("LearningArchived", "L7", {"reason": "decay"}, key="a7",

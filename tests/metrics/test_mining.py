@@ -45,7 +45,8 @@ def _history(seed: int) -> tuple[list[LearningEvent], list[tuple]]:
         for k in range(rng.randint(0, 3)):
             lid, domain = f"L{s}-{k}", rng.choice(DOMAINS)
             events.append(extracted(lid, f"learning {lid} about {domain}", key=f"x{lid}", session=session,
-                                    project=project_id, valid_from=_day(ago), payload_extra={"domain": domain}))  # fmt: skip
+                                    project=project_id, valid_from=_day(ago),
+                                    payload_extra={"domain": domain}))  # fmt: skip
             learned.append((lid, project_id, domain, ago))
         for lid, p, _, _ in rng.sample(learned, min(len(learned), rng.randint(0, 2))):
             if p == project_id and rng.random() < 0.7:
