@@ -113,8 +113,11 @@ _VIEWS = (
     # events that happened by as_of, with their time as a TIMESTAMP
     "CREATE VIEW ev AS SELECT * REPLACE (CAST(happened AS TIMESTAMP) AS happened) FROM ev_raw "
     "WHERE CAST(happened AS TIMESTAMP) <= (SELECT as_of FROM params)",
+    # the projection as it stands, less what was learned after as_of; accessed_at (last reinforced or weakened)
+    # only when that was by as_of
     "CREATE VIEW mem AS SELECT * REPLACE (CAST(learned_at AS TIMESTAMP) AS learned_at, "
-    "CAST(accessed_at AS TIMESTAMP) AS accessed_at) FROM mem_raw",
+    "CASE WHEN CAST(accessed_at AS TIMESTAMP) <= (SELECT as_of FROM params) THEN CAST(accessed_at AS TIMESTAMP) END "
+    "AS accessed_at) FROM mem_raw WHERE CAST(learned_at AS TIMESTAMP) <= (SELECT as_of FROM params)",
     "CREATE VIEW acc AS SELECT * REPLACE (CAST(accessed_at AS TIMESTAMP) AS accessed_at) FROM acc_raw "
     "WHERE CAST(accessed_at AS TIMESTAMP) <= (SELECT as_of FROM params)",
     # a learning: its project, domain (from its extraction, else the memory), when first learned, in how many sessions
@@ -180,8 +183,8 @@ def _headline(con: duckdb.DuckDBPyConnection) -> dict[str, float | int | None]:
     active = _one(con, "SELECT count(*) FROM active") or 0
     corrections = _one(con, "SELECT count(*) FROM corrections") or 0
     decay = con.execute(
-        "WITH last AS (SELECT a.id, greatest(coalesce(max(x.accessed_at), a.accessed_at, a.learned_at), "
-        "coalesce(a.accessed_at, a.learned_at)) AS seen, count(x.memory_id) AS injections "
+        "WITH last AS (SELECT a.id, greatest(max(x.accessed_at), a.accessed_at, a.learned_at) AS seen, "
+        "count(x.memory_id) AS injections "
         "FROM active a LEFT JOIN acc x ON x.memory_id = a.id GROUP BY a.id, a.accessed_at, a.learned_at) "
         "SELECT quantile_cont(date_diff('second', seen, (SELECT as_of FROM params)) / 86400.0, 0.5), "
         "quantile_cont(date_diff('second', seen, (SELECT as_of FROM params)) / 86400.0, 0.9), "

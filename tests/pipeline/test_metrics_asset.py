@@ -1,0 +1,37 @@
+"""The ``metrics`` asset over the shared corpus: one materialisation per run with the numbers Dagster plots."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from nous_assets.metrics.mining import compute
+
+PLOTTED = ("recurrence_rate", "burst_index", "learning_velocity_30d", "learning_velocity_all", "correction_density",
+           "knowledge_decay_median_days", "sessions", "learnings", "active_memories")  # fmt: skip
+
+
+def _materialisations(pipe) -> list[dg.AssetMaterialization]:
+    records = pipe.instance.fetch_materializations(dg.AssetKey("metrics"), limit=10_000).records
+    return sorted((r.asset_materialization for r in records), key=lambda m: m.partition)
+
+
+def test_metrics_asset_reports_numbers_per_day_and_a_hotspot_table(corpus_pipeline):
+    mats = _materialisations(corpus_pipeline)
+    assert len(mats) == len(corpus_pipeline.results)  # one per day run: a series over time
+    latest = mats[-1].metadata
+    for key in PLOTTED:
+        assert isinstance(latest[key], (dg.FloatMetadataValue, dg.IntMetadataValue)), key
+    as_of = latest["as_of"].value
+    expected = corpus_pipeline.count(
+        "SELECT count(*) FROM learning_events WHERE event_type = 'LearningExtracted' "
+        "AND coalesce(valid_from, transaction_time) <= ?", as_of,
+    )  # fmt: skip
+    assert latest["learnings"].value == expected > 0
+    assert latest["sessions"].value >= 2
+    learnings = [m.metadata["learnings"].value for m in mats]
+    assert learnings == sorted(learnings)  # taken as of each day's end: never fewer later
+    assert [m.metadata["as_of"].value for m in mats] == sorted(m.metadata["as_of"].value for m in mats)
+    table = latest["hotspots"].value
+    assert table.startswith("| project | domain |") or table.startswith("No hotspots")
+    headline = compute(corpus_pipeline.settings.db_path, as_of=as_of).headline
+    assert {k: latest[k].value for k in PLOTTED} == {k: headline[k] for k in PLOTTED}
