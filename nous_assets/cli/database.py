@@ -154,9 +154,15 @@ def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.lifecycle.archive import cold_event_count
     from nous_assets.store.temporal import query_memories
 
     with open_store(settings) as conn:
+        if args.as_of and (cold := cold_event_count(conn)):
+            raise NousError(
+                f"--as-of replays the live event log, and {cold:,} events are in cold archive segments: "
+                "`nous restore` them first (`nous archive --list` names them)"
+            )
         try:
             memories = query_memories(
                 conn, as_of=args.as_of, as_at=args.as_at, project_id=canonical(conn, args.project),

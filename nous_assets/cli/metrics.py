@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from typing import TYPE_CHECKING
+
 from nous_assets.cli.common import AddCommand
 from nous_assets.settings import Settings
+
+if TYPE_CHECKING:
+    from nous_assets.metrics.mining import MetricsReport
 
 _LABELS = (
     ("recurrence_rate", "recurrence rate", "re-extractions per session (a learning recurring in >15% is flagged)"),
@@ -38,7 +43,7 @@ def _value(v: object) -> str:
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
-def render(report) -> str:  # noqa: ANN001 - a MetricsReport
+def render(report: MetricsReport) -> str:
     """The readable table ``nous metrics`` prints."""
     lines = [f"process metrics as of {report.as_of[:19]}Z (live event log, access log, projection)", ""]
     for key, label, meaning in _LABELS:

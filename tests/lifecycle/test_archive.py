@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from nous_assets.cli import main
 from nous_assets.lifecycle import archive as lifecycle
 from nous_assets.store import archive as cold
+from nous_assets.store import memory_lookup
 from nous_assets.store.db import open_db
 from nous_assets.store.events import EventStore
 from nous_assets.store.projector import project, snapshot, verify
@@ -116,6 +117,7 @@ def test_the_live_log_still_knows_archived_events(populated):
     again = store.append(extracted("L0", "memory number 0 says use tool0 for step 0", key="x0",
                                    transaction_time="2023-01-11"))  # fmt: skip
     assert not again.created and again.event.event_id == 1  # a replayed extraction writes nothing
+    assert memory_lookup.has_extraction(conn, "L0") and not memory_lookup.has_extraction(conn, "never")
     reinforced = store.append(lifecycle_event("LearningReinforced", "L3", {"reinforcement_delta": 0.1}, key="new-r3"))
     assert reinforced.created  # a learning extracted long ago can still be reinforced
     project(conn)
@@ -230,6 +232,8 @@ def test_cli_archive_list_replay_and_restore(nous_env, capsys):
     assert "add --include-archives" in capsys.readouterr().err
     assert main(["replay", "--include-archives", "--verify"]) == 0
     assert "OK: the live projection equals a full replay" in capsys.readouterr().out
+    assert main(["memories", "--as-of", "2025-01-01"]) == 1  # a replay of the live log alone would be wrong
+    assert "`nous restore` them first" in capsys.readouterr().err
     conn = open_db(db)
     before = snapshot(conn)
     conn.close()
