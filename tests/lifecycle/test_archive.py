@@ -268,7 +268,22 @@ conn = open_db(db)
 def die(*_):
     os.kill(os.getpid(), signal.SIGKILL)
 
-kwargs = {"before_move": die} if where == "before-move" else {"progress": lambda what, n: die() if n >= 20000 else None}
+calls = []
+
+def die_later(*_):
+    calls.append(1)
+    if len(calls) >= 2500:  # ~2.5M SQLite instructions: the first move is deleting rows (it commits at ~3,000)
+        die()
+    return 0
+
+def in_transaction(segment):
+    conn.set_progress_handler(die_later, 1000)
+
+kwargs = {
+    "before-move": {"before_move": die},
+    "in-transaction": {"before_move": in_transaction},
+    "mid-segment": {"progress": lambda what, n: die() if n >= 20000 else None},
+}[where]
 archive.archive(conn, archive_dir, "2025-06-01T00:00:00.000000Z", **kwargs)
 """
 
@@ -295,7 +310,7 @@ def _kill_history() -> list:
     ]
 
 
-@pytest.mark.parametrize("where", ["mid-segment", "before-move"])
+@pytest.mark.parametrize("where", ["mid-segment", "before-move", "in-transaction"])
 def test_kill_9_during_archive_then_rerun_loses_and_duplicates_nothing(tmp_path, where, clean_run, nous_env):
     db = tmp_path / "cortex.db"
     conn = open_db(db, create=True)
@@ -309,12 +324,16 @@ def test_kill_9_during_archive_then_rerun_loses_and_duplicates_nothing(tmp_path,
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     leftovers = sorted(p.name for p in archive_dir.iterdir())
     assert leftovers  # the kill left a partial or an unrecorded segment file behind
+    conn = open_db(db)
+    assert _stream(conn) == original and cold.segments(conn) == []  # the killed move changed nothing
+    assert conn.execute("SELECT count(*) FROM nous_meta WHERE key = 'archive_in_progress'").fetchone()[0] == 0
+    conn.close()
 
     env = {**nous_env, "NOUS_DB_PATH": str(db), "NOUS_ARCHIVE_DIR": str(archive_dir), "PATH": "/usr/bin:/bin"}
     rerun = subprocess.run([*NOUS, "archive", "--before", "2025-06-01T00:00:00Z"], env=env,
                            capture_output=True, text=True, timeout=300)  # fmt: skip
     assert rerun.returncode == 0, rerun.stderr
-    if where == "before-move":
+    if where in ("before-move", "in-transaction"):
         assert "completed the interrupted move" in rerun.stdout
     else:
         assert "removed 2 partial file(s)" in rerun.stdout or "removed 1 partial file(s)" in rerun.stdout
