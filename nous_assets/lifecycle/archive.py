@@ -27,6 +27,7 @@ from pathlib import Path
 import zstandard
 
 from nous_assets.errors import NousError
+from nous_assets.filemodes import make_private_dir
 from nous_assets.store import archive as store
 from nous_assets.store.db import Connection, DatabaseError, open_db
 from nous_assets.store.memory_state import Policy
@@ -89,7 +90,8 @@ def _fsync_path(path: Path) -> None:
 def compress(raw: Path, target: Path) -> int:
     """zstd ``raw`` into ``target`` through ``target.tmp``: fsynced, renamed, directory fsynced; returns bytes."""
     partial = target.with_name(target.name + ".tmp")
-    with raw.open("rb") as src, partial.open("wb") as dst:
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private whatever the umask
+    with raw.open("rb") as src, os.fdopen(fd, "wb") as dst:
         zstandard.ZstdCompressor(level=ZSTD_LEVEL).copy_stream(src, dst)
         dst.flush()
         os.fsync(dst.fileno())
@@ -189,7 +191,7 @@ def archive(
     bring it up to date first to move everything old. ``before_move`` is called with each segment
     file once it is durable and before the transaction (tests stop the process there).
     """
-    archive_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(archive_dir)
     scratch_dir = scratch_dir or archive_dir
     report = ArchiveReport(cutoff=cutoff, removed_partial=_remove_partials(archive_dir))
     report.adopted = _adopt_orphans(conn, archive_dir, scratch_dir)
@@ -211,7 +213,10 @@ def archive(
             if before_move:
                 before_move(target)
             segment = _segment(segment_id, name, found, compressed)
-            store.move_out(conn, raw, segment)
+            try:
+                store.move_out(conn, raw, segment)
+            except ValueError as exc:  # the live rows changed under us: the file stays, a rerun re-checks it
+                raise ArchiveError(f"{exc}; nothing was moved, rerun `nous archive`") from None
         finally:
             raw.unlink(missing_ok=True)
         report.segments.append(segment)

@@ -83,6 +83,8 @@ def test_archive_moves_old_events_into_year_segments_and_the_projection_stays(po
     for segment in report.segments:
         data = (tmp / "archive" / segment.archive_path).read_bytes()
         assert data[:4] == ZSTD_MAGIC and len(data) == segment.compressed_bytes
+        assert (tmp / "archive" / segment.archive_path).stat().st_mode & 0o077 == 0  # private
+    assert (tmp / "archive").stat().st_mode & 0o077 == 0
     rows = conn.execute("SELECT event_count, stream_checksum_sha256, tier FROM archive_segments").fetchall()
     assert sum(r[0] for r in rows) == report.events and all(len(r[1]) == 64 and r[2] == "cold" for r in rows)
     assert snapshot(conn) == before  # archived events stay represented in memories
