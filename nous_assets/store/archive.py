@@ -203,11 +203,23 @@ def archived_count(conn: Connection) -> int:
 
 
 def _attached_stream(conn: Connection) -> Iterator[tuple]:
-    """Live rows that carry the ids of the attached segment ``seg``, in ``event_id`` order."""
+    """Live rows that carry the ids of the attached segment ``seg``, in ``event_id`` order.
+
+    Walks the segment's ids by rowid and looks each up in the live table (no temporary index per page)."""
     return _pages(
         conn,
-        "SELECT * FROM main.learning_events WHERE event_id IN (SELECT event_id FROM seg.learning_events) "
-        f"AND event_id > ? ORDER BY event_id LIMIT {_PAGE}",
+        "SELECT m.* FROM seg.learning_events s JOIN main.learning_events m ON m.event_id = s.event_id "
+        f"WHERE s.event_id > ? ORDER BY s.event_id LIMIT {_PAGE}",
+        (),
+    )
+
+
+def _segment_rows_also_live(conn: Connection) -> Iterator[tuple]:
+    """Rows of the attached segment ``seg`` whose ids are also live, in ``event_id`` order."""
+    return _pages(
+        conn,
+        "SELECT s.* FROM seg.learning_events s JOIN main.learning_events m ON m.event_id = s.event_id "
+        f"WHERE s.event_id > ? ORDER BY s.event_id LIMIT {_PAGE}",
         (),
     )
 
@@ -278,15 +290,7 @@ def merge_back(conn: Connection, segment_file: Path, segment_id: str, known: boo
         with attached(conn, segment_file), atomic(conn):
             present = digest(_attached_stream(conn))
             if present.count:
-                with_ids = digest(
-                    _pages(
-                        conn,
-                        "SELECT * FROM seg.learning_events "
-                        "WHERE event_id IN (SELECT event_id FROM main.learning_events) "
-                        f"AND event_id > ? ORDER BY event_id LIMIT {_PAGE}",
-                        (),
-                    )
-                )
+                with_ids = digest(_segment_rows_also_live(conn))
                 if with_ids.sha256 != present.sha256:
                     raise ValueError(
                         f"{present.count} event(s) of segment {segment_id} are live but differ from the archive"
