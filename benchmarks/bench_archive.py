@@ -110,7 +110,7 @@ def phase_restore(db: str, archive_dir: str) -> dict:
     t = time.perf_counter()
     restored = sum(
         archive.restore(conn, Path(archive_dir), s.archive_path, scratch_dir=Path(db).parent).inserted
-        for s in cold.segments(conn)
+        for s in cold.segments(conn, include_restored=False)
     )
     seconds = time.perf_counter() - t
     after = _stream_digest(conn)

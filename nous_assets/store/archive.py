@@ -121,8 +121,9 @@ def write_segment_db(path: Path, table_sql: str, segment_id: str, rows: Iterable
     """Write ``rows`` into a new SQLite file at ``path`` and return the stream's digest (stored in it too)."""
     seg = sqlite3.connect(str(path), isolation_level=None)
     try:
-        seg.execute("PRAGMA journal_mode = OFF")
+        seg.execute("PRAGMA journal_mode = OFF")  # a scratch file until compressed; fsynced by the caller
         seg.execute("PRAGMA synchronous = OFF")
+        seg.execute("PRAGMA cache_size = -131072")  # the unique uuid/key indexes take random inserts: keep them cached
         seg.execute("BEGIN")
         seg.execute(table_sql)
         seg.execute(
