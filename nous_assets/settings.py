@@ -30,7 +30,7 @@ class Thresholds:
     """Policy numbers from the spec, overridable in ``config.json`` under ``"thresholds"``.
 
     Only numbers some code reads are here (``nous config`` shows what takes effect): the spec's
-    ``hot_tier_days`` comes back with the lifecycle code that uses it.
+    ``hot_tier_days`` is the default cutoff of ``nous archive`` (events recorded earlier go cold).
     """
 
     initial_reinforcement: float = 0.5
@@ -67,6 +67,7 @@ class Thresholds:
     queue_max_attempts: int = 3
     queue_lease_seconds: int = 300
     queue_backoff_base_seconds: float = 30.0
+    hot_tier_days: int = 90
 
 
 @dataclass(frozen=True)
@@ -261,6 +262,8 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
         if getattr(thresholds, name) < 0:
             raise ConfigError(f"{path}: key 'thresholds.{name}' must not be negative")
     _check_lifecycle(path, thresholds)
+    if thresholds.hot_tier_days < 1:
+        raise ConfigError(f"{path}: key 'thresholds.hot_tier_days' must be >= 1 (days of events kept in cortex.db)")
     return thresholds
 
 

@@ -61,6 +61,19 @@ def test_package_does_not_import_upward(folder: str, forbidden: tuple[str, ...])
     assert _offenders(folder, forbidden) == []
 
 
+@pytest.mark.parametrize("folder", ["lifecycle", "metrics"])
+def test_lifecycle_and_metrics_never_import_dagster(folder: str) -> None:
+    """The archive and process-mining code is domain code: the Dagster layer calls it, never the reverse."""
+    paths = sorted((PACKAGE / folder).rglob("*.py"))
+    assert paths
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not {n for n in names if n.split(".")[0] == "dagster"}, path
+        assert not {n for n in _imports(path) if n.startswith(("nous_assets.defs", "nous_assets.cli"))}, path
+
+
 @pytest.mark.parametrize("module", ["clocks.py", "ids.py", "turns.py"])
 def test_shared_types_import_nothing_of_ours(module: str) -> None:
     assert _imports(PACKAGE / module) == set()

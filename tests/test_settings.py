@@ -115,7 +115,7 @@ def test_bad_retrieve_or_embed_config(tmp_path, section, fragment):
         load_settings(_with_config(tmp_path, json.dumps(section)))
 
 
-@pytest.mark.parametrize("key", ["hot_tier_days"])
+@pytest.mark.parametrize("key", ["no_such_threshold"])
 def test_thresholds_nothing_reads_are_not_offered(tmp_path, key):
     """Issue 9 item 7: `nous config` shows only what takes effect; a retired key is a clear error, not a no-op."""
     env = _with_config(tmp_path, json.dumps({"thresholds": {key: 0.5}}))
@@ -133,6 +133,14 @@ def test_lifecycle_thresholds_are_read_and_checked(tmp_path):
                           ({"rotation_bound": 0}, "rotation_bound"), ({"relearn_ambiguous": 0.9}, "relearn_ambiguous")]:
         with pytest.raises(ConfigError, match=fragment):
             load_settings(_with_config(tmp_path, json.dumps({"thresholds": bad})))
+
+
+def test_hot_tier_days_sets_the_default_archive_cutoff(tmp_path):
+    """``nous archive`` without --before moves what is older than ``thresholds.hot_tier_days``."""
+    settings = load_settings(_with_config(tmp_path, json.dumps({"thresholds": {"hot_tier_days": 30}})))
+    assert settings.thresholds.hot_tier_days == 30
+    with pytest.raises(ConfigError, match="hot_tier_days' must be >= 1"):
+        load_settings(_with_config(tmp_path, json.dumps({"thresholds": {"hot_tier_days": 0}})))
 
 
 @pytest.mark.parametrize(

@@ -114,11 +114,23 @@ def cmd_project(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.lifecycle import archive
     from nous_assets.store.projector import rebuild, verify
 
+    policy = Policy.of(settings.thresholds)
     with open_store(settings) as conn:
+        cold = archive.cold_event_count(conn)
+        if cold and not args.include_archives:
+            raise NousError(
+                f"{cold:,} events are in cold archive segments (`nous archive --list`): a replay of the live log "
+                "alone would drop their memories; add --include-archives"
+            )
         if args.verify:
-            report = verify(conn, policy=Policy.of(settings.thresholds), scratch_dir=settings.data_dir)
+            report = (
+                archive.verify_all_tiers(conn, settings.archive_dir, settings.db_path.parent, policy)
+                if args.include_archives
+                else verify(conn, policy=policy, scratch_dir=settings.data_dir)
+            )
             print(
                 f"replayed {report.events_replayed:,} events (through event {report.checkpoint:,}) into a scratch "
                 f"database: {report.memories:,} memories"
@@ -131,15 +143,26 @@ def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
                 print(f"  {line}")
             return EXIT_ERROR
         bar = Progress("replay")
-        stats = rebuild(conn, policy=Policy.of(settings.thresholds), progress=lambda s: bar.update(s.events))
+        if args.include_archives:
+            stats = archive.rebuild_all_tiers(
+                conn, settings.archive_dir, settings.db_path.parent, policy, progress=lambda s: bar.update(s.events)
+            )
+        else:
+            stats = rebuild(conn, policy=policy, progress=lambda s: bar.update(s.events))
         bar.done(f"rebuilt projection from {stats.events:,} events ({stats.orphans:,} ignored)")
     return 0
 
 
 def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.lifecycle.archive import cold_event_count
     from nous_assets.store.temporal import query_memories
 
     with open_store(settings) as conn:
+        if args.as_of and (cold := cold_event_count(conn)):
+            raise NousError(
+                f"--as-of replays the live event log, and {cold:,} events are in cold archive segments: "
+                "`nous restore` them first (`nous archive --list` names them)"
+            )
         try:
             memories = query_memories(
                 conn, as_of=args.as_of, as_at=args.as_at, project_id=canonical(conn, args.project),
@@ -245,6 +268,12 @@ def register(add: AddCommand) -> None:
         action="store_true",
         help="replay into a scratch database and report any difference from the live projection "
         "(exit 1 on mismatch); changes nothing",
+    )
+    p.add_argument(
+        "--include-archives",
+        action="store_true",
+        help="replay the cold archive segments (`nous archive`) with the live log, in event_id order; each "
+        "segment's checksum is verified first",
     )
     p = add("memories", cmd_memories, "List memories, optionally as of a transaction time and/or as at a valid time.")
     p.add_argument("--as-of", metavar="T", help="what the system knew at T (ISO-8601 transaction time)")

@@ -314,6 +314,16 @@ def row_to_event(row: Any) -> StoredEvent:
 _make_event = StoredEvent._make
 
 
+def archived_stub(event_id: int, idempotency_key: str, learning_id: str, event_type: str) -> StoredEvent:
+    """What the live log still knows of an event moved to a cold segment (``nous archive``): its identity.
+
+    A repeated ``idempotency_key`` of such an event writes nothing, as for a live one; the caller gets
+    the id and key back (the payload stays in the segment: ``nous restore`` brings it back).
+    """
+    return StoredEvent(event_id, "", learning_id, event_type, idempotency_key, CURRENT_SCHEMA_VERSION, "", None, None,
+                       None, {}, None, "", "", "")  # fmt: skip
+
+
 class EventStore:
     """The spec's ``EventStore`` provider over SQLite: ``append``, ``replay(from_id)``, ``get``."""
 
@@ -399,19 +409,40 @@ class EventStore:
 
     def _existing_by_key(self, keys: list[str]) -> dict[str, StoredEvent]:
         rows = self._lookup("SELECT * FROM learning_events WHERE idempotency_key IN ({marks})", set(keys))
-        return {r["idempotency_key"]: row_to_event(r) for r in rows}
+        found = {r["idempotency_key"]: row_to_event(r) for r in rows}
+        cold = self._lookup(
+            "SELECT event_id, idempotency_key, learning_id, event_type FROM archived_events "
+            "WHERE idempotency_key IN ({marks})",
+            set(keys) - set(found),
+        )
+        found.update((r[1], archived_stub(*r)) for r in cold)
+        return found
 
     def _extracted_learnings(self, learning_ids: set[str]) -> set[str]:
+        """Learnings with a ``LearningExtracted`` in the live log or in a cold archive segment."""
         sql = (
             "SELECT DISTINCT learning_id FROM learning_events "
+            "WHERE event_type = 'LearningExtracted' AND learning_id IN ({marks}) UNION "
+            "SELECT learning_id FROM archived_events "
             "WHERE event_type = 'LearningExtracted' AND learning_id IN ({marks})"
         )
-        return {r[0] for r in self._lookup(sql, learning_ids)}
+        return {r[0] for r in self._lookup_twice(sql, learning_ids)}
 
     def _existing_ids(self, event_ids: set[int]) -> set[int]:
-        return {
-            r[0] for r in self._lookup("SELECT event_id FROM learning_events WHERE event_id IN ({marks})", event_ids)
-        }
+        sql = (
+            "SELECT event_id FROM learning_events WHERE event_id IN ({marks}) "
+            "UNION SELECT event_id FROM archived_events WHERE event_id IN ({marks})"
+        )
+        return {r[0] for r in self._lookup_twice(sql, event_ids)}
+
+    def _lookup_twice(self, sql: str, values: Iterable[Any]) -> list[Any]:
+        """``_lookup`` for a query whose ``{marks}`` list appears twice (live log and archive index)."""
+        values = list(values)
+        found: list[Any] = []
+        for i in range(0, len(values), 450):
+            chunk = values[i : i + 450]
+            found.extend(self.conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk + chunk).fetchall())
+        return found
 
     def _existing_uuids(self, uuids: list[str]) -> set[str]:
         return {

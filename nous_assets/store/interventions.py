@@ -1,6 +1,6 @@
 """``intervention_candidates``, their audit trail and ``active_interventions`` (the SQL side of ``observe/``).
 
-Candidates are immutable once written (migration 013 forbids UPDATE and DELETE): the reducer's and the
+Candidates are immutable once written (migration 011 forbids UPDATE and DELETE): the reducer's and the
 user's decisions are rows appended to ``intervention_transitions``, so a candidate's current state is its
 last transition (or ``candidate`` when it has none). ``active_interventions`` is the read model the packets
 take their notes from; an expired row stays there until its cooldown is over, so the same dedupe key does

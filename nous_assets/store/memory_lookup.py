@@ -94,10 +94,12 @@ def injected_clocks(conn: Connection, session_id: str, *, limit: int) -> list[st
 
 
 def has_extraction(conn: Connection, learning_id: str) -> bool:
-    """Whether ``learning_id`` was ever extracted (a re-learned one only has its reinforcement)."""
+    """Whether ``learning_id`` was ever extracted (a re-learned one only has its reinforcement), in the live
+    log or in a cold archive segment."""
     row = conn.execute(
-        "SELECT 1 FROM learning_events WHERE learning_id = ? AND event_type = 'LearningExtracted' LIMIT 1",
-        (learning_id,),
+        "SELECT 1 FROM learning_events WHERE learning_id = ? AND event_type = 'LearningExtracted' UNION ALL "
+        "SELECT 1 FROM archived_events WHERE learning_id = ? AND event_type = 'LearningExtracted' LIMIT 1",
+        (learning_id, learning_id),
     ).fetchone()
     return row is not None
 

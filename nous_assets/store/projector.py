@@ -12,10 +12,11 @@ project (:class:`~nous_assets.store.identity.ProjectMap`; ``verify`` copies the 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nous_assets.store.archive import copy_events
 from nous_assets.store.db import Connection, atomic, open_db
 from nous_assets.store.events import EventStore, StoredEvent
 from nous_assets.store.identity import project_map
@@ -247,16 +248,20 @@ def rebuild(
     policy: Policy | None = None,
     batch_size: int = 50_000,
     progress: Callable[[ProjectionStats], None] | None = None,
+    events_from: Connection | None = None,
 ) -> ProjectionStats:
     """Full replay from event 0 in memory, written in one transaction: readers see the old projection
-    until it commits. Uses the same :class:`Projection` semantics as the incremental path."""
+    until it commits. Uses the same :class:`Projection` semantics as the incremental path.
+
+    ``events_from`` reads the events from another database (all tiers gathered in a scratch file by
+    ``nous replay --include-archives``) instead of the live log."""
     stats = ProjectionStats()
     state = Projection(policy, track_changes=False)
     conn.execute("PRAGMA temp_store = MEMORY")  # index builds sort in memory, not in temp files
     projects = project_map(conn)
     with atomic(conn):
         reset_projection(conn)
-        for batch in EventStore(conn).replay_batches(0, batch_size=batch_size):
+        for batch in EventStore(events_from or conn).replay_batches(0, batch_size=batch_size):
             batch = projects.apply(batch)
             state.apply_all(batch)
             stats.events += len(batch)
@@ -336,9 +341,16 @@ class VerifyReport:
 
 
 def verify(
-    conn: Connection, *, policy: Policy | None = None, scratch_dir: Path | None = None, batch_size: int = DEFAULT_BATCH
+    conn: Connection,
+    *,
+    policy: Policy | None = None,
+    scratch_dir: Path | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    cold_segments: Sequence[Path] = (),
 ) -> VerifyReport:
-    """Replay the log up to the live checkpoint into a scratch database and diff the projections."""
+    """Replay the log up to the live checkpoint into a scratch database and diff the projections.
+
+    ``cold_segments`` are decompressed archive segments whose events join the replay (all tiers)."""
     checkpoint = get_checkpoint(conn)
     with tempfile.TemporaryDirectory(prefix="nous-verify-", dir=scratch_dir) as tmp:
         scratch_path = Path(tmp) / "replay.db"
@@ -356,6 +368,8 @@ def verify(
             finally:
                 conn.execute("DETACH DATABASE scratch")
             scratch = open_db(scratch_path)
+            for segment in cold_segments:
+                copy_events(scratch, segment)
             stats = project(scratch, policy=policy, batch_size=batch_size)
             with atomic(conn, immediate=False):  # one read snapshot of the live projection
                 live = snapshot(conn)

@@ -122,12 +122,20 @@ def memories(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Materi
 
 
 @dg.asset_check(
-    asset=memories, description="A full replay of the event log into a scratch database equals the live projection."
+    asset=memories,
+    description="A full replay of the event log (cold archive segments included) into a scratch database equals "
+    "the live projection.",
 )
 def replay_equals_projection(nous: NousResource) -> dg.AssetCheckResult:
+    from nous_assets.lifecycle.archive import cold_event_count, verify_all_tiers
+
     settings = nous.settings()
+    policy = Policy.of(settings.thresholds)
     with nous.connection() as conn:
-        report = verify(conn, policy=Policy.of(settings.thresholds), scratch_dir=settings.data_dir)
+        if cold_event_count(conn):
+            report = verify_all_tiers(conn, settings.archive_dir, settings.db_path.parent, policy)
+        else:
+            report = verify(conn, policy=policy, scratch_dir=settings.data_dir)
     return dg.AssetCheckResult(
         passed=report.ok,
         metadata={
