@@ -420,7 +420,7 @@ class _Heartbeat:
         except NousError:
             return  # the database is gone or unusable: the worker's own connection reports why
         try:
-            while not self._stop.wait(max(lease / 3, 1)):
+            while not self._stop.wait(max(lease / 3, 0.1)):
                 if not queue.heartbeat(conn, item_id, worker, lease_seconds=lease):
                     return
         finally:
@@ -525,10 +525,13 @@ def drain(
     *,
     worker_id: str,
     reextract: bool = False,
-    batch_size: int = 8,
     progress: Callable[[DrainStats], None] | None = None,
 ) -> DrainStats:
-    """Claim and process every due item until none is left (failures are retried in later drains)."""
+    """Claim and process every due item until none is left (failures are retried in later drains).
+
+    Items are claimed one at a time: a lease runs from its claim, so items claimed in a batch would wait
+    behind a slow one and could expire before their turn, their work then done under a lost lease.
+    """
     t = settings.thresholds
     stats = DrainStats()
     stats.swept = queue.sweep_expired(
@@ -538,10 +541,10 @@ def drain(
     cache: dict[str, list[Turn]] = {}
     judge = relearn_judge(settings)
     while True:
-        items = queue.claim(conn, worker_id, limit=batch_size, lease_seconds=t.queue_lease_seconds)
+        items = queue.claim(conn, worker_id, limit=1, lease_seconds=t.queue_lease_seconds)
         if not items:
-            # a lease this drain lost (a slow item held the rest of its claimed batch past their leases)
-            # goes back to the queue now rather than waiting for the next drain
+            # a lease this drain lost (an item slower than its lease) goes back to the queue now rather
+            # than waiting for the next drain
             recovered = queue.sweep_expired(conn, backoff_base_seconds=t.queue_backoff_base_seconds,
                                             max_attempts=t.queue_max_attempts)  # fmt: skip
             if recovered:
