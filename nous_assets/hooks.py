@@ -190,13 +190,18 @@ def uninstall_hooks(settings_path: Path) -> int:
     return removed
 
 
-def _load(path: Path) -> dict:
+def read_claude_json(path: Path, what: str, key: str) -> dict[str, Any]:
+    """A Claude Code JSON file as an object ({} when missing or empty) whose ``key`` is an object if present.
+
+    Every refusal is one line naming the file, and nothing is changed: install never overwrites a file it
+    could not read. Shared by the hook installer and ``nous mcp install``.
+    """
     if not path.exists():
         return {}
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read Claude Code settings: {exc}") from None
+        raise ConfigError(f"{path}: cannot read {what}: {exc}") from None
     if not text.strip():
         return {}
     try:
@@ -205,10 +210,14 @@ def _load(path: Path) -> dict:
         raise ConfigError(f"{path}: not valid JSON ({exc}); fix it first, nothing was changed") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object at the top level; nothing was changed")
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ConfigError(f"{path}: key 'hooks' must be an object; nothing was changed")
-    for event, groups in hooks.items():
+    if not isinstance(data.get(key, {}), dict):
+        raise ConfigError(f"{path}: key '{key}' must be an object; nothing was changed")
+    return data
+
+
+def _load(path: Path) -> dict:
+    data = read_claude_json(path, "Claude Code settings", "hooks")
+    for event, groups in data.get("hooks", {}).items():
         if not isinstance(groups, list):
             raise ConfigError(f"{path}: key 'hooks.{event}' must be a list; nothing was changed")
     return data

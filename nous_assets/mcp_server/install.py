@@ -20,7 +20,6 @@ atomically (the writer ``nous hooks install`` uses).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from typing import Any
 
 from nous_assets.errors import ConfigError
 from nous_assets.hooks import _write as write_with_backup
+from nous_assets.hooks import read_claude_json
 from resolver.paths import DATA_DIR_OPTION, DB_NAME, DB_PATH_OPTION
 
 SERVER_NAME = "nous"
@@ -132,20 +132,4 @@ def uninstall(path: Path) -> list[str]:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read Claude Code's MCP configuration: {exc}") from None
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc}); fix it first, nothing was changed") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a JSON object at the top level; nothing was changed")
-    if not isinstance(data.get("mcpServers", {}), dict):
-        raise ConfigError(f"{path}: key 'mcpServers' must be an object; nothing was changed")
-    return data
+    return read_claude_json(path, "Claude Code's MCP configuration", "mcpServers")
