@@ -8,12 +8,11 @@ import os
 import stat
 import sys
 import textwrap
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from chat_stub import ChatHandler, ChatStub
 
 from nous_assets.reconcile.nli.base import ClassifierUnavailable
 from nous_assets.reconcile.nli.llm import ClaudeCliClassifier, OpenAIClassifier, parse_reply
@@ -39,45 +38,12 @@ def make_settings(tmp_path: Path, **kw: Any) -> Settings:
                     archive_dir=data / "archive", project_glob=str(tmp_path / "*.jsonl"), **kw)  # fmt: skip
 
 
-@dataclass
-class FakeEndpoint:
-    content: str = json.dumps(ANSWER)
-    status: int = 200
-    requests: list[dict] = field(default_factory=list)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass
-
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        state: FakeEndpoint = self.server.state  # type: ignore[attr-defined]
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-        state.requests.append({"path": self.path, "body": body})
-        if state.status != 200:
-            payload: dict = {"error": {"message": "overloaded", "type": "server_error"}}
-        else:
-            payload = {
-                "id": "c1", "object": "chat.completion", "created": 1, "model": body["model"],
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": state.content},
-                             "finish_reason": "stop"}],
-            }  # fmt: skip
-        data = json.dumps(payload).encode()
-        self.send_response(state.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
 @pytest.fixture
-def endpoint(local_http_server, monkeypatch) -> tuple[FakeEndpoint, str]:
+def endpoint(local_http_server, monkeypatch) -> tuple[ChatStub, str]:
     for key in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(key, raising=False)
-    state = FakeEndpoint()
-    return state, f"http://127.0.0.1:{local_http_server(_Handler, state)}/v1"
+    state = ChatStub(content=json.dumps(ANSWER))
+    return state, f"http://127.0.0.1:{local_http_server(ChatHandler, state)}/v1"
 
 
 def test_openai_endpoint_labels_each_pair(tmp_path, endpoint):

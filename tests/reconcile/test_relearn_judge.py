@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 
 import pytest
+from chat_stub import ChatHandler, ChatStub
 from test_one_memory_per_learning import _record
 
 from nous_assets.extract.base import SessionBatch
@@ -21,45 +19,17 @@ HELD = "Integration tests require the database container running under docker co
 NEAR = "Integration tests need a database container up, started under docker compose beforehand."
 
 
-@dataclass
-class Endpoint:
-    url: str = ""
-    answer: str = '{"same": true}'
-    status: int = 200
-    bodies: list[dict[str, Any]] = field(default_factory=list)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass
-
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        state: Endpoint = self.server.state  # type: ignore[attr-defined]
-        state.bodies.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0))))
-        reply = {"id": "c", "object": "chat.completion", "created": 1, "model": "m",
-                 "choices": [{"index": 0, "finish_reason": "stop",
-                              "message": {"role": "assistant", "content": state.answer}}]}  # fmt: skip
-        data = json.dumps(reply if state.status == 200 else {"error": {"message": "down"}}).encode()
-        self.send_response(state.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
 @pytest.fixture
-def endpoint(local_http_server, monkeypatch: pytest.MonkeyPatch) -> Endpoint:
+def endpoint(local_http_server, monkeypatch: pytest.MonkeyPatch) -> ChatStub:
     for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
                 "https_proxy", "all_proxy"):  # fmt: skip
         monkeypatch.delenv(key, raising=False)
-    state = Endpoint()
-    state.url = f"http://127.0.0.1:{local_http_server(_Handler, state)}/v1"
+    state = ChatStub(content='{"same": true}')
+    state.url = f"http://127.0.0.1:{local_http_server(ChatHandler, state)}/v1"
     return state
 
 
-def _settings(tmp_path: Path, endpoint: Endpoint) -> Settings:
+def _settings(tmp_path: Path, endpoint: ChatStub) -> Settings:
     return load_settings({"HOME": str(tmp_path), "NOUS_DATA_DIR": str(tmp_path / "d"), "NOUS_RELEARN_JUDGE": "openai",
                           "NOUS_OPENAI_BASE_URL": endpoint.url, "NOUS_OPENAI_MODEL": "judge-model"})  # fmt: skip
 
@@ -72,7 +42,7 @@ def _ingest(conn, session: str, content: str, judge) -> DrainStats:
     return stats
 
 
-def test_an_ambiguous_pair_the_judge_calls_the_same_is_one_memory(conn, tmp_path: Path, endpoint: Endpoint):
+def test_an_ambiguous_pair_the_judge_calls_the_same_is_one_memory(conn, tmp_path: Path, endpoint: ChatStub):
     settings = _settings(tmp_path, endpoint)
     judge = relearn_judge(settings)
     assert isinstance(judge, OpenAIJudge) and relearn_judge(load_settings({"HOME": str(tmp_path)})) is None
@@ -89,9 +59,9 @@ def test_an_ambiguous_pair_the_judge_calls_the_same_is_one_memory(conn, tmp_path
 
 @pytest.mark.parametrize(("answer", "status"), [('{"same": false}', 200), ("not json", 200), ('{"same": true}', 503)])
 def test_a_no_an_unusable_reply_or_a_failing_endpoint_keeps_the_learning_apart(
-    conn, tmp_path: Path, endpoint: Endpoint, answer: str, status: int
+    conn, tmp_path: Path, endpoint: ChatStub, answer: str, status: int
 ):
-    endpoint.answer, endpoint.status = answer, status
+    endpoint.content, endpoint.status = answer, status
     judge = relearn_judge(_settings(tmp_path, endpoint))
     _ingest(conn, "s1", HELD, judge)
     stats = _ingest(conn, "s2", NEAR, judge)
