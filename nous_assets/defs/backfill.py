@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
@@ -147,6 +148,21 @@ def _listener(on_event: Callable[[RunEvent], None]) -> Callable[[dg.EventLogEntr
     return listen
 
 
+@contextmanager
+def _own_state_storage(instance: dg.DagsterInstance) -> Iterator[None]:
+    """Resolve definitions against ``instance``'s defs-state storage for the length of a run.
+
+    Dagster reads that storage from a context variable an instance sets when it is entered; an instance
+    entered earlier in the same process can leave it set after being collected, and resolving the job then
+    fails with "Attempted to resolve undefined DagsterInstance weakref". Runs started here never depend on
+    what ran before them in the process.
+    """
+    from dagster._core.storage.defs_state.base import set_defs_state_storage
+
+    with set_defs_state_storage(instance.defs_state_storage):
+        yield
+
+
 def job_steps() -> int:
     """How many steps a run of ``ingest_job`` has (assets and their checks), for a progress total."""
     from nous_assets.definitions import defs
@@ -174,15 +190,16 @@ def run_range(
     run_id = str(uuid.uuid4())
     if on_event is not None:
         instance.add_event_listener(run_id, _listener(on_event))
-    result = defs.resolve_job_def("ingest_job").execute_in_process(
-        run_config=QUIET_CONSOLE,
-        instance=instance,
-        partition_key=first if first == last else None,
-        tags={SOURCE_TAG: source, WORKER_TAG: worker_id(), **({} if first == last else range_tags(first, last))},
-        run_id=run_id,
-        raise_on_error=False,
-        resources={"nous": resource} if resource is not None else None,
-    )
+    with _own_state_storage(instance):
+        result = defs.resolve_job_def("ingest_job").execute_in_process(
+            run_config=QUIET_CONSOLE,
+            instance=instance,
+            partition_key=first if first == last else None,
+            tags={SOURCE_TAG: source, WORKER_TAG: worker_id(), **({} if first == last else range_tags(first, last))},
+            run_id=run_id,
+            raise_on_error=False,
+            resources={"nous": resource} if resource is not None else None,
+        )
     outcome = RangeResult(run_id, first, last, result.success)
     outcome.turns = int(_first_metadata(result, "transcripts", "turns") or 0)
     outcome.learnings = int(_first_metadata(result, "learning_events", "learnings") or 0)
@@ -217,15 +234,17 @@ def run_days(
 ) -> list[DayResult]:
     """One run per day (tests and benchmarks that step through days); the CLI uses :func:`run_range`."""
     results = []
+    instance = instance or dg.DagsterInstance.ephemeral()
     for day in days:
-        result = dg.materialize(
-            PIPELINE_ASSETS,
-            partition_key=day,
-            resources={"nous": resource or NousResource()},
-            instance=instance,
-            tags={SOURCE_TAG: source},
-            raise_on_error=False,
-        )
+        with _own_state_storage(instance):
+            result = dg.materialize(
+                PIPELINE_ASSETS,
+                partition_key=day,
+                resources={"nous": resource or NousResource()},
+                instance=instance,
+                tags={SOURCE_TAG: source},
+                raise_on_error=False,
+            )
         error = None if result.success else failure_reason(result)
         outcome = DayResult(
             day,
