@@ -16,7 +16,6 @@ import dataclasses
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import zstandard
 from bench_store import EventGenerator, peak_rss_mb
+from bench_store import run_phase as run_store_phase
 
 from nous_assets.lifecycle import archive
 from nous_assets.store import archive as cold
@@ -128,11 +128,7 @@ PHASES = {"load": phase_load, "archive": phase_archive, "verify": phase_verify, 
 
 
 def run_phase(name: str, *args: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--phase", name, *args], capture_output=True, text=True)
-    sys.stderr.write(out.stderr)
-    if out.returncode != 0:
-        raise SystemExit(f"phase {name} failed")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_store_phase(name, *args, script=__file__)
 
 
 def main() -> None:

@@ -172,8 +172,9 @@ def phase_incremental(db: str, n: int) -> dict:
     }
 
 
-def run_phase(name: str, *args: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--phase", name, *args], capture_output=True, text=True)
+def run_phase(name: str, *args: str, script: str = __file__) -> dict:
+    """Run one phase of ``script`` in a fresh process (so its peak RSS is its own); its last stdout line is JSON."""
+    out = subprocess.run([sys.executable, script, "--phase", name, *args], capture_output=True, text=True)
     sys.stderr.write(out.stderr)
     if out.returncode != 0:
         raise SystemExit(f"phase {name} failed")
