@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nous_assets.settings import Thresholds
-from nous_assets.store.interventions import Candidate
+from nous_assets.store.interventions import LEARNING_KEY, Candidate
 from nous_assets.store.observations import Contradiction, LearnedMemory, RelearnFlag
 
 CORRECTION_KINDS = ("correction", "preference")  # what the user told Claude about how to work
@@ -63,7 +63,7 @@ def _about_learning(mem: LearnedMemory, reason: str, confidence: float, priority
     scope = "global" if mem.scope == "global" else "project"
     evidence = {"memory_id": mem.memory_id, "learning_id": mem.learning_id, "sessions": mem.sessions,
                 "provenance": mem.provenance}  # fmt: skip
-    return Finding(f"learning:{mem.learning_id}", scope, None if scope == "global" else mem.project_id, reason,
+    return Finding(f"{LEARNING_KEY}{mem.learning_id}", scope, None if scope == "global" else mem.project_id, reason,
                    round(min(confidence, 0.95), 4), priority, text, evidence)  # fmt: skip
 
 

@@ -53,7 +53,8 @@ from nous_assets.timeutil import now_iso
 from resolver.fingerprint import fingerprint_key, split_words
 
 GLOBAL = "*"
-PACKET_FORMAT = 3  # 3: fixed sections, one line per memory (when, memory, learned date, source), budget fill
+PACKET_FORMAT = 4  # 3: fixed sections, one line per memory (when, memory, learned date, source), budget fill;
+# 4: a memory a note already states is not repeated as a line
 PACKETS_CHECKED = f"injection_cache:{GUARD_VERSION}:format-{PACKET_FORMAT}"
 # The only kinds a packet takes from scope-global memories: how to work with this user. Facts, commands,
 # configuration and diagnoses belong to one project, and a stored global "fact" is usually a task prompt.
@@ -171,6 +172,7 @@ class Guarded:
     approved: frozenset[int]
     extra: int  # how many more results to retrieve so held ones do not shrink a packet
     notes: tuple[str, ...] = ()  # the active interventions of the packet's scope, most pressing first
+    noted: frozenset[str] = frozenset()  # learnings a note already states: not repeated as a memory line
 
 
 def interventions_for(active: list[Any], project_id: str, limit: int) -> list[Any]:
@@ -186,8 +188,14 @@ def notes_digest(notes: list[Any]) -> str:
     return hashlib.sha256(json.dumps([[a.intervention_id, a.payload_text] for a in notes]).encode()).hexdigest()
 
 
+def noted_learnings(notes: list[Any]) -> frozenset[str]:
+    """The learnings the notes are about (an observer's ``learning:<id>`` dedupe key)."""
+    prefix = active_notes.LEARNING_KEY
+    return frozenset(a.dedupe_key.removeprefix(prefix) for a in notes if a.dedupe_key.startswith(prefix))
+
+
 def _injectable(result: Any, project_id: str, guarded: Guarded) -> bool:
-    if result.memory_id in guarded.held:
+    if result.memory_id in guarded.held or result.learning_id in guarded.noted:
         return False
     if result.scope == "global":
         return result.kind in GLOBAL_KINDS
@@ -306,7 +314,7 @@ def build_cache(
             continue
         profile = profiles.get(project) if project != GLOBAL else None
         extra = min(MAX_HELD_EXTRA, holds.count_held(conn, None if project == GLOBAL else project))
-        guarded = Guarded(held, approved, extra, tuple(a.payload_text for a in notes))
+        guarded = Guarded(held, approved, extra, tuple(a.payload_text for a in notes), noted_learnings(notes))
         rows = []
         for fp in fingerprints_for(profile):
             results, held_found = _candidates_for(conn, settings, project, fp, embedder, guarded)

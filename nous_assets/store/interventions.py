@@ -19,6 +19,8 @@ from nous_assets.store.db import Connection
 CANDIDATE = "candidate"
 
 
+LEARNING_KEY = "learning:"  # dedupe key prefix of an intervention about one learning: learning:<learning id>
+
 @dataclass(frozen=True)
 class Candidate:
     """One observation as the observers emit it (the spec's ``InterventionCandidate`` plus its dedupe key)."""

@@ -21,9 +21,9 @@ def _learn(store, lid, content, project_id):
         "s1", project_id, "historical_backfill", f"k-{lid}"))  # fmt: skip
 
 
-def _note(cid, text, project_id=None, scope="project", priority=2):
+def _note(cid, text, project_id=None, scope="project", priority=2, key=None):
     return Candidate(cid, scope, project_id, ("repeated_correction",), 0.9, priority, 86400, 86400, text,
-                     f"key:{cid}", {}, now_iso())  # fmt: skip
+                     key or f"key:{cid}", {}, now_iso())  # fmt: skip
 
 
 def _packets(conn) -> dict[str, str]:
@@ -77,3 +77,21 @@ def test_interventions_stay_within_the_budget_and_the_per_packet_limit(store, co
     for text, chars in conn.execute("SELECT packet_text, char_count FROM injection_cache WHERE project_id = 'api'"):
         assert len(text) == chars <= 900
         assert sum(f"note {i}:" in text for i in range(4)) <= 2
+
+
+def test_a_memory_a_note_states_is_not_repeated_as_a_memory_line(store, conn, tmp_path):
+    settings = load_settings({"HOME": str(tmp_path)})
+    _learn(store, "gate", "Run mix credo --strict before committing", "api")
+    _learn(store, "port", "The dev server listens on port 4100", "api")
+    project(conn)
+    lake = tmp_path / "lake"
+    build_cache(conn, settings, lake_dir=lake)
+    assert _packets(conn)["api"].count("mix credo --strict") == 1  # a memory line, before any note
+    note = "Learned in 3 sessions but never recalled: Run mix credo --strict before committing"
+    with atomic(conn):
+        interventions.insert_candidates(conn, [_note("gate1", note, "api", key=interventions.LEARNING_KEY + "gate")])
+    reduce(conn, 0.6, now_iso())
+    build_cache(conn, settings, lake_dir=lake)
+    api = _packets(conn)["api"]
+    assert api.count("mix credo --strict") == 1 and "never recalled" in api  # said once, by the note
+    assert "port 4100" in api  # other memories keep their lines
