@@ -156,7 +156,7 @@ def install_hooks(
     if not with_prompt_hook and _remove_ours(hooks, PROMPT_HOOK.event):
         report.removed.append(PROMPT_HOOK.event)
     if report.changed or not settings_path.exists():
-        report.backup_path = _write(settings_path, data)
+        report.backup_path = write_with_backup(settings_path, data)
     return report
 
 
@@ -186,7 +186,7 @@ def uninstall_hooks(settings_path: Path) -> int:
     if removed:
         if not hooks:
             del data["hooks"]
-        _write(settings_path, data)
+        write_with_backup(settings_path, data)
     return removed
 
 
@@ -278,7 +278,7 @@ def _drop_empty_groups(groups: list, touched: set[int]) -> None:
     groups[:] = [g for g in groups if not (id(g) in touched and not g.get("hooks"))]
 
 
-def _write(path: Path, data: dict) -> Path | None:
+def write_with_backup(path: Path, data: dict) -> Path | None:
     """Back up the current file (if any), then replace it atomically; returns the backup's path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = None

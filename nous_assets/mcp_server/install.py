@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.errors import ConfigError
-from nous_assets.hooks import _write as write_with_backup
-from nous_assets.hooks import read_claude_json
+from nous_assets.hooks import read_claude_json, write_with_backup
 from resolver.paths import DATA_DIR_OPTION, DB_NAME, DB_PATH_OPTION
 
 SERVER_NAME = "nous"

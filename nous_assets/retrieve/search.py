@@ -5,7 +5,7 @@ fast path and the relevance floor -> MMR picks a diverse top k -> those k in sco
 *which* memories make the cut (a near-duplicate of a better one waits); the results are then listed best
 score first, so a printed list never shows a higher score below a lower one and a packet cut short by
 its budget loses its weakest memories. Vectors are strictly optional: without an embedder, without
-the vector store module, or on any error from the embedder or sqlite-vec, retrieval degrades to
+a stored vector, or on any error from the embedder or sqlite-vec, retrieval degrades to
 s_vector = 0 (FTS + concepts + graph + priors), as 002 §6's fallback chain prescribes.
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, fields, replace
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -54,20 +53,20 @@ def _query_vector(query: Query, embedder: Any) -> np.ndarray | None:
 
 
 def _vector_hits(
-    conn: Connection, store: ModuleType, vector: np.ndarray, k: int, model: str | None
+    conn: Connection, vector: np.ndarray, k: int, model: str | None
 ) -> list[tuple[int, float]] | None:
     try:  # only vectors of the query's model: during a migration old ones are not comparable
-        return [(int(i), float(s)) for i, s in store.search(conn, vector, k, model=model)]
+        return [(int(i), float(s)) for i, s in memory_embedding.search(conn, vector, k, model=model)]
     except Exception as exc:  # sqlite-vec missing/mismatched dimensions: FTS-only
         log.info("vector search failed (%s); falling back to text-only retrieval", exc)
         return None
 
 
 def _vectors_for(
-    conn: Connection, store: ModuleType, ids: list[int], model: str | None
+    conn: Connection, ids: list[int], model: str | None
 ) -> dict[int, np.ndarray] | None:
     try:
-        return dict(store.vectors_for(conn, ids, model=model))
+        return dict(memory_embedding.vectors_for(conn, ids, model=model))
     except Exception as exc:
         log.info("loading vectors failed (%s); diversity falls back to concept overlap", exc)
         return None
@@ -99,9 +98,8 @@ def retrieve(
     if top_k <= 0:
         return []
     vector = _query_vector(query, embedder)
-    store = memory_embedding if vector is not None else None
     model = getattr(embedder, "model", None)
-    hits = _vector_hits(conn, store, vector, settings.retrieve.candidates, model) if store is not None else None
+    hits = _vector_hits(conn, vector, settings.retrieve.candidates, model) if vector is not None else None
     if vector is not None:
         query = replace(query, query_vector=vector)
 
@@ -113,7 +111,7 @@ def retrieve(
     if not candidates:
         return []
     ids = [c.id for c in candidates if not c.is_episode]
-    vectors = _vectors_for(conn, store, ids, model) if store is not None and vector is not None else None
+    vectors = _vectors_for(conn, ids, model) if vector is not None else None
     scored = score(candidates, query, settings, vectors=vectors, contradictions=load_contradictions(conn, ids))
     by_key = {c.key: c for c in candidates}
     pool = scored[: max(MMR_POOL_FACTOR * top_k, 40)]
