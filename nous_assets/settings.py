@@ -226,6 +226,13 @@ _TOP_LEVEL_KEYS = {
 }  # fmt: skip
 
 
+_UNIT_INTERVAL = (
+    "contradiction_multiplier", "superseded_multiplier", "concept_overlap_for_nli", "nli_vector_cosine",
+    "nli_contradiction_confidence", "decay_factor",
+)  # fmt: skip
+"""Thresholds that are fractions in (0, 1]."""
+
+
 def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: key 'thresholds' must be an object, got {type(raw).__name__}")
@@ -237,18 +244,14 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
         expected = int if isinstance(getattr(Thresholds(), key), int) else float
         values[key] = _check_number(path, f"thresholds.{key}", value, expected)
     thresholds = replace(Thresholds(), **values)
-    for name in ("contradiction_multiplier", "superseded_multiplier"):
-        v = getattr(thresholds, name)
-        if not 0 < v <= 1:
+    for name in _UNIT_INTERVAL:
+        if not 0 < (v := getattr(thresholds, name)) <= 1:
             raise ConfigError(f"{path}: key 'thresholds.{name}' must be in (0, 1], got {v}")
     if thresholds.injection_budget_chars <= 0 or thresholds.injection_budget_chars > 10_000:
         raise ConfigError(
             f"{path}: key 'thresholds.injection_budget_chars' must be in 1..10000 "
             "(Claude Code replaces larger context with a preview)"
         )
-    for name in ("concept_overlap_for_nli", "nli_vector_cosine", "nli_contradiction_confidence"):
-        if not 0 < getattr(thresholds, name) <= 1:
-            raise ConfigError(f"{path}: key 'thresholds.{name}' must be in (0, 1], got {getattr(thresholds, name)}")
     low, high = RECALL_BUDGET_RANGE
     if not low <= thresholds.recall_budget_chars <= high:
         raise ConfigError(f"{path}: key 'thresholds.recall_budget_chars' must be in {low}..{high}")
@@ -273,8 +276,6 @@ def _check_lifecycle(path: Path, t: Thresholds) -> None:
         raise ConfigError(
             f"{path}: keys 'thresholds.relearn_ambiguous' <= 'thresholds.relearn_cosine' must be in (0, 1]"
         )
-    if not 0 < t.decay_factor <= 1:
-        raise ConfigError(f"{path}: key 'thresholds.decay_factor' must be in (0, 1], got {t.decay_factor}")
     if t.decay_period_days < 1 or t.rotation_bound < 1:
         raise ConfigError(f"{path}: keys 'thresholds.decay_period_days' and 'thresholds.rotation_bound' must be >= 1")
     if not 0 <= t.archive_below < t.initial_reinforcement:
