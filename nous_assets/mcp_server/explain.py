@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from nous_assets.mcp_server import inputs, render
+from nous_assets.mcp_server.lines import TranscriptLines
 from nous_assets.settings import Settings
 from nous_assets.store import memory_trail
 from nous_assets.store.db import Connection
@@ -22,7 +23,7 @@ RELATED_CHARS = 300
 _PAYLOAD_FIELDS = ("reason", "slot", "similarity", "reinforcement_delta", "confidence")
 
 
-def _event(raw: dict[str, Any], guard: render.Guard, memory_id: int) -> dict[str, Any]:
+def _event(raw: dict[str, Any], guard: render.Guard, memory_id: int, lines: TranscriptLines) -> dict[str, Any]:
     payload = raw["payload"] if isinstance(raw["payload"], dict) else {}
     event: dict[str, Any] = {
         "event": raw["event_id"],
@@ -37,7 +38,7 @@ def _event(raw: dict[str, Any], guard: render.Guard, memory_id: int) -> dict[str
     if isinstance(payload.get("content"), str) and raw["event_type"] != "LearningExtracted":
         event["said"] = guard.text(payload["content"], EVENT_TEXT_CHARS, memory_id=memory_id)[0]
     if isinstance(payload.get("provenance"), dict):
-        event["source"] = render.memory_source(payload["provenance"], raw["session_id"])
+        event["source"] = render.memory_source(payload["provenance"], raw["session_id"], lines)
     return {k: v for k, v in event.items() if v is not None}
 
 
@@ -62,7 +63,7 @@ def explain(conn: Connection, settings: Settings, *, memory_id: int) -> dict[str
         raise inputs.InputError(
             f"no memory #{memory_id}: use an id that `recall` or `timeline` returned (the 'memory' field)"
         )
-    guard = render.Guard(conn)
+    guard, lines = render.Guard(conn), TranscriptLines.of(settings.project_glob)
     row = memory_trail.memory_row(conn, memory_id)
     events = memory_trail.events(conn, learning[0])
     first = events[0]["payload"] if events and isinstance(events[0]["payload"], dict) else {}
@@ -76,14 +77,14 @@ def explain(conn: Connection, settings: Settings, *, memory_id: int) -> dict[str
         "text": text,
     }
     if row is None and isinstance(first.get("provenance"), dict):
-        memory["source"] = render.memory_source(first["provenance"], events[0]["session_id"])
+        memory["source"] = render.memory_source(first["provenance"], events[0]["session_id"], lines)
     if row is not None:
         memory.update(
             valid_from=row["valid_from"], valid_until=row["valid_until"],
             reinforcement=round(float(row["reinforcement_score"]), 3), contradiction_count=row["contradiction_count"],
-            source=render.memory_source(row["provenance_json"], row["source_session"]),
+            source=render.memory_source(row["provenance_json"], row["source_session"], lines),
         )  # fmt: skip
-    shaped = [_event(e, guard, memory_id) for e in events]
+    shaped = [_event(e, guard, memory_id, lines) for e in events]
     return {
         "memory": {k: v for k, v in memory.items() if v is not None},
         "events": shaped,

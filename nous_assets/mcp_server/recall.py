@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from nous_assets.mcp_server import inputs, render
+from nous_assets.mcp_server.lines import TranscriptLines
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.scoring import DIMENSIONS
 from nous_assets.retrieve.search import Result, retrieve
@@ -36,18 +37,18 @@ def score_breakdown(result: Result) -> dict[str, float]:
 
 
 def _item(
-    conn: Connection, result: Result, guard: render.Guard, projects: dict[int, str]
+    conn: Connection, result: Result, guard: render.Guard, projects: dict[int, str], lines: TranscriptLines
 ) -> tuple[dict[str, Any], bool]:
     if result.is_episode:
         text, withheld = guard.text(result.content, EPISODE_CHARS)
         head = {"episode": result.id, "role": result.kind}  # a transcript chunk: what was said, by whom
-        source = render.chunk_source(conn, result.id, result.source_session)
+        source = render.chunk_source(conn, result.id, result.source_session, lines)
     else:
         text, withheld = guard.text(result.content, MEMORY_CHARS, memory_id=result.id)
         head = {"memory": result.id, "kind": result.kind}
         if result.scope == "global":
             head["scope"] = "global"  # found in any project: how this user works everywhere
-        source = render.memory_source(result.provenance_json, result.source_session)
+        source = render.memory_source(result.provenance_json, result.source_session, lines)
         if result.valid_until:
             head["valid_until"] = render.day(result.valid_until)
     item = {
@@ -90,9 +91,10 @@ def recall(
     )  # fmt: skip
     guard = render.Guard(conn)
     projects = project_timeline.session_projects(conn, [r.id for r in found if r.is_episode])
+    lines = TranscriptLines.of(settings.project_glob)
     items, withheld = [], 0
     for result in found:
-        item, held = _item(conn, result, guard, projects)
+        item, held = _item(conn, result, guard, projects, lines)
         items.append(item)
         withheld += held
     answer: dict[str, Any] = {"note": render.NOTE, "query": text, "project": project_id, "as_at": when}

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from nous_assets.mcp_server.lines import TranscriptLines
 from nous_assets.retrieve.packet import ELLIPSIS, clean
 from nous_assets.safety.guard import classify
 from nous_assets.store import holds, transcript_chunks
@@ -88,21 +89,26 @@ def fit(items: Iterable[dict[str, Any]], budget: int, used: int = 0) -> tuple[li
     return kept, left_out
 
 
-def memory_source(provenance: str | dict[str, Any] | None, session: str | None = None) -> dict[str, Any]:
-    """Where a memory was learned: session, transcript file, byte offset of its first evidence line, and the
-    uuids of its evidence records (at most :data:`MAX_UUIDS`, in the order the extractor cited them).
+def memory_source(
+    provenance: str | dict[str, Any] | None, session: str | None = None, lines: TranscriptLines | None = None
+) -> dict[str, Any]:
+    """Where a memory was learned: session, transcript file, the byte offset and (given ``lines``) the
+    1-based line number of its first evidence record, and the uuids of its evidence records (at most
+    :data:`MAX_UUIDS`, in the order the extractor cited them).
 
-    The byte offset is exact (``tail -c +$((OFFSET+1)) FILE | head -1`` prints the line); a uuid finds the
-    line too (``grep -n UUID FILE`` gives its number). Nous stores offsets, not line numbers.
+    The byte offset is exact (``tail -c +$((OFFSET+1)) FILE | head -1`` prints the line); the line number is
+    left out when the file has changed since (see :mod:`.lines`).
     """
     prov = json.loads(provenance) if isinstance(provenance, str) else dict(provenance or {})
     offsets = [o for o in prov.get("line_offsets") or [] if isinstance(o, int) and not isinstance(o, bool)]
-    uuids = [u for u in prov.get("uuids") or [] if _record_uuid(u)]
+    uuids = list(dict.fromkeys(u for u in prov.get("uuids") or [] if _record_uuid(u)))
+    first = min(offsets) if offsets else None
     source = {
         "session": prov.get("session_id") or session,
         "transcript": prov.get("source_path"),
-        "byte_offset": min(offsets) if offsets else None,
-        "record_uuids": list(dict.fromkeys(uuids))[:MAX_UUIDS] or None,
+        "byte_offset": first,
+        "line": lines.number(prov.get("source_path"), first, uuids) if lines else None,
+        "record_uuids": uuids[:MAX_UUIDS] or None,
     }
     return {k: v for k, v in source.items() if v is not None}
 
@@ -112,7 +118,9 @@ def _record_uuid(value: Any) -> bool:
     return isinstance(value, str) and bool(value) and not value.startswith("queued:")
 
 
-def chunk_source(conn: Connection, chunk_id: int, session: str | None) -> dict[str, Any]:
+def chunk_source(
+    conn: Connection, chunk_id: int, session: str | None, lines: TranscriptLines | None = None
+) -> dict[str, Any]:
     """:func:`memory_source` for a transcript chunk."""
     line = transcript_chunks.source_line(conn, chunk_id)
     path, _, offset = (line or "").rpartition("@")
@@ -120,4 +128,4 @@ def chunk_source(conn: Connection, chunk_id: int, session: str | None) -> dict[s
     prov = {"session_id": session, "source_path": path or None, "uuids": uuids}
     if offset.isdigit():
         prov["line_offsets"] = [int(offset)]
-    return memory_source(prov)
+    return memory_source(prov, lines=lines)

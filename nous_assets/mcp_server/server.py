@@ -132,7 +132,7 @@ def build_server(tools: NousTools) -> MCPServer:
         budget: Budget = None,
     ) -> CallToolResult:
         """Memories and transcript excerpts from earlier sessions relevant to `query`, best first: each with
-        its day, project, source (session, transcript file, byte offset, record uuid) and score breakdown."""
+        its day, project, source (session, transcript file, byte offset and line, record uuid) and score breakdown."""
         return tools.call(
             recall.recall, tools.embedder, query=query, project=project, as_at=as_at, budget=budget
         )

@@ -92,7 +92,9 @@ def test_recall_results_carry_date_project_source_and_score_breakdown(corpus_cli
         assert Path(source["transcript"]).is_relative_to(corpus)
         line = _line_at(source["transcript"], source["byte_offset"])  # the offset starts a JSONL record
         assert line.get("sessionId") and source["session"].startswith(line["sessionId"])
-        text = Path(source["transcript"]).read_text(encoding="utf-8", errors="replace")
+        data = Path(source["transcript"]).read_bytes()
+        assert source["line"] == data[: source["byte_offset"]].count(b"\n") + 1
+        text = data.decode("utf-8", errors="replace")
         assert all(u in text for u in source["record_uuids"])
 
 
