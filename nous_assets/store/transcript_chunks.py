@@ -59,13 +59,17 @@ _SESSION_WINDOW = (
 )
 
 
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")  # not strftime's %B, which follows the locale (migration 012 writes English)
+
+
 def date_words(day: str) -> str:
     """'2023-05-08' -> '2023-05-08 8 May 2023' (what a question may say); anything else as it is."""
     try:
         d = Date.fromisoformat(day)
     except (TypeError, ValueError):
         return day or ""
-    return f"{day} {d.day} {d:%B} {d.year}"
+    return f"{day} {d.day} {_MONTHS[d.month - 1]} {d.year}"
 
 
 def reindex(conn: Connection, chunk_ids: Iterable[int]) -> int:
