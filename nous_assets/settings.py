@@ -93,6 +93,9 @@ class RetrieveSettings:
     mmr_lambda: float = 0.7
     top_k: int = 12
     candidates: int = 200
+    # bm25 weight of a transcript chunk's neighbouring turns and of its date words, next to its own text (1.0)
+    chunk_context_weight: float = 0.5
+    chunk_date_weight: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -379,6 +382,9 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         raise ConfigError(f"{config_path}: key 'retrieve.mode' must be weighted or rrf, got {retrieve.mode!r}")
     if not 0 <= retrieve.mmr_lambda <= 1:
         raise ConfigError(f"{config_path}: key 'retrieve.mmr_lambda' must be in [0, 1]")
+    for key in ("chunk_context_weight", "chunk_date_weight"):
+        if not 0 <= getattr(retrieve, key) <= 1:
+            raise ConfigError(f"{config_path}: key 'retrieve.{key}' must be in [0, 1]")
     embed = _parse_section(config_path, "embed", raw.get("embed", {}), EmbedSettings)
     if env.get("NOUS_EMBED_PROVIDER"):
         embed = replace(embed, provider=env["NOUS_EMBED_PROVIDER"])

@@ -98,6 +98,7 @@ def test_retrieve_and_embed_sections(tmp_path):
     s = load_settings(env)
     assert s.retrieve.mode == "rrf" and s.retrieve.weights.vector == 0.3 and s.retrieve.weights.text == 0.15
     assert s.retrieve.top_k == 8 and s.embed.provider == "openai" and s.embed.dimensions == 512
+    assert s.retrieve.chunk_context_weight == 0.5 and s.retrieve.chunk_date_weight == 0.5  # defaults
 
 
 @pytest.mark.parametrize(
@@ -108,6 +109,8 @@ def test_retrieve_and_embed_sections(tmp_path):
         ({"retrieve": {"weights": {"text": "high"}}}, "'retrieve.weights.text' must be a number"),
         ({"embed": {"provider": "cloud"}}, "'embed.provider'"),
         ({"embed": {"dimensions": 0}}, "embed.dimensions"),
+        ({"retrieve": {"chunk_context_weight": 1.5}}, "'retrieve.chunk_context_weight' must be in"),
+        ({"retrieve": {"chunk_date_weight": -1}}, "'retrieve.chunk_date_weight' must not be negative"),
     ],
 )
 def test_bad_retrieve_or_embed_config(tmp_path, section, fragment):

@@ -26,7 +26,8 @@ def chunk_candidates(
     limit = limit or settings.retrieve.candidates
     scope = {"project_id": query.project_id, "as_at": query.as_at}
     match = fts_match_expression(query.text)
-    bm25 = transcript_chunks.text_matches(conn, match, **scope, limit=limit) if match else {}
+    weights = (1.0, settings.retrieve.chunk_context_weight, settings.retrieve.chunk_date_weight)
+    bm25 = transcript_chunks.text_matches(conn, match, **scope, limit=limit, weights=weights) if match else {}
     cosines: dict[int, float] = {}
     if query_vector is not None:
         from nous_assets.embed.chunk_embedding import search_chunks

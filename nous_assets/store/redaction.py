@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from nous_assets.store import transcript_chunks
 from nous_assets.store.db import Connection, atomic
 from nous_assets.timeutil import now_iso
 
@@ -84,8 +85,7 @@ def chunk_count(conn: Connection) -> int:
 def rewrite_chunk_text(conn: Connection, chunk_id: int, text: str) -> None:
     """New chunk text, re-indexed in FTS; its vector is dropped so the next run embeds the redacted text."""
     conn.execute("UPDATE transcript_chunks SET text = ? WHERE id = ?", (text, chunk_id))
-    conn.execute("DELETE FROM chunks_fts WHERE rowid = ?", (chunk_id,))
-    conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (chunk_id, text))
+    transcript_chunks.reindex(conn, [chunk_id])  # its neighbours' FTS context holds its text too
     conn.execute("DELETE FROM chunk_vectors WHERE chunk_id = ?", (chunk_id,))
     conn.execute("DELETE FROM chunk_vector_meta WHERE chunk_id = ?", (chunk_id,))
 

@@ -1,5 +1,11 @@
 """``transcript_chunks`` and its FTS index ``chunks_fts``: the episodic evidence rows and their text search.
 
+``chunks_fts`` indexes each chunk in three columns (migration 012): its own ``text``, its ``context`` (the
+:data:`CONTEXT_CHUNKS` chunks before and after it in its session) and ``dated`` (the day it was said, as
+digits and words). A turn often holds the answer while the words a question uses are in the turn it
+replies to (or in the reply it got); bm25 weights the columns apart (:func:`text_matches`), so a chunk's own
+words still count most. Every write of a chunk re-indexes its neighbours too (:func:`reindex`).
+
 Capture writes the chunks (:func:`upsert_chunk_rows`); retrieval, ``nous search`` and the benchmarks read
 them. A chunk whose text changed keeps its id, and dropping its now stale vector is the vector store's
 business (``forget_chunk_vectors``); ``embed.chunk_embedding.upsert_chunks`` does both in one transaction.
@@ -11,7 +17,8 @@ folders mapped to it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import date as Date
 from typing import Any
 
 from nous_assets.store.db import Connection, DatabaseError, atomic
@@ -21,7 +28,7 @@ ChunkRow = tuple  # (uuid, project_id, session_id, date, role, timestamp, text, 
 
 def upsert_chunk_rows(conn: Connection, rows: Sequence[ChunkRow]) -> tuple[int, list[int]]:
     """Insert new chunks, rewrite the text of changed ones; (how many new, ids of the changed ones)."""
-    new, changed = 0, []
+    new, changed, touched = 0, [], []
     with atomic(conn):
         for row in rows:
             existing = conn.execute("SELECT id, text FROM transcript_chunks WHERE uuid = ?", (row[0],)).fetchone()
@@ -31,7 +38,7 @@ def upsert_chunk_rows(conn: Connection, rows: Sequence[ChunkRow]) -> tuple[int, 
                     "source_path, line_offsets_json, uuids_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 )
-                conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, row[6]))
+                touched.append(int(cur.lastrowid))
                 new += 1
             elif existing[1] != row[6]:
                 chunk_id = existing[0]
@@ -39,10 +46,64 @@ def upsert_chunk_rows(conn: Connection, rows: Sequence[ChunkRow]) -> tuple[int, 
                     "UPDATE transcript_chunks SET text = ?, line_offsets_json = ?, uuids_json = ? WHERE id = ?",
                     (row[6], row[8], row[9], chunk_id),
                 )
-                conn.execute("DELETE FROM chunks_fts WHERE rowid = ?", (chunk_id,))
-                conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (chunk_id, row[6]))
                 changed.append(chunk_id)
+        reindex(conn, touched + changed)
     return new, changed
+
+
+FTS_COLUMNS = ("text", "context", "dated")
+CONTEXT_CHUNKS = 2  # neighbours indexed on each side of a chunk (the same number as migration 012's lag/lead)
+_SESSION_WINDOW = (
+    "SELECT id, text, date, lag(text, 2) OVER w, lag(text, 1) OVER w, lead(text, 1) OVER w, lead(text, 2) OVER w "
+    "FROM transcript_chunks WHERE session_id = ? WINDOW w AS (ORDER BY timestamp, id)"
+)
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")  # not strftime's %B, which follows the locale (migration 012 writes English)
+
+
+def date_words(day: str) -> str:
+    """'2023-05-08' -> '2023-05-08 8 May 2023' (what a question may say); anything else as it is."""
+    try:
+        d = Date.fromisoformat(day)
+    except (TypeError, ValueError):
+        return day or ""
+    return f"{day} {d.day} {_MONTHS[d.month - 1]} {d.year}"
+
+
+def reindex(conn: Connection, chunk_ids: Iterable[int]) -> int:
+    """Rewrite the FTS rows of ``chunk_ids`` and of their neighbours (whose context holds their text).
+
+    Idempotent: the index row is always rebuilt from the stored chunks, whatever order they arrived in.
+    Returns how many index rows were written.
+    """
+    ids = sorted({int(i) for i in chunk_ids})
+    sessions: set[str] = set()
+    for i in range(0, len(ids), MAX_PARAMS):
+        part = ids[i : i + MAX_PARAMS]
+        sessions.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT DISTINCT session_id FROM transcript_chunks WHERE id IN ({','.join('?' * len(part))})", part
+            )
+        )
+    wanted, written = set(ids), 0
+    for session in sorted(sessions):
+        rows = conn.execute(_SESSION_WINDOW, (session,)).fetchall()
+        hit = [n for n, r in enumerate(rows) if r[0] in wanted]
+        targets = sorted({m for n in hit for m in range(n - CONTEXT_CHUNKS, n + CONTEXT_CHUNKS + 1)})
+        for n in targets:
+            if 0 <= n < len(rows):
+                chunk_id, text, day, *around = rows[n]
+                context = " ".join(t for t in around if t)
+                conn.execute("DELETE FROM chunks_fts WHERE rowid = ?", (chunk_id,))
+                conn.execute(
+                    "INSERT INTO chunks_fts(rowid, text, context, dated) VALUES (?, ?, ?, ?)",
+                    (chunk_id, text, context, date_words(day)),
+                )
+                written += 1
+    return written
 
 
 MAX_PARAMS = 900  # ids bound per statement: below SQLite's default variable limit
@@ -71,15 +132,30 @@ def _scope(project_id: str | None, as_at: str | None) -> tuple[str, tuple]:
 
 
 def text_matches(
-    conn: Connection, match: str, *, project_id: str | None, as_at: str | None, limit: int
+    conn: Connection,
+    match: str,
+    *,
+    project_id: str | None,
+    as_at: str | None,
+    limit: int,
+    weights: tuple[float, float, float] = (1.0, 0.0, 0.0),
 ) -> dict[int, float]:
-    """{chunk id: bm25} of the best FTS5 matches in scope; empty when the expression does not parse."""
+    """{chunk id: bm25} of the best FTS5 matches in scope; empty when the expression does not parse.
+
+    ``weights`` are bm25's per-column weights for (text, context, dated); the default, the chunk's own text
+    alone, is the ranking before migration 012.
+    """
     where, params = _scope(project_id, as_at)
+    weighted = [(column, float(w)) for column, w in zip(FTS_COLUMNS, weights, strict=True) if w > 0]
+    if not weighted:
+        return {}
+    columns = " ".join(column for column, _ in weighted)  # a column of weight 0 is not searched at all
+    w = ", ".join(repr(float(x)) for x in weights)
     try:
         rows = conn.execute(
-            f"SELECT c.id, bm25(chunks_fts) FROM chunks_fts JOIN transcript_chunks c ON c.id = chunks_fts.rowid "
-            f"WHERE chunks_fts MATCH ?{where} ORDER BY bm25(chunks_fts) LIMIT ?",
-            (match, *params, limit),
+            f"SELECT c.id, bm25(chunks_fts, {w}) AS r FROM chunks_fts JOIN transcript_chunks c "
+            f"ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?{where} ORDER BY r LIMIT ?",
+            (f"{{{columns}}} : ({match})", *params, limit),
         ).fetchall()
     except DatabaseError:
         return {}
