@@ -66,8 +66,18 @@ def _fill_chunks(conn, count: int, projects: int, seed: int) -> None:
         text = rng.choice(CHUNK_LINES).format(a=words[0], b=words[1], c=words[2])
         stamp = f"2026-01-{1 + i % 28:02d}T10:00:00.000Z"
         rows.append(
-            (f"bench-chunk-{i}", project_id_from_cwd(project_cwd(p)), f"bench-session-{p}-{i // 50}", stamp[:10],
-             "user" if i % 2 else "assistant", stamp, text, "/bench/t.jsonl", "[0]", "[]")
+            (
+                f"bench-chunk-{i}",
+                project_id_from_cwd(project_cwd(p)),
+                f"bench-session-{p}-{i // 50}",
+                stamp[:10],
+                "user" if i % 2 else "assistant",
+                stamp,
+                text,
+                "/bench/t.jsonl",
+                "[0]",
+                "[]",
+            )
         )
     for start in range(0, len(rows), 5000):
         transcript_chunks.upsert_chunk_rows(conn, rows[start : start + 5000])

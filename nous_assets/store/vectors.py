@@ -199,13 +199,16 @@ def refile(conn: Connection) -> int:
 def has_other_models(conn: Connection, model: str, dimensions: int) -> bool:
     """Whether any stored vector was made by another model or dimension (then searches must filter).
 
-    Two range probes of ``idx_vector_meta_model`` (not a scan): every query asks this.
+    Four range probes of ``idx_vector_meta_model``, never a scan (``!=`` would read every row): every query
+    asks this.
     """
     return bool(
         conn.execute(
-            "SELECT EXISTS(SELECT 1 FROM vector_meta WHERE (model, dimensions) < (?, ?)) "
-            "OR EXISTS(SELECT 1 FROM vector_meta WHERE (model, dimensions) > (?, ?))",
-            (model, dimensions, model, dimensions),
+            "SELECT EXISTS(SELECT 1 FROM vector_meta WHERE model < ?1) "
+            "OR EXISTS(SELECT 1 FROM vector_meta WHERE model > ?1) "
+            "OR EXISTS(SELECT 1 FROM vector_meta WHERE model = ?1 AND dimensions < ?2) "
+            "OR EXISTS(SELECT 1 FROM vector_meta WHERE model = ?1 AND dimensions > ?2)",
+            (model, dimensions),
         ).fetchone()[0]
     )
 
