@@ -93,10 +93,6 @@ class RetrieveSettings:
     mmr_lambda: float = 0.7
     top_k: int = 12
     candidates: int = 200
-    # transcript chunks taken per source (FTS, vector) when a query includes episodes: each chunk candidate
-    # costs a concept extraction (~0.2 ms), and chunks past the best 50 by text and by vector rarely reach
-    # the MMR pool (max(4 * top_k, 40)) of the final ranking
-    episode_candidates: int = 50
 
 
 @dataclass(frozen=True)
@@ -383,10 +379,6 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         raise ConfigError(f"{config_path}: key 'retrieve.mode' must be weighted or rrf, got {retrieve.mode!r}")
     if not 0 <= retrieve.mmr_lambda <= 1:
         raise ConfigError(f"{config_path}: key 'retrieve.mmr_lambda' must be in [0, 1]")
-    if retrieve.candidates < 1 or retrieve.episode_candidates < 1:
-        raise ConfigError(
-            f"{config_path}: keys 'retrieve.candidates' and 'retrieve.episode_candidates' must be positive"
-        )
     embed = _parse_section(config_path, "embed", raw.get("embed", {}), EmbedSettings)
     if env.get("NOUS_EMBED_PROVIDER"):
         embed = replace(embed, provider=env["NOUS_EMBED_PROVIDER"])

@@ -112,8 +112,7 @@ def retrieve(
     if include_episodes:
         from nous_assets.retrieve.episodic import chunk_candidates
 
-        limit = min(settings.retrieve.candidates, settings.retrieve.episode_candidates)  # a capped pool
-        candidates += chunk_candidates(conn, query, settings, query_vector=vector, limit=limit)
+        candidates += chunk_candidates(conn, query, settings, query_vector=vector)
     if not candidates:
         return []
     ids = [c.id for c in candidates if not c.is_episode]
