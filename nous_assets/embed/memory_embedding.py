@@ -5,12 +5,16 @@ memory) are *derived* data: they can always be rebuilt from ``memories`` + ``con
 spec's versioned embedding migration (CX19) simple:
 
 * :func:`ensure_vector_table` compares the vec0 table's declared dimension with the configured one and,
-  when they differ, drops and recreates it (and empties ``vector_meta``) in one transaction. The active
-  model is recorded in ``nous_meta`` under ``embedding_model``.
+  when they differ, drops and recreates it in one transaction, refilled from the vectors ``vector_meta``
+  keeps at that dimension (the others are dropped and embedded again). The active model is recorded in
+  ``nous_meta`` under ``embedding_model``.
 * :func:`embed_pending` is the resumable background loop: it embeds memories that have no vector, a
   vector from another model, or a stale one (their enriched text changed), in batches, each written in
   its own transaction; it reuses a stored vector whenever another memory already has the same text
-  (content-hash cache) and drops vectors of memories that no longer exist (archived).
+  (content-hash cache), drops vectors of memories that no longer exist (archived) and refiles those whose
+  memory changed scope or project (:func:`refile`).
+* :func:`search` with a ``project_id`` scans two vec0 partitions, the project's memories and the global
+  ones (exact KNN in each, merged), not every vector; :func:`vectors_for` reads ``vector_meta`` by id.
 * During a migration, retrieval embeds queries with the new model and :func:`search` / :func:`vectors_for`
   only return vectors of the active model; :func:`unembedded_ids` lists memories that must fall back to
   FTS-only scoring until they are re-embedded.
