@@ -23,13 +23,15 @@ from nous_assets.timeutil import now_iso
 from nous_assets.turns import Turn
 
 _DIM_RE = re.compile(r"float\s*\[\s*(\d+)\s*\]", re.IGNORECASE)
+_PARTITION_RE = re.compile(r"\bpartition\s+key\b", re.IGNORECASE)
 
 
 def ensure_chunk_table(conn: Connection, dimensions: int) -> bool:
-    """Recreate ``chunk_vectors`` when its dimension differs from the provider's; True if recreated."""
+    """Recreate ``chunk_vectors`` when its dimension differs from the provider's (or it lacks the folder
+    partitions); True if recreated."""
     sql = table.table_sql(conn)
     current = int(m.group(1)) if sql and (m := _DIM_RE.search(sql)) else None
-    if current == dimensions:
+    if current == dimensions and _PARTITION_RE.search(sql or ""):
         return False
     with atomic(conn):
         table.recreate_table(conn, dimensions)
@@ -75,13 +77,23 @@ def embed_pending_chunks(
 
 
 def search_chunks(
-    conn: Connection, query_vec: np.ndarray, k: int, *, chunk_ids: Iterable[int] | None = None
+    conn: Connection,
+    query_vec: np.ndarray,
+    k: int,
+    *,
+    chunk_ids: Iterable[int] | None = None,
+    project_id: str | None = None,
 ) -> list[tuple[int, float]]:
-    """KNN over chunk vectors: (chunk_id, cosine similarity), best first; optionally within ``chunk_ids``."""
+    """KNN over chunk vectors: (chunk_id, cosine similarity), best first; optionally within ``chunk_ids``.
+
+    ``project_id`` scans only the folders that project's chunks can be in (their vec0 partitions), not every
+    chunk; the caller still applies the project's exact scope to what comes back.
+    """
     vec = np.asarray(query_vec, dtype=np.float32)
     k = max(1, min(int(k), table.KNN_MAX_K))
     try:
-        rows = table.knn(conn, vec.tobytes(), k, chunk_ids=chunk_ids)
+        folders = None if project_id is None else table.folders_for(conn, project_id)
+        rows = table.knn(conn, vec.tobytes(), k, chunk_ids=chunk_ids, folders=folders)
     except Exception:  # dimension mismatch during a migration, or no table yet: no vector evidence
         return []
     return [(int(cid), 1.0 - float(dist)) for cid, dist in rows]

@@ -5,12 +5,16 @@ memory) are *derived* data: they can always be rebuilt from ``memories`` + ``con
 spec's versioned embedding migration (CX19) simple:
 
 * :func:`ensure_vector_table` compares the vec0 table's declared dimension with the configured one and,
-  when they differ, drops and recreates it (and empties ``vector_meta``) in one transaction. The active
-  model is recorded in ``nous_meta`` under ``embedding_model``.
+  when they differ, drops and recreates it in one transaction, refilled from the vectors ``vector_meta``
+  keeps at that dimension (the others are dropped and embedded again). The active model is recorded in
+  ``nous_meta`` under ``embedding_model``.
 * :func:`embed_pending` is the resumable background loop: it embeds memories that have no vector, a
   vector from another model, or a stale one (their enriched text changed), in batches, each written in
   its own transaction; it reuses a stored vector whenever another memory already has the same text
-  (content-hash cache) and drops vectors of memories that no longer exist (archived).
+  (content-hash cache), drops vectors of memories that no longer exist (archived) and refiles those whose
+  memory changed scope or project (:func:`refile`).
+* :func:`search` with a ``project_id`` scans two vec0 partitions, the project's memories and the global
+  ones (exact KNN in each, merged), not every vector; :func:`vectors_for` reads ``vector_meta`` by id.
 * During a migration, retrieval embeds queries with the new model and :func:`search` / :func:`vectors_for`
   only return vectors of the active model; :func:`unembedded_ids` lists memories that must fall back to
   FTS-only scoring until they are re-embedded.
@@ -48,6 +52,7 @@ __all__ = [
     "embed_pending",
     "ensure_vector_table",
     "pending",
+    "refile",
     "search",
     "unembedded_ids",
     "vector_table_spec",
@@ -59,6 +64,7 @@ META_KEY = table.META_KEY
 KNN_MAX_K = 4096  # sqlite-vec: "k value in knn query too large ... the limit is 4096"
 _DIM_RE = re.compile(r"\bembedding\s+float\s*\[\s*(\d+)\s*\]", re.IGNORECASE)
 _METRIC_RE = re.compile(r"\bdistance_metric\s*=\s*(\w+)", re.IGNORECASE)
+_PARTITION_RE = re.compile(r"\bpartition\s+key\b", re.IGNORECASE)
 _NORM_TOLERANCE = 1e-3
 
 
@@ -77,6 +83,7 @@ class EmbedStats:
     embedded: int = 0  # vectors computed by the provider
     reused_from_cache: int = 0  # vectors copied from another memory with the same enriched text
     deleted: int = 0  # vectors of memories that no longer exist
+    refiled: int = 0  # vectors moved to the partition of their memory's new scope or project
     remaining: int = 0  # memories still pending after the run
     batches: int = 0
     recreated: bool = False  # the vec0 table was rebuilt for a new dimension
@@ -86,6 +93,7 @@ class EmbedStats:
 class TableSpec(NamedTuple):
     dimensions: int
     metric: str
+    partitioned: bool = True  # by scope (migration 014); a table without the partition key is rebuilt
 
 
 # ---------------------------------------------------------------------------------------------- table
@@ -100,7 +108,8 @@ def vector_table_spec(conn: Connection) -> TableSpec | None:
     if match is None:
         raise EmbeddingError(f"cannot read the vector dimension of table {TABLE!r} from its schema: {sql!r}")
     metric = _METRIC_RE.search(sql)
-    return TableSpec(int(match.group(1)), metric.group(1).lower() if metric else "l2")
+    partitioned = _PARTITION_RE.search(sql) is not None
+    return TableSpec(int(match.group(1)), metric.group(1).lower() if metric else "l2", partitioned)
 
 
 def active_model(conn: Connection) -> tuple[str, int] | None:
@@ -114,8 +123,9 @@ def active_model(conn: Connection) -> tuple[str, int] | None:
 def ensure_vector_table(conn: Connection, dimensions: int, *, model: str | None = None) -> bool:
     """Make ``vectors`` a cosine vec0 table of ``dimensions``; True when it had to be (re)created.
 
-    A different declared dimension (or metric) drops the table and empties ``vector_meta`` in one
-    transaction: vectors are derived data and :func:`embed_pending` rebuilds them. With ``model`` the
+    A different declared dimension (or metric, or a table without the scope partitions) rebuilds the table in
+    one transaction from the vectors ``vector_meta`` keeps at that dimension; the others are dropped:
+    vectors are derived data and :func:`embed_pending` embeds them again. With ``model`` the
     active (model, dimensions) is recorded in ``nous_meta`` (key ``embedding_model``) when it changes;
     vectors of a previous model with the same dimension stay until re-embedded but are never searched.
     """
@@ -124,7 +134,9 @@ def ensure_vector_table(conn: Connection, dimensions: int, *, model: str | None 
         raise EmbeddingError(f"embedding dimensions must be positive, got {dimensions}")
     with atomic(conn):
         spec = vector_table_spec(conn)
-        recreated = spec is None or spec.dimensions != dimensions or spec.metric != "cosine"
+        recreated = (
+            spec is None or spec.dimensions != dimensions or spec.metric != "cosine" or not spec.partitioned
+        )
         if recreated:
             table.recreate_table(conn, dimensions, exists=spec is not None)
         if model is not None:
@@ -175,6 +187,12 @@ def delete_orphans(conn: Connection) -> int:
     """Drop vectors and vector_meta rows of memories that no longer exist; returns how many memories."""
     with atomic(conn):
         return table.delete_orphans(conn)
+
+
+def refile(conn: Connection) -> int:
+    """Move the vectors of memories whose scope or project changed to their new partition; how many."""
+    with atomic(conn):
+        return table.refile(conn)
 
 
 def _cached_blobs(conn: Connection, hashes: Iterable[str], model: str, dimensions: int) -> dict[str, bytes]:
@@ -229,6 +247,7 @@ def embed_pending(
     stats = EmbedStats(model=model, dimensions=dimensions)
     stats.recreated = ensure_vector_table(conn, dimensions, model=model)
     stats.deleted = delete_orphans(conn)
+    stats.refiled = refile(conn)
     limit = batch_size * max_batches if max_batches is not None else None
     todo = pending(conn, model, dimensions, limit)
     for start in range(0, len(todo), batch_size):
@@ -298,10 +317,13 @@ def search(
     *,
     memory_ids: Iterable[int] | None = None,
     model: str | None = None,
+    project_id: str | None = None,
 ) -> list[tuple[int, float]]:
     """The ``k`` nearest memories as (memory_id, cosine similarity), most similar first.
 
     ``memory_ids`` restricts the search to those memories (an exact pre-filter inside the KNN scan).
+    ``project_id`` scans only that project's memories and the global-scope ones (their vec0 partitions):
+    the exact top ``k`` of what a query of that project may see, without reading every other project's.
     Only vectors of ``model`` (default: the active model) are considered, so a half-finished migration
     never compares vectors from two models. ``k`` is capped at sqlite-vec's limit of 4096.
     """
@@ -314,7 +336,10 @@ def search(
         return []
     model = _model_filter(conn, model, dimensions)
     knn_k = min(k, len(wanted)) if wanted is not None else k
-    rows = table.knn(conn, query.tobytes(), knn_k, memory_ids=wanted, model=model, dimensions=dimensions)
+    partitions = None if project_id is None else table.partitions_for(project_id)
+    rows = table.knn(
+        conn, query.tobytes(), knn_k, memory_ids=wanted, model=model, dimensions=dimensions, partitions=partitions
+    )
     allowed = None if wanted is None else set(wanted)
     out: list[tuple[int, float]] = []
     for memory_id, distance in rows:

@@ -32,7 +32,8 @@ def chunk_candidates(
     if query_vector is not None:
         from nous_assets.embed.chunk_embedding import search_chunks
 
-        hits = search_chunks(conn, np.asarray(query_vector, dtype=np.float32), min(4096, limit * 4))
+        vector = np.asarray(query_vector, dtype=np.float32)
+        hits = search_chunks(conn, vector, min(4096, limit * 4), project_id=query.project_id)
         if hits:
             allowed = transcript_chunks.in_scope(conn, [h[0] for h in hits], **scope)
             cosines = {cid: cos for cid, cos in hits if cid in allowed}

@@ -53,10 +53,11 @@ def _query_vector(query: Query, embedder: Any) -> np.ndarray | None:
 
 
 def _vector_hits(
-    conn: Connection, vector: np.ndarray, k: int, model: str | None
+    conn: Connection, vector: np.ndarray, k: int, model: str | None, project_id: str | None
 ) -> list[tuple[int, float]] | None:
-    try:  # only vectors of the query's model: during a migration old ones are not comparable
-        return [(int(i), float(s)) for i, s in memory_embedding.search(conn, vector, k, model=model)]
+    try:  # only vectors of the query's model (during a migration old ones are not comparable), in its scope
+        hits = memory_embedding.search(conn, vector, k, model=model, project_id=project_id)
+        return [(int(i), float(s)) for i, s in hits]
     except Exception as exc:  # sqlite-vec missing/mismatched dimensions: FTS-only
         log.info("vector search failed (%s); falling back to text-only retrieval", exc)
         return None
@@ -99,7 +100,11 @@ def retrieve(
         return []
     vector = _query_vector(query, embedder)
     model = getattr(embedder, "model", None)
-    hits = _vector_hits(conn, vector, settings.retrieve.candidates, model) if vector is not None else None
+    hits = (
+        _vector_hits(conn, vector, settings.retrieve.candidates, model, query.project_id)
+        if vector is not None
+        else None
+    )
     if vector is not None:
         query = replace(query, query_vector=vector)
 

@@ -3,6 +3,10 @@
 Only SQL lives here; :mod:`nous_assets.embed.chunk_embedding` decides what to embed. Like the memory vectors they
 are derived data (rebuilt from ``transcript_chunks``), one model at a time, keyed by the chunk's id.
 Vectors travel as float32 bytes.
+
+Partitions (migration 015): ``chunk_vectors.folder`` is a vec0 partition key, the Claude Code folder the chunk
+was read from (``transcript_chunks.project_id``, fixed for a chunk's life). A project's query scans the folders
+its chunks can live in (:func:`folders_for`), each exactly, instead of every chunk vector.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ def recreate_table(conn: Connection, dimensions: int) -> None:
     """Drop and create ``chunk_vectors`` for ``dimensions`` and empty its meta. Call inside a transaction."""
     conn.execute("DROP TABLE IF EXISTS chunk_vectors")
     conn.execute(
-        f"CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id INTEGER PRIMARY KEY, "
+        f"CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id INTEGER PRIMARY KEY, folder TEXT PARTITION KEY, "
         f"embedding FLOAT[{int(dimensions)}] distance_metric=cosine)"
     )
     conn.execute("DELETE FROM chunk_vector_meta")
@@ -54,7 +58,11 @@ def pending_texts(conn: Connection, model: str, dimensions: int, limit: int) -> 
 def put(conn: Connection, chunk_id: int, vector: bytes, model: str, dimensions: int, digest: str, stamp: str) -> None:
     """Store (replace) one chunk's vector and its bookkeeping. Call inside a transaction."""
     delete(conn, chunk_id, meta=False)
-    conn.execute("INSERT INTO chunk_vectors(chunk_id, embedding) VALUES (?, ?)", (chunk_id, vector))
+    conn.execute(
+        "INSERT INTO chunk_vectors(chunk_id, folder, embedding) SELECT id, project_id, ? FROM transcript_chunks "
+        "WHERE id = ?",
+        (vector, chunk_id),
+    )
     conn.execute(
         "INSERT INTO chunk_vector_meta(chunk_id, model, dimensions, content_hash, embedded_at) "
         "VALUES (?, ?, ?, ?, ?) ON CONFLICT(chunk_id) DO UPDATE SET model = excluded.model, "
@@ -71,17 +79,44 @@ def delete(conn: Connection, chunk_id: int, *, meta: bool = True) -> None:
         conn.execute("DELETE FROM chunk_vector_meta WHERE chunk_id = ?", (chunk_id,))
 
 
+def folders_for(conn: Connection, project_id: str) -> list[str]:
+    """The folders a project's chunks can be in: its own, those mapped to it, those of its mapped sessions.
+
+    A superset of the project's scope (``transcript_chunks`` decides which of their chunks belong to it):
+    scanning these partitions misses none of the project's chunk vectors.
+    """
+    rows = conn.execute(
+        "SELECT ? UNION SELECT alias FROM project_aliases WHERE kind = 'folder' AND project_id = ? "
+        "UNION SELECT DISTINCT c.project_id FROM transcript_chunks c WHERE c.session_id IN "
+        "(SELECT alias FROM project_aliases WHERE kind = 'session' AND project_id = ?)",
+        (project_id, project_id, project_id),
+    )
+    return sorted(str(r[0]) for r in rows)
+
+
 def knn(
-    conn: Connection, query: bytes, k: int, *, chunk_ids: Iterable[int] | None = None
+    conn: Connection,
+    query: bytes,
+    k: int,
+    *,
+    chunk_ids: Iterable[int] | None = None,
+    folders: Sequence[str] | None = None,
 ) -> Sequence[tuple[int, float]]:
-    """(chunk_id, cosine distance) of the ``k`` nearest chunk vectors to ``query``; optionally within ``chunk_ids``."""
-    if chunk_ids is None:
-        return conn.execute(
-            "SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-            (query, k),
-        ).fetchall()
-    return conn.execute(
-        "SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ? "
-        "AND chunk_id IN (SELECT value FROM json_each(?)) ORDER BY distance",
-        (query, k, json.dumps(sorted(set(chunk_ids)))),
-    ).fetchall()
+    """(chunk_id, cosine distance) of the ``k`` nearest chunk vectors to ``query``, nearest first.
+
+    ``chunk_ids`` pre-filters inside the scan; ``folders`` scans only those partitions (exact top ``k`` of
+    their union); None scans every chunk vector.
+    """
+    sql = "SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ?"
+    params: list[object] = [query, k]
+    if chunk_ids is not None:
+        sql += " AND chunk_id IN (SELECT value FROM json_each(?))"
+        params.append(json.dumps(sorted(set(chunk_ids))))
+    if folders is None:
+        return conn.execute(sql + " ORDER BY distance", params).fetchall()
+    merged = [
+        (int(cid), float(dist))
+        for folder in dict.fromkeys(folders)
+        for cid, dist in conn.execute(sql + " AND folder = ? ORDER BY distance", [*params, folder])
+    ]
+    return sorted(merged, key=lambda hit: (hit[1], hit[0]))[:k]

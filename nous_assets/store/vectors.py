@@ -8,6 +8,12 @@ sqlite-vec notes: vec0 has no UPSERT and ``INSERT OR REPLACE`` fails on the prim
 vector is delete + insert. A constraint ``memory_id IN (...)`` is applied *inside* the KNN scan (exact
 pre-filter), but any other condition (a join, a column of another table) would only filter the k rows
 afterwards, so every filter here is expressed as ``memory_id IN (subquery)``.
+
+Partitions (migration 014): ``vectors.part`` is a vec0 partition key, ``'g'`` for a global-scope memory and
+``'p:' || project_id`` for a project-scope one, so a project's query scans two partitions (exact KNN within
+each) instead of every vector. ``vector_meta`` keeps the float32 bytes (``embedding``) and the partition each
+vector was filed under (``part``): vectors are loaded by id from there (vec0 answers ``memory_id IN (...)``
+with a scan of the whole table) and ``vectors`` is rebuilt from there when its dimension changes.
 """
 
 from __future__ import annotations
@@ -23,10 +29,19 @@ META_KEY = "embedding_model"
 _CREATE = (
     "CREATE VIRTUAL TABLE vectors USING vec0(\n"
     "    memory_id INTEGER PRIMARY KEY,\n"
+    "    part TEXT PARTITION KEY,\n"
     "    embedding FLOAT[{dimensions}] distance_metric=cosine\n"
     ")"
 )
 _IDS_JSON = "SELECT value FROM json_each(?)"
+GLOBAL_PART = "g"
+# the partition a memory's vector belongs in, from its ``memories`` row ``m``
+_PART_OF = "CASE WHEN m.scope = 'global' THEN 'g' ELSE 'p:' || m.project_id END"
+
+
+def partitions_for(project_id: str) -> list[str]:
+    """The partitions a query of ``project_id`` scans: its own memories and every global-scope one."""
+    return [f"p:{project_id}", GLOBAL_PART]
 
 
 def table_sql(conn: Connection) -> str | None:
@@ -36,14 +51,27 @@ def table_sql(conn: Connection) -> str | None:
 
 
 def recreate_table(conn: Connection, dimensions: int, *, exists: bool) -> None:
-    """Drop (when it ``exists``) and create the vec0 table for ``dimensions``; empty ``vector_meta``.
+    """Drop (when it ``exists``) and create the vec0 table for ``dimensions``, refilled from ``vector_meta``.
 
-    Vectors are derived data, so a new dimension simply starts over. Call inside a transaction.
+    Vectors are derived data: those ``vector_meta`` holds at this dimension go back in (a table rebuilt for
+    a new layout keeps them), the bookkeeping of any other dimension is dropped so they are embedded again.
+    Call inside a transaction.
     """
+    dimensions = int(dimensions)
     if exists:
         conn.execute(f"DROP TABLE {TABLE}")
-    conn.execute(_CREATE.format(dimensions=int(dimensions)))
-    conn.execute("DELETE FROM vector_meta")
+    conn.execute(_CREATE.format(dimensions=dimensions))
+    conn.execute(
+        "DELETE FROM vector_meta WHERE dimensions != ? OR embedding IS NULL OR length(embedding) != ?",
+        (dimensions, 4 * dimensions),
+    )
+    conn.execute(
+        f"UPDATE vector_meta SET part = (SELECT {_PART_OF} FROM memories m WHERE m.id = vector_meta.memory_id)"
+    )
+    conn.execute(
+        f"INSERT INTO {TABLE}(memory_id, part, embedding) SELECT memory_id, part, embedding FROM vector_meta "
+        "WHERE part IS NOT NULL ORDER BY part, memory_id"
+    )
 
 
 def model_info(conn: Connection) -> dict | None:
@@ -118,10 +146,8 @@ def blobs_by_hash(conn: Connection, hashes: Sequence[str], model: str, dimension
     if not owner:
         return {}
     blobs: dict[str, bytes] = {}
-    for row in conn.execute(
-        f"SELECT memory_id, embedding FROM {TABLE} WHERE memory_id IN ({_IDS_JSON})", (json.dumps(sorted(owner)),)
-    ):
-        blobs.setdefault(owner[int(row[0])], bytes(row[1]))
+    for memory_id, blob in blobs_for(conn, owner).items():
+        blobs.setdefault(owner[memory_id], blob)
     return blobs
 
 
@@ -133,26 +159,56 @@ def replace(
     Call inside a transaction.
     """
     ids = json.dumps(sorted(blobs))
-    alive = {int(r[0]) for r in conn.execute(f"SELECT id FROM memories WHERE id IN ({_IDS_JSON})", (ids,))}
+    alive = {
+        int(r[0]): r[1]
+        for r in conn.execute(f"SELECT m.id, {_PART_OF} FROM memories m WHERE m.id IN ({_IDS_JSON})", (ids,))
+    }
     conn.execute(f"DELETE FROM {TABLE} WHERE memory_id IN ({_IDS_JSON})", (ids,))
-    rows = sorted((mid, blob) for mid, blob in blobs.items() if mid in alive)
-    conn.executemany(f"INSERT INTO {TABLE}(memory_id, embedding) VALUES (?, ?)", rows)
+    rows = sorted((mid, alive[mid], blob) for mid, blob in blobs.items() if mid in alive)
+    conn.executemany(f"INSERT INTO {TABLE}(memory_id, part, embedding) VALUES (?, ?, ?)", rows)
     conn.executemany(
-        "INSERT INTO vector_meta(memory_id, model, dimensions, content_hash, embedded_at) VALUES (?, ?, ?, ?, ?) "
+        "INSERT INTO vector_meta(memory_id, model, dimensions, content_hash, embedded_at, part, embedding) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT(memory_id) DO UPDATE SET model = excluded.model, dimensions = excluded.dimensions, "
-        "content_hash = excluded.content_hash, embedded_at = excluded.embedded_at",
-        [(mid, model, dimensions, hashes[mid], stamp) for mid, _ in rows],
+        "content_hash = excluded.content_hash, embedded_at = excluded.embedded_at, part = excluded.part, "
+        "embedding = excluded.embedding",
+        [(mid, model, dimensions, hashes[mid], stamp, part, blob) for mid, part, blob in rows],
     )
-    gone = json.dumps(sorted(set(blobs) - alive))
+    gone = json.dumps(sorted(set(blobs) - set(alive)))
     conn.execute(f"DELETE FROM vector_meta WHERE memory_id IN ({_IDS_JSON})", (gone,))
     return len(rows)
 
 
+def refile(conn: Connection) -> int:
+    """Move vectors whose memory changed scope or project into the partition it now belongs in; how many.
+
+    vec0 cannot update a partition key, so each is deleted and inserted again from ``vector_meta``'s bytes.
+    Call inside a transaction.
+    """
+    moved = conn.execute(
+        f"SELECT vm.memory_id, {_PART_OF}, vm.embedding FROM vector_meta vm JOIN memories m ON m.id = vm.memory_id "
+        f"WHERE vm.part IS NOT ({_PART_OF}) AND vm.embedding IS NOT NULL"
+    ).fetchall()
+    for memory_id, part, blob in moved:
+        conn.execute(f"DELETE FROM {TABLE} WHERE memory_id = ?", (memory_id,))
+        conn.execute(f"INSERT INTO {TABLE}(memory_id, part, embedding) VALUES (?, ?, ?)", (memory_id, part, blob))
+        conn.execute("UPDATE vector_meta SET part = ? WHERE memory_id = ?", (part, memory_id))
+    return len(moved)
+
+
 def has_other_models(conn: Connection, model: str, dimensions: int) -> bool:
-    """Whether any stored vector was made by another model or dimension (then searches must filter)."""
+    """Whether any stored vector was made by another model or dimension (then searches must filter).
+
+    Four range probes of ``idx_vector_meta_model``, never a scan (``!=`` would read every row): every query
+    asks this.
+    """
     return bool(
         conn.execute(
-            "SELECT EXISTS(SELECT 1 FROM vector_meta WHERE model != ? OR dimensions != ?)", (model, dimensions)
+            "SELECT EXISTS(SELECT 1 FROM vector_meta WHERE model < ?1) "
+            "OR EXISTS(SELECT 1 FROM vector_meta WHERE model > ?1) "
+            "OR EXISTS(SELECT 1 FROM vector_meta WHERE model = ?1 AND dimensions < ?2) "
+            "OR EXISTS(SELECT 1 FROM vector_meta WHERE model = ?1 AND dimensions > ?2)",
+            (model, dimensions),
         ).fetchone()[0]
     )
 
@@ -165,13 +221,40 @@ def knn(
     memory_ids: Sequence[int] | None = None,
     model: str | None = None,
     dimensions: int = 0,
+    partitions: Sequence[str] | None = None,
 ) -> list[tuple[int, float | None]]:
     """(memory_id, cosine distance) of the ``k`` nearest vectors to ``query`` (float32 bytes), nearest first.
 
-    ``memory_ids`` pre-filters inside the scan; ``model`` keeps only vectors of that model and ``dimensions``.
+    ``memory_ids`` pre-filters inside the scan; ``model`` keeps only vectors of that model and ``dimensions``;
+    ``partitions`` (see :func:`partitions_for`) scans only those, each exactly, and merges: the result is the
+    exact top ``k`` of their union. None scans every vector.
     """
+    if partitions is not None:
+        merged = [
+            hit
+            for part in dict.fromkeys(partitions)
+            for hit in _knn(conn, query, k, memory_ids=memory_ids, model=model, dimensions=dimensions, part=part)
+        ]
+        return sorted(merged, key=lambda hit: (hit[1] is None, hit[1] or 0.0, hit[0]))[:k]
+    return _knn(conn, query, k, memory_ids=memory_ids, model=model, dimensions=dimensions, part=None)
+
+
+def _knn(
+    conn: Connection,
+    query: bytes,
+    k: int,
+    *,
+    memory_ids: Sequence[int] | None,
+    model: str | None,
+    dimensions: int,
+    part: str | None,
+) -> list[tuple[int, float | None]]:
+    """One vec0 KNN query, within partition ``part`` when given."""
     sql = f"SELECT memory_id, distance FROM {TABLE} WHERE embedding MATCH ? AND k = ?"
     params: list[object] = [query, k]
+    if part is not None:
+        sql += " AND part = ?"
+        params.append(part)
     if model is not None:
         sql += " AND memory_id IN (SELECT memory_id FROM vector_meta WHERE model = ? AND dimensions = ?"
         params += [model, dimensions]
@@ -196,9 +279,10 @@ def of_model(conn: Connection, memory_ids: Iterable[int], model: str, dimensions
 
 
 def blobs_for(conn: Connection, memory_ids: Iterable[int]) -> dict[int, bytes]:
-    """memory_id -> stored vector bytes for those of ``memory_ids`` that have one."""
+    """memory_id -> stored vector bytes for those of ``memory_ids`` that have one (primary-key lookups)."""
     rows = conn.execute(
-        f"SELECT memory_id, embedding FROM {TABLE} WHERE memory_id IN ({_IDS_JSON})", (json.dumps(sorted(memory_ids)),)
+        f"SELECT memory_id, embedding FROM vector_meta WHERE memory_id IN ({_IDS_JSON}) AND embedding IS NOT NULL",
+        (json.dumps(sorted(memory_ids)),),
     )
     return {int(memory_id): bytes(blob) for memory_id, blob in rows}
 

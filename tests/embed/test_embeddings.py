@@ -199,7 +199,7 @@ def test_enrich_prepends_type_kind_domain_and_concepts(cortex) -> None:
 
 def test_embed_pending_real_model_search_cache_concepts_archive(cortex, minilm: LocalMiniLM) -> None:
     conn = cortex
-    assert vs.vector_table_spec(conn) == (384, "cosine")  # from migration 002
+    assert vs.vector_table_spec(conn) == (384, "cosine", True)  # from migration 014
     stats = vs.embed_pending(conn, minilm, batch_size=2)
     assert (stats.embedded, stats.reused_from_cache, stats.remaining, stats.batches) == (5, 0, 0, 3)
     assert not stats.recreated
@@ -257,12 +257,12 @@ def test_dimension_change_recreates_table_and_reembeds_in_batches(cortex) -> Non
     first = FakeEmbedder("fake-a", 8)
     done = vs.embed_pending(conn, first)
     assert done.recreated and done.embedded == 5
-    assert vs.vector_table_spec(conn) == (8, "cosine")
+    assert vs.vector_table_spec(conn) == (8, "cosine", True)
 
     bigger = FakeEmbedder("fake-b", 16)
     seen: list[int] = []
     partial = vs.embed_pending(conn, bigger, batch_size=2, max_batches=1, progress=lambda s: seen.append(s.batches))
-    assert partial.recreated and vs.vector_table_spec(conn) == (16, "cosine")
+    assert partial.recreated and vs.vector_table_spec(conn) == (16, "cosine", True)
     assert (partial.embedded, partial.batches, partial.remaining) == (2, 1, 3) and seen == [1]
     assert vector_count(conn) == 2  # the 8-dim vectors were dropped with the old table
     left = vs.unembedded_ids(conn, "fake-b", 16)
@@ -346,7 +346,7 @@ def test_ensure_vector_table_records_model_and_keeps_matching_table(conn) -> Non
     assert vs.ensure_vector_table(conn, 384, model="all-MiniLM-L6-v2") is False
     assert vs.active_model(conn) == ("all-MiniLM-L6-v2", 384)
     assert vs.ensure_vector_table(conn, 32, model="m32") is True
-    assert vs.vector_table_spec(conn) == (32, "cosine") and vs.active_model(conn) == ("m32", 32)
+    assert vs.vector_table_spec(conn) == (32, "cosine", True) and vs.active_model(conn) == ("m32", 32)
     assert vs.ensure_vector_table(conn, 32, model="m32") is False
     assert vs.search(conn, np.ones(32), 5) == []
 
@@ -439,7 +439,7 @@ def test_openai_embed_pending_end_to_end(cortex, tmp_path: Path, embeddings_serv
     provider = get_embedder(openai_settings(tmp_path, embeddings_server.url, dimensions=32))
     stats = vs.embed_pending(cortex, provider, batch_size=3)
     assert stats.recreated and (stats.embedded, stats.batches, stats.remaining) == (5, 2, 0)
-    assert vs.vector_table_spec(cortex) == (32, "cosine")
+    assert vs.vector_table_spec(cortex) == (32, "cosine", True)
     sent = [t for r in embeddings_server.requests for t in r["body"]["input"]]
     assert all(t.startswith("[learning/preference · dev] concepts: ") for t in sent)
     target = memory_id(cortex, "pg")
