@@ -93,7 +93,7 @@ class EmbedStats:
 class TableSpec(NamedTuple):
     dimensions: int
     metric: str
-    partitioned: bool = True  # by scope (migration 014); a table without the partition key is rebuilt
+    partitioned: bool = True  # by scope (migration 013); a table without the partition key is rebuilt
 
 
 # ---------------------------------------------------------------------------------------------- table

@@ -4,7 +4,7 @@ Only SQL lives here; :mod:`nous_assets.embed.chunk_embedding` decides what to em
 are derived data (rebuilt from ``transcript_chunks``), one model at a time, keyed by the chunk's id.
 Vectors travel as float32 bytes.
 
-Partitions (migration 015): ``chunk_vectors.folder`` is a vec0 partition key, the Claude Code folder the chunk
+Partitions (migration 014): ``chunk_vectors.folder`` is a vec0 partition key, the Claude Code folder the chunk
 was read from (``transcript_chunks.project_id``, fixed for a chunk's life). A project's query scans the folders
 its chunks can live in (:func:`folders_for`), each exactly, instead of every chunk vector.
 """

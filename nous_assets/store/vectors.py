@@ -9,7 +9,7 @@ vector is delete + insert. A constraint ``memory_id IN (...)`` is applied *insid
 pre-filter), but any other condition (a join, a column of another table) would only filter the k rows
 afterwards, so every filter here is expressed as ``memory_id IN (subquery)``.
 
-Partitions (migration 014): ``vectors.part`` is a vec0 partition key, ``'g'`` for a global-scope memory and
+Partitions (migration 013): ``vectors.part`` is a vec0 partition key, ``'g'`` for a global-scope memory and
 ``'p:' || project_id`` for a project-scope one, so a project's query scans two partitions (exact KNN within
 each) instead of every vector. ``vector_meta`` keeps the float32 bytes (``embedding``) and the partition each
 vector was filed under (``part``): vectors are loaded by id from there (vec0 answers ``memory_id IN (...)``

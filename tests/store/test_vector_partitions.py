@@ -1,4 +1,4 @@
-"""Partitioned vector search (migrations 014/015) over real sqlite-vec tables: exact against brute force,
+"""Partitioned vector search (migrations 013/014) over real sqlite-vec tables: exact against brute force,
 isolated per project, carried over from the old layout, and absent sqlite-vec falls back to text only."""
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def test_chunk_search_scans_the_projects_folders_and_is_exact_there(conn):
 
 
 def _old_layout(conn) -> None:
-    """The schema before 014 (vec0 tables without partitions), as an existing database has it."""
+    """The schema before 013 (vec0 tables without partitions), as an existing database has it."""
     for version, _name, sql in db.MIGRATIONS:
         if version >= 14:
             break
@@ -179,7 +179,7 @@ def test_migration_carries_existing_vectors_into_the_partitions(tmp_path, monkey
     with atomic(conn):
         conn.execute("DROP TABLE vector_carry")
 
-    assert db.migrate(conn)[-2:] == [14, 15]
+    assert db.migrate(conn)[-2:] == [13, 14]
     assert db.migrate(conn) == []  # idempotent
     assert memory_embedding.vector_table_spec(conn) == (384, "cosine", True)
     assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == len(ids)

@@ -1,4 +1,4 @@
--- 015: episodic chunk vectors partitioned by the Claude Code folder the chunk was read from
+-- 014: episodic chunk vectors partitioned by the Claude Code folder the chunk was read from
 -- (`transcript_chunks.project_id`, which never changes for a chunk), so a query scans the folders its project's
 -- sessions live in instead of every chunk vector. Existing 384-dimension vectors are carried over; vectors of
 -- another dimension lose their bookkeeping and are embedded again by the next pass (it recreates the table for

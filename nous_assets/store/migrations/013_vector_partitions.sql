@@ -1,4 +1,4 @@
--- 014: memory vectors partitioned by scope, and the float32 vector kept next to its bookkeeping.
+-- 013: memory vectors partitioned by scope, and the float32 vector kept next to its bookkeeping.
 -- `vectors` becomes a vec0 table with a partition key `part`: 'g' for a global-scope memory, 'p:' || project_id
 -- for a project-scope one, so a query scans its project's partition and the global one instead of every
 -- vector (KNN inside a partition is exact). `vector_meta.embedding` holds the same float32 bytes: loading the
