@@ -2,10 +2,18 @@
 on a >= 200 MB transcript corpus.
 
 The corpus replicates ``../shared/data/transcripts`` with every uuid rewritten per copy, so copies are
-distinct sessions (nothing is de-duplicated away). Prints each figure and saves them all to
-``benchmarks/results/capture-<time>.json``. ``--no-backfill`` skips the (long) end-to-end backfill.
+distinct sessions (nothing is de-duplicated away: chunk embedding has no content-hash cache, so every copy's
+chunks are embedded; memories with identical text share a vector, as they always have). Prints each figure and
+saves them all to ``benchmarks/results/capture-<time>.json``. ``--no-backfill`` skips the (long) end-to-end
+backfill, ``--only-backfill`` everything else.
 
-    python benchmarks/bench_capture.py [--target-mb 200] [--workdir DIR] [--no-backfill]
+The backfill is the full chain, one run per day (capture -> extract -> project -> embeddings of every memory
+and transcript chunk -> edges -> NLI -> cache -> metrics), with the per-run embedding budget lifted so every
+chunk is embedded inside the measured time; it prints wall seconds per phase (asset step, summed over the
+runs), the chunks embedded and skipped, and the load average before and after (the machine is shared).
+
+    python benchmarks/bench_capture.py [--target-mb 200] [--workdir DIR] [--no-backfill | --only-backfill]
+                                       [--precision float32|bfloat16|int8]
 """
 
 from __future__ import annotations
