@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import TRANSCRIPTS
 from test_embeddings import FakeEmbedder
 
 from nous_assets.capture.episodes import chunk_rows
@@ -40,13 +39,11 @@ REAL_FILES = (
 
 
 @pytest.fixture(scope="module")
-def real_turns() -> list[Turn]:
-    """Turns of a few real shared transcripts (two projects, a user's short replies among them)."""
-    if not TRANSCRIPTS.is_dir():
-        pytest.skip("../shared/data/transcripts is not present")
+def real_turns(shared_corpus: Path) -> list[Turn]:
+    """Turns of a few real shared transcripts (three projects, a user's short replies among them)."""
     paths: list[Path] = []
     for name in REAL_FILES:
-        where = TRANSCRIPTS / name
+        where = shared_corpus / name
         paths += sorted(where.rglob("*.jsonl")) if where.is_dir() else [where]
     turns: list[Turn] = []
     for path in paths:
