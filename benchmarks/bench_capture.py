@@ -154,16 +154,14 @@ def embedding_figures(instance) -> dict[str, int]:
     keys = ("chunks_embedded", "chunks_skipped", "chunks_remaining", "memories_embedded", "memories_remaining")
     totals = dict.fromkeys(keys, 0)
     last_remaining = {"chunks_remaining": 0, "memories_remaining": 0, "chunks_skipped": 0}  # totals, not per run
-    for record in instance.fetch_materializations(dg.AssetKey("embeddings"), limit=10_000).records:
+    records = instance.fetch_materializations(dg.AssetKey("embeddings"), limit=10_000).records
+    for newest, record in enumerate(records):  # newest first: the totals left by the last run come first
         meta = record.asset_materialization.metadata if record.asset_materialization else {}
-        for key in keys:
-            if key in meta:
-                if key in last_remaining:
-                    last_remaining[key] = int(meta[key].value)  # newest first: the first one seen is the last run
-                    continue
+        for key in (k for k in keys if k in meta):
+            if key not in last_remaining:
                 totals[key] += int(meta[key].value)
-        if all(key in meta for key in last_remaining):
-            break
+            elif newest == 0:
+                last_remaining[key] = int(meta[key].value)
     return {**{k: v for k, v in totals.items() if k not in last_remaining}, **last_remaining}
 
 
