@@ -101,13 +101,19 @@ class RetrieveSettings:
 @dataclass(frozen=True)
 class EmbedSettings:
     """config ``embed``: provider (local MiniLM or OpenAI), model, dimensions, batch size, and how long one
-    pipeline run may spend embedding (model load included); what is left waits for the next run."""
+    pipeline run may spend embedding (model load included); what is left waits for the next run.
+    ``precision`` is the local model's arithmetic (auto: bfloat16 where the CPU computes it natively, else
+    float32; or float32, bfloat16, int8 — vectors are stored under a name per variant, so a change
+    re-embeds); ``min_words`` is how many words (two or more letters) a transcript chunk needs to be
+    embedded at all: shorter ones ("ok", "continue", "/mcp") stay findable by full-text search only."""
 
     provider: str = "local"  # local | openai
     model: str = "all-MiniLM-L6-v2"
     dimensions: int = 384
     batch_size: int = 64
     run_budget_seconds: float = 300.0
+    precision: str = "auto"  # local provider only: auto | float32 | bfloat16 | int8
+    min_words: int = 3
 
 
 @dataclass(frozen=True)
@@ -330,6 +336,7 @@ def _check_partition_start(path: Path, value: Any) -> None:
 
 
 NLI_CLASSIFIERS = ("rules", "llm", "cross-encoder")
+EMBED_PRECISIONS = ("auto", "float32", "bfloat16", "int8")
 
 
 def _parse_nli(path: Path, raw: Any, env: dict[str, str]) -> NliSettings:
@@ -392,6 +399,11 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         raise ConfigError(f"{config_path}: key 'embed.provider' must be local or openai, got {embed.provider!r}")
     if embed.dimensions < 1 or embed.batch_size < 1:
         raise ConfigError(f"{config_path}: keys 'embed.dimensions' and 'embed.batch_size' must be positive")
+    if embed.precision not in EMBED_PRECISIONS:
+        raise ConfigError(
+            f"{config_path}: key 'embed.precision' must be one of {', '.join(EMBED_PRECISIONS)}, "
+            f"got {embed.precision!r}"
+        )
     nli = _parse_nli(config_path, raw.get("nli", {}), env)
     opt_out = raw.get("opt_out_projects", [])
     if not isinstance(opt_out, list) or not all(isinstance(p, str) for p in opt_out):

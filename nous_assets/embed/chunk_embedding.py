@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Sequence
+from itertools import islice
 
 import numpy as np
 
@@ -43,6 +44,30 @@ def pending_chunk_count(conn: Connection, model: str, dimensions: int) -> int:
     return table.pending_count(conn, model, dimensions)
 
 
+def skipped_chunk_count(conn: Connection, model: str, dimensions: int) -> int:
+    """Chunks of this model left to full-text search only (too few words to be worth a vector)."""
+    return table.skipped_count(conn, model, dimensions)
+
+
+_WORD_RE = re.compile(r"[^\W\d_]{2,}")
+
+
+def worth_embedding(text: str, min_words: int) -> bool:
+    """Whether a chunk carries enough words to be found by meaning: at least ``min_words`` runs of two or more
+    letters. Acknowledgements, slash commands and bare symbols ("ok", "continue", "/mcp", "✅") fail by shape;
+    their vectors would only crowd the nearest neighbours of short queries, and FTS still finds them."""
+    return min_words <= 0 or len(list(islice(_WORD_RE.finditer(text), min_words))) >= min_words
+
+
+def drop_other_variants(conn: Connection, model: str, dimensions: int) -> int:
+    """Forget chunk vectors made by another model or variant (e.g. float32 after a switch to bfloat16), so a
+    search never ranks vectors of two variants against each other; the chunks become pending. Returns how many."""
+    stale = table.other_model_ids(conn, model, dimensions)
+    for start in range(0, len(stale), 1000):
+        forget_chunk_vectors(conn, stale[start : start + 1000])
+    return len(stale)
+
+
 def embed_pending_chunks(
     conn: Connection,
     provider: EmbeddingProvider,
@@ -50,29 +75,41 @@ def embed_pending_chunks(
     batch_size: int = 64,
     max_batches: int | None = None,
     deadline: float | None = None,
+    min_words: int = 0,
 ) -> tuple[int, int]:
-    """Embed chunks without a vector of the provider's model; returns (embedded, remaining).
+    """Embed chunks without a vector of the provider's model; returns (done, remaining).
 
-    Reads one batch of chunk text at a time: a first backfill can hold far more transcript text than
-    should sit in memory at once. Stops after ``max_batches``, or before any batch but the first once
+    The whole backlog is ordered by text length first (ids and lengths only): each batch then holds texts of
+    about one length, so the model pads little (one long text in a batch of short ones pads them all), and
+    short chunks go first, so a budget-limited run covers the most chunks. Text is read one batch at a time: a
+    first backfill can hold far more transcript text than should sit in memory at once. A batch's vectors
+    are written in one transaction. Chunks with fewer than ``min_words`` words get a skip mark instead of a
+    vector (they count as done). Stops after ``max_batches``, or before any batch but the first once
     ``deadline`` (a ``time.monotonic()`` value) has passed, so a run's time budget holds.
     """
     model, dims = provider.model, int(provider.dimensions)
     ensure_chunk_table(conn, dims)
-    done = batches = 0
-    while max_batches is None or batches < max_batches:
+    drop_other_variants(conn, model, dims)
+    order = [chunk_id for chunk_id, _ in sorted(table.pending_lengths(conn, model, dims), key=lambda r: (r[1], r[0]))]
+    done = 0
+    for batches, start in enumerate(range(0, len(order), batch_size)):
+        if max_batches is not None and batches >= max_batches:
+            break
         if batches and deadline is not None and time.monotonic() >= deadline:
             break
-        batch = table.pending_texts(conn, model, dims, batch_size)
-        if not batch:
-            break
-        vectors = np.asarray(provider.embed([text for _, text in batch]), dtype=np.float32)
+        batch = table.texts(conn, order[start : start + batch_size])
+        keep = [(chunk_id, text) for chunk_id, text in batch if worth_embedding(text, min_words)]
+        skip = [(chunk_id, text) for chunk_id, text in batch if not worth_embedding(text, min_words)]
+        vectors = np.asarray(provider.embed([text for _, text in keep]), dtype=np.float32) if keep else []
         now = now_iso()
+        rows = [
+            (chunk_id, vector.tobytes(), content_hash(text, model, dims))
+            for (chunk_id, text), vector in zip(keep, vectors, strict=True)
+        ]
         with atomic(conn):
-            for (chunk_id, text), vector in zip(batch, vectors, strict=True):
-                table.put(conn, chunk_id, vector.tobytes(), model, dims, content_hash(text, model, dims), now)
+            table.put_many(conn, rows, model, dims, now)
+            table.mark_skipped(conn, [(i, content_hash(t, model, dims)) for i, t in skip], model, dims, now)
         done += len(batch)
-        batches += 1
     return done, pending_chunk_count(conn, model, dims)
 
 

@@ -138,6 +138,8 @@ def run(locomo: Path, k: int, workdir: Path, out: Path | None = None, log=print)
             "mode": settings.retrieve.mode,
             "mmr_lambda": settings.retrieve.mmr_lambda,
             "embed_model": settings.embed.model,
+            "embed_precision": settings.embed.precision,
+            "embed_min_words": settings.embed.min_words,
         },
     }
     _report(figures, k, out, log)

