@@ -102,7 +102,11 @@ def _blob(vector: Sequence[float]) -> bytes:
 
 
 class SqliteVectorStore:
-    """The sqlite-vec ``vectors`` table and ``vector_meta`` via :mod:`nous_assets.store.vectors`."""
+    """The sqlite-vec ``vectors`` table and ``vector_meta`` via :mod:`nous_assets.store.vectors`.
+
+    The vec0 table has one dimension: an upsert of another dimension starts the table over (vectors are
+    derived data, as ``embed.memory_embedding`` treats a model change), where PostgreSQL keeps both.
+    """
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -126,8 +130,9 @@ class SqliteVectorStore:
     def search(
         self, query: Sequence[float], top_k: int, *, model: str, memory_ids: Sequence[int] | None = None
     ) -> list[tuple[int, float]]:
-        if vectors.table_sql(self.conn) is None:
-            return []
+        table = vectors.table_sql(self.conn)
+        if table is None or f"FLOAT[{len(query)}]" not in table.upper():
+            return []  # the table holds one dimension: no stored vector can be of this one
         hits = vectors.knn(self.conn, _blob(query), top_k, memory_ids=memory_ids, model=model, dimensions=len(query))
         return [(mid, float(d)) for mid, d in hits if d is not None]
 
