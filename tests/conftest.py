@@ -53,6 +53,9 @@ def nous_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "NOUS_ENABLE_USERPROMPTSUBMIT",
         "NOUS_REEXTRACT_ON_VERSION_CHANGE",
         "NOUS_EXTRACTOR",
+        "NOUS_BACKEND",
+        "NOUS_PG_DSN",
+        "NOUS_TENANT",
     ):
         monkeypatch.delenv(key, raising=False)
     for key, value in env.items():

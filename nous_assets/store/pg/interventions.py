@@ -75,7 +75,7 @@ class PgInterventionStore:
         )  # fmt: skip
 
     def resolve(self, now: str, project_id: str | None = None) -> list[Active]:
-        where, params = "a.tenant_id = %s AND a.expires_at > %s", [self.tenant_id, now]
+        where, params = "a.expires_at > %s", [self.tenant_id, now]
         if project_id is not None:
             where += " AND (a.scope = 'global' OR (a.scope = 'project' AND a.target_project_id = %s))"
             params.append(project_id)
@@ -85,7 +85,7 @@ class PgInterventionStore:
                 "SELECT a.*, c.reason_codes_json, c.confidence, c.evidence_json FROM active_interventions a "
                 "JOIN intervention_candidates c "
                 "ON c.tenant_id = a.tenant_id AND c.candidate_id = a.source_candidate_id "
-                f"WHERE {where} ORDER BY a.priority DESC, c.confidence DESC, a.intervention_id",
+                f"WHERE a.tenant_id = %s AND {where} ORDER BY a.priority DESC, c.confidence DESC, a.intervention_id",
                 params,
             )
             .fetchall()

@@ -84,7 +84,7 @@ class PgVectorStore:
         d = _dims(len(vec))
         if top_k <= 0:
             return []
-        where = "tenant_id = %(t)s AND dimensions = %(d)s AND model = %(m)s"
+        where = "dimensions = %(d)s AND model = %(m)s"
         params: dict[str, object] = {"t": self.tenant_id, "d": d, "m": model, "q": vec, "k": int(top_k)}
         if memory_ids is not None:
             where += " AND memory_id = ANY(%(ids)s)"
@@ -94,7 +94,8 @@ class PgVectorStore:
             self.conn.execute(f"SET LOCAL hnsw.ef_search = {_EF_SEARCH}")
             rows = self.conn.execute(
                 f"SELECT memory_id, embedding::vector({d}) <=> %(q)s::vector({d}) AS distance FROM memory_vectors "
-                f"WHERE {where} ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(k)s",
+                f"WHERE tenant_id = %(t)s AND {where} "
+                f"ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(k)s",
                 params,
             ).fetchall()
         return [(int(mid), float(dist)) for mid, dist in rows]

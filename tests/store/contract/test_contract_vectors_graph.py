@@ -78,7 +78,7 @@ def _reference_walk(edges, seeds, max_depth, decay, symmetric):
             adjacency.setdefault(t, []).append((s, w))
     best: dict[int, float] = {}
     frontier = [(s, None) for s in seeds]
-    for depth in range(1, max_depth + 1):
+    for _ in range(max_depth):
         nxt = []
         for node, weight in frontier:
             for other, w in adjacency.get(node, []):
