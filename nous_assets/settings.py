@@ -154,6 +154,9 @@ class Settings:
     retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
     nli: NliSettings = field(default_factory=NliSettings)
+    backend: str = "sqlite"  # sqlite (one cortex.db) | postgres (team mode: NOUS_PG_DSN, NOUS_TENANT)
+    pg_dsn: str | None = None
+    tenant_id: str = "local"
 
     @property
     def lake_dir(self) -> Path:
@@ -357,6 +360,22 @@ def _parse_nli(path: Path, raw: Any, env: dict[str, str]) -> NliSettings:
     return nli
 
 
+def _parse_backend(env: dict[str, str]) -> tuple[str, str | None, str]:
+    """``NOUS_BACKEND`` (sqlite | postgres), ``NOUS_PG_DSN`` (required for postgres) and ``NOUS_TENANT``."""
+    backend = (env.get("NOUS_BACKEND") or "sqlite").strip().lower()
+    if backend not in ("sqlite", "postgres"):
+        raise ConfigError(f"environment variable NOUS_BACKEND={backend!r} must be sqlite or postgres")
+    dsn = env.get("NOUS_PG_DSN") or None
+    if backend == "postgres" and not dsn:
+        raise ConfigError(
+            "NOUS_BACKEND=postgres needs NOUS_PG_DSN (e.g. postgresql://nous@db.internal:5432/nous)"
+        )
+    tenant = env.get("NOUS_TENANT") or "local"
+    if len(tenant) > 128 or not tenant.isprintable() or not tenant.strip():
+        raise ConfigError("environment variable NOUS_TENANT must be a printable name of at most 128 characters")
+    return backend, dsn, tenant
+
+
 def load_settings(env: dict[str, str] | None = None) -> Settings:
     """Resolve settings from ``env`` (default ``os.environ``) and the JSON config file.
 
@@ -405,6 +424,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
             f"got {embed.precision!r}"
         )
     nli = _parse_nli(config_path, raw.get("nli", {}), env)
+    backend, pg_dsn, tenant_id = _parse_backend(env)
     opt_out = raw.get("opt_out_projects", [])
     if not isinstance(opt_out, list) or not all(isinstance(p, str) for p in opt_out):
         raise ConfigError(f"{config_path}: key 'opt_out_projects' must be a list of project ids")
@@ -432,6 +452,9 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         retrieve=retrieve,
         embed=embed,
         nli=nli,
+        backend=backend,
+        pg_dsn=pg_dsn,
+        tenant_id=tenant_id,
     )
 
 

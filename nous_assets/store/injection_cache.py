@@ -47,3 +47,23 @@ def replace_packets(conn: Connection, project: str, rows: Sequence[PacketRow]) -
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
             rows,
         )
+
+
+def packet(conn: Connection, cache_key: str) -> tuple | None:
+    """One packet's columns in :data:`PacketRow` order, or None (what a provider's ``get`` returns)."""
+    row = conn.execute(
+        "SELECT cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count, "
+        "built_from_event_id, created_at FROM injection_cache WHERE cache_key = ?",
+        (cache_key,),
+    ).fetchone()
+    return None if row is None else tuple(row)
+
+
+def delete_keys(conn: Connection, cache_keys: Iterable[str]) -> int:
+    """Drop the named packets; returns how many existed."""
+    with atomic(conn):
+        cur = conn.execute(
+            "DELETE FROM injection_cache WHERE cache_key IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(set(cache_keys))),),
+        )
+    return cur.rowcount

@@ -153,6 +153,35 @@ def get_by_key(conn: Connection, idempotency_key: str) -> QueueItem | None:
     return None if row is None else _item(row)
 
 
+def check_artifact(
+    source: str,
+    project_id: str,
+    session_id: str,
+    transcript_path: str,
+    file_offset: int,
+    payload: dict[str, Any],
+    idempotency_key: str,
+) -> str:
+    """Validate an artifact to enqueue (ValueError naming the field); returns its canonical ``payload_json``.
+
+    Shared by every queue backend, so a bad artifact is refused with the same words everywhere.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"source {source!r} is not one of {SOURCES}")
+    for name, value in (
+        ("project_id", project_id),
+        ("session_id", session_id),
+        ("transcript_path", transcript_path),
+        ("idempotency_key", idempotency_key),
+    ):
+        _require_text(name, value)
+    if isinstance(file_offset, bool) or not isinstance(file_offset, int) or file_offset < 0:
+        raise ValueError(f"file_offset must be a non-negative integer, got {file_offset!r}")
+    if not isinstance(payload, dict):
+        raise ValueError(f"payload must be a dict, got {type(payload).__name__}")
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False)
+
+
 def enqueue(
     conn: Connection,
     *,
@@ -171,20 +200,8 @@ def enqueue(
     A known ``idempotency_key`` writes nothing and returns the stored item, whatever its status
     (a completed or dead-lettered key is not resurrected; see :func:`requeue_dead_letter`).
     """
-    if source not in SOURCES:
-        raise ValueError(f"source {source!r} is not one of {SOURCES}")
-    for name, value in (
-        ("project_id", project_id),
-        ("session_id", session_id),
-        ("transcript_path", transcript_path),
-        ("idempotency_key", idempotency_key),
-    ):
-        _require_text(name, value)
-    if isinstance(file_offset, bool) or not isinstance(file_offset, int) or file_offset < 0:
-        raise ValueError(f"file_offset must be a non-negative integer, got {file_offset!r}")
-    if not isinstance(payload, dict):
-        raise ValueError(f"payload must be a dict, got {type(payload).__name__}")
-    payload_json = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+    payload_json = check_artifact(source, project_id, session_id, transcript_path, file_offset, payload,
+                                  idempotency_key)  # fmt: skip
     stamp = _now(now)
     with atomic(conn):
         cur = conn.execute(

@@ -1,0 +1,100 @@
+"""Choose and open the storage backend: the seven providers bound to one tenant.
+
+``NOUS_BACKEND=sqlite`` (the default) is one ``cortex.db`` per developer; ``NOUS_BACKEND=postgres`` with
+``NOUS_PG_DSN`` is a shared PostgreSQL + pgvector database where ``NOUS_TENANT`` picks the tenant. The
+choice is configuration (:class:`nous_assets.settings.Settings`), never code: callers get a
+:class:`Backend` and use only the protocols of :mod:`nous_assets.store.protocols`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from nous_assets.settings import Settings
+from nous_assets.store.db import Connection, open_db
+from nous_assets.store.protocols import (
+    CacheStore,
+    EventStore,
+    GraphStore,
+    IngestQueueStore,
+    InterventionStore,
+    ProjectionStore,
+    VectorStore,
+)
+
+BACKENDS = ("sqlite", "postgres")
+
+
+@dataclass
+class Backend:
+    """One tenant's providers over one connection; ``close()`` releases it."""
+
+    kind: str
+    tenant_id: str
+    events: EventStore
+    projection: ProjectionStore
+    vectors: VectorStore
+    graph: GraphStore
+    cache: CacheStore
+    queue: IngestQueueStore
+    interventions: InterventionStore
+    close: Callable[[], None]
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def sqlite_backend(conn: Connection, tenant_id: str = "local") -> Backend:
+    """The providers over an open ``cortex.db`` connection (a file holds one tenant)."""
+    from nous_assets.store import sqlite_backend as s
+
+    return Backend(
+        "sqlite", tenant_id, s.SqliteEventStore(conn), s.SqliteProjectionStore(conn), s.SqliteVectorStore(conn),
+        s.SqliteGraphStore(conn), s.SqliteCacheStore(conn), s.SqliteIngestQueueStore(conn),
+        s.SqliteInterventionStore(conn), conn.close,
+    )  # fmt: skip
+
+
+def postgres_backend(conn: object, tenant_id: str) -> Backend:
+    """The providers over an open, migrated PostgreSQL connection, bound to ``tenant_id``."""
+    from nous_assets.store.pg.cache import PgCacheStore
+    from nous_assets.store.pg.events import PgEventStore
+    from nous_assets.store.pg.graph import PgGraphStore
+    from nous_assets.store.pg.interventions import PgInterventionStore
+    from nous_assets.store.pg.projection import PgProjectionStore
+    from nous_assets.store.pg.queue import PgIngestQueueStore
+    from nous_assets.store.pg.vectors import PgVectorStore
+
+    check_tenant(tenant_id)
+    return Backend(
+        "postgres", tenant_id, PgEventStore(conn, tenant_id), PgProjectionStore(conn, tenant_id),
+        PgVectorStore(conn, tenant_id), PgGraphStore(conn, tenant_id), PgCacheStore(conn, tenant_id),
+        PgIngestQueueStore(conn, tenant_id), PgInterventionStore(conn, tenant_id), conn.close,  # type: ignore[attr-defined]
+    )  # fmt: skip
+
+
+def check_tenant(tenant_id: object) -> str:
+    """A tenant id is a short non-empty printable string (it keys every row of the shared database)."""
+    if not isinstance(tenant_id, str) or not tenant_id.strip() or len(tenant_id) > 128 or not tenant_id.isprintable():
+        raise ValueError(f"tenant_id must be a non-empty printable string of at most 128 characters, got {tenant_id!r}")
+    return tenant_id
+
+
+def open_backend(settings: Settings, *, tenant_id: str | None = None, create: bool = False) -> Backend:
+    """Open the configured backend for ``tenant_id`` (default: the configured tenant).
+
+    SQLite opens (and migrates) ``settings.db_path``; PostgreSQL connects to ``settings.pg_dsn`` and
+    applies its own migrations. An unreachable server raises a one-line error without the password.
+    """
+    tenant = check_tenant(tenant_id or settings.tenant_id)
+    if settings.backend == "postgres":
+        from nous_assets.store.pg.db import open_pg
+
+        return postgres_backend(open_pg(settings.pg_dsn), tenant)
+    conn = open_db(Path(settings.db_path), create=create, busy_timeout_ms=settings.db_busy_timeout_ms)
+    return sqlite_backend(conn, tenant)

@@ -1,0 +1,1 @@
+"""The PostgreSQL + pgvector backend (team mode, ``NOUS_BACKEND=postgres``): every table keyed by tenant."""
