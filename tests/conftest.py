@@ -12,6 +12,19 @@ from nous_assets.settings import load_settings
 from nous_assets.store.db import open_db
 from nous_assets.store.events import EventStore
 
+
+@pytest.fixture(autouse=True)
+def _no_dagster_defs_state_from_earlier_tests():
+    """Dagster keeps the current defs-state storage in a process-wide context variable. A persistent instance an
+    earlier test entered and dropped can leave it pointing at a collected instance, and a test calling
+    ``dg.materialize`` directly then fails with "undefined DagsterInstance weakref" depending on test order (seen
+    under ``-n 2``). Pipeline runs guard themselves (``defs.backfill``); every test starts without one too."""
+    from dagster._core.storage.defs_state.base import set_defs_state_storage
+
+    with set_defs_state_storage(None):
+        yield
+
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 TRANSCRIPTS = SHARED / "data" / "transcripts"

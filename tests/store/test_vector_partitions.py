@@ -133,7 +133,7 @@ def test_chunk_search_scans_the_projects_folders_and_is_exact_there(conn):
 def _old_layout(conn) -> None:
     """The schema before 013 (vec0 tables without partitions), as an existing database has it."""
     for version, _name, sql in db.MIGRATIONS:
-        if version >= 14:
+        if version >= 13:
             break
         with atomic(conn):
             for statement in db._split_statements(sql):
@@ -142,9 +142,9 @@ def _old_layout(conn) -> None:
 
 
 def test_migration_carries_existing_vectors_into_the_partitions(tmp_path, monkeypatch):
-    monkeypatch.setattr(db, "MIGRATIONS", [m for m in db.MIGRATIONS if m[0] < 14])
+    monkeypatch.setattr(db, "MIGRATIONS", [m for m in db.MIGRATIONS if m[0] < 13])
     conn = build_corpus(tmp_path / "old.db", 300, projects=3, seed=9)
-    assert db.schema_version(conn) < 14 and "PARTITION" not in (vectors.table_sql(conn) or "").upper()
+    assert db.schema_version(conn) < 13 and "PARTITION" not in (vectors.table_sql(conn) or "").upper()
     ids = [int(r[0]) for r in conn.execute("SELECT id FROM memories ORDER BY id")]
     mat = _units(np.random.default_rng(3), len(ids), 384)
     with atomic(conn):  # the old writer: vec0 row + bookkeeping, no bytes in vector_meta
@@ -172,7 +172,7 @@ def test_migration_carries_existing_vectors_into_the_partitions(tmp_path, monkey
         conn.execute("CREATE TABLE vector_carry (x)")
     with pytest.raises(db.OperationalError):
         db.migrate(conn)
-    assert db.schema_version(conn) < 14
+    assert db.schema_version(conn) < 13
     assert (
         len(memory_embedding.search(conn, mat[0], 5)) == 5 and memory_embedding.search(conn, mat[0], 1)[0][0] == ids[0]
     )
@@ -202,7 +202,7 @@ def test_migration_carries_existing_vectors_into_the_partitions(tmp_path, monkey
 
 
 def test_a_vector_of_another_dimension_survives_the_migration_and_comes_back_with_its_table(tmp_path, monkeypatch):
-    monkeypatch.setattr(db, "MIGRATIONS", [m for m in db.MIGRATIONS if m[0] < 14])
+    monkeypatch.setattr(db, "MIGRATIONS", [m for m in db.MIGRATIONS if m[0] < 13])
     conn = build_corpus(tmp_path / "old16.db", 60, projects=2, seed=2)
     with atomic(conn):
         conn.execute("DROP TABLE vectors")
