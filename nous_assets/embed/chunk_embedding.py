@@ -18,6 +18,7 @@ import numpy as np
 from nous_assets.capture.episodes import store_chunks
 from nous_assets.embed.base import EmbeddingProvider
 from nous_assets.embed.enrich import content_hash
+from nous_assets.store import chunk_concepts
 from nous_assets.store import chunk_vectors as table
 from nous_assets.store.db import Connection, atomic
 from nous_assets.timeutil import now_iso
@@ -137,13 +138,14 @@ def search_chunks(
 
 
 def forget_chunk_vectors(conn: Connection, chunk_ids: Iterable[int]) -> None:
-    """Drop the vectors of chunks whose text changed, so the next embedding pass redoes them."""
+    """Drop the vectors (and stored concepts) of chunks whose text changed, so the next embedding pass redoes them."""
     ids = [int(i) for i in chunk_ids]
     if not ids:
         return
     with atomic(conn):
         for chunk_id in ids:
             table.delete(conn, chunk_id)
+            chunk_concepts.forget(conn, chunk_id)  # derived from the old text too
 
 
 def upsert_chunks(conn: Connection, turns: Sequence[Turn]) -> tuple[int, int]:

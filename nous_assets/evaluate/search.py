@@ -52,8 +52,9 @@ CHUNK_LINES = [
 
 
 def _fill_chunks(conn, count: int, projects: int, seed: int) -> None:
-    """``count`` transcript chunks spread over the corpus' projects, in their FTS index too."""
+    """``count`` transcript chunks spread over the corpus' projects, in their FTS index and with their concepts."""
     from nous_assets.evaluate.corpus import TOPICS, project_cwd
+    from nous_assets.retrieve.episodic import index_chunk_concepts
     from nous_assets.store import transcript_chunks
     from resolver.project import project_id_from_cwd
 
@@ -80,6 +81,7 @@ def _fill_chunks(conn, count: int, projects: int, seed: int) -> None:
         )
     for start in range(0, len(rows), 5000):
         transcript_chunks.upsert_chunk_rows(conn, rows[start : start + 5000])
+    index_chunk_concepts(conn)  # as the embeddings asset does for captured chunks
 
 
 def _random_units(rng: np.random.Generator, count: int, dims: int) -> np.ndarray:

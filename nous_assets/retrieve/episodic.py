@@ -8,6 +8,8 @@ memory of the same number); results also carry ``type='episode'`` and the source
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -15,8 +17,36 @@ import numpy as np
 from nous_assets.retrieve.query import Query, concepts_from_text, fts_match_expression
 from nous_assets.retrieve.scoring import EPISODE, Candidate
 from nous_assets.settings import Settings
-from nous_assets.store import transcript_chunks
-from nous_assets.store.db import Connection
+from nous_assets.store import chunk_concepts, transcript_chunks
+from nous_assets.store.db import Connection, atomic
+
+INDEX_BATCH = 2000
+
+
+def text_digest(text: str) -> str:
+    """What a stored concept set was computed from (a changed text invalidates it)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def index_chunk_concepts(conn: Connection) -> int:
+    """Store the concepts of every chunk that has none yet, a batch per transaction; how many were stored."""
+    done = 0
+    while batch := chunk_concepts.missing(conn, INDEX_BATCH):
+        with atomic(conn):
+            chunk_concepts.put_many(conn, [(i, text_digest(t), concepts_from_text(t)) for i, t in batch])
+        done += len(batch)
+    return done
+
+
+def _concepts(conn: Connection, rows: Sequence[tuple]) -> dict[int, frozenset[str]]:
+    """Each row's concepts: stored when its digest matches the text, else computed now."""
+    stored = chunk_concepts.for_ids(conn, [int(r[0]) for r in rows])
+    out = {}
+    for row in rows:
+        cid, text = int(row[0]), row[-1]
+        hit = stored.get(cid)
+        out[cid] = frozenset(hit[1]) if hit and hit[0] == text_digest(text) else concepts_from_text(text)
+    return out
 
 
 def chunk_candidates(
@@ -39,6 +69,8 @@ def chunk_candidates(
             cosines = {cid: cos for cid, cos in hits if cid in allowed}
             cosines = dict(sorted(cosines.items(), key=lambda kv: -kv[1])[:limit])
     ids = sorted(set(bm25) | set(cosines))
+    rows = list(transcript_chunks.rows_by_id(conn, ids))
+    concepts = _concepts(conn, rows)
     return [
         Candidate(
             id=int(cid),
@@ -53,10 +85,10 @@ def chunk_candidates(
             created_at=ts,
             valid_from=ts,
             temporal_confidence="high",
-            concepts=concepts_from_text(text),
+            concepts=concepts[int(cid)],
             bm25=bm25.get(cid),
             vector_cosine=cosines.get(cid),
             sources=frozenset({"episodic"}),
         )
-        for cid, project, session, role, ts, text in transcript_chunks.rows_by_id(conn, ids)
+        for cid, project, session, role, ts, text in rows
     ]

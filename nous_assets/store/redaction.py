@@ -83,11 +83,12 @@ def chunk_count(conn: Connection) -> int:
 
 
 def rewrite_chunk_text(conn: Connection, chunk_id: int, text: str) -> None:
-    """New chunk text, re-indexed in FTS; its vector is dropped so the next run embeds the redacted text."""
+    """New chunk text, re-indexed in FTS; its vector and concepts are dropped so the next run redoes them."""
     conn.execute("UPDATE transcript_chunks SET text = ? WHERE id = ?", (text, chunk_id))
     transcript_chunks.reindex(conn, [chunk_id])  # its neighbours' FTS context holds its text too
     conn.execute("DELETE FROM chunk_vectors WHERE chunk_id = ?", (chunk_id,))
     conn.execute("DELETE FROM chunk_vector_meta WHERE chunk_id = ?", (chunk_id,))
+    conn.execute("DELETE FROM chunk_concepts WHERE chunk_id = ?", (chunk_id,))  # derived from the old text
 
 
 def iter_packets(conn: Connection) -> list[tuple[str, str]]:

@@ -19,6 +19,7 @@ from nous_assets.embed.memory_embedding import embed_pending
 from nous_assets.embed.registry import get_embedder
 from nous_assets.extract.worker import batch_session_id
 from nous_assets.link.edges import derive_edges
+from nous_assets.retrieve.episodic import index_chunk_concepts
 from nous_assets.store import figures
 
 GROUP = "retrieval"
@@ -46,6 +47,7 @@ def embeddings(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mate
         for day in context.partition_keys:
             new, changed = upsert_chunks(conn, read_turns(settings.lake_dir, day))
             new_chunks, changed_chunks = new_chunks + new, changed_chunks + changed
+        concepts_indexed = index_chunk_concepts(conn)  # cheap next to embedding; no budget needed
         stats = embed_pending(conn, embedder, batch_size=batch, deadline=deadline)
         chunk_done = 0
         if time.monotonic() < deadline:
@@ -71,6 +73,7 @@ def embeddings(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mate
             "memory_vectors": dg.MetadataValue.int(vectors),
             "chunks_new": dg.MetadataValue.int(new_chunks),
             "chunks_changed": dg.MetadataValue.int(changed_chunks),
+            "chunk_concepts_indexed": dg.MetadataValue.int(concepts_indexed),
             "chunks_embedded": dg.MetadataValue.int(chunk_done),
             "chunks_remaining": dg.MetadataValue.int(chunk_left),
             "chunks_skipped": dg.MetadataValue.int(skipped),
