@@ -80,10 +80,9 @@ def _memory_from_row(row) -> Memory:
     return Memory(**{c: row[c] for c in MEMORY_COLUMNS})
 
 
-def _load_state(conn: Connection, events: list[StoredEvent], policy: Policy) -> Projection:
-    """Pre-load exactly the rows (and referenced ids) that ``events`` can touch."""
-    state = Projection(policy)
-    lids = sorted({e.learning_id for e in events})
+def referenced(events: Iterable[StoredEvent]) -> tuple[set[str], set[int]]:
+    """The learning ids and memory ids ``events`` point at (supersession, contradiction, edge targets): rows a
+    projection batch must load besides the events' own (both backends' projectors use this)."""
     ref_lids: set[str] = set()
     ref_ids: set[int] = set()
     for e in events:
@@ -96,6 +95,14 @@ def _load_state(conn: Connection, events: list[StoredEvent], policy: Policy) -> 
             for edge in p.get("edges", ()):
                 target = edge.get("target_id", edge.get("target"))
                 (ref_lids.add if isinstance(target, str) else ref_ids.add)(target)
+    return ref_lids, ref_ids
+
+
+def _load_state(conn: Connection, events: list[StoredEvent], policy: Policy) -> Projection:
+    """Pre-load exactly the rows (and referenced ids) that ``events`` can touch."""
+    state = Projection(policy)
+    lids = sorted({e.learning_id for e in events})
+    ref_lids, ref_ids = referenced(events)
     loaded: dict[int, Memory] = {}
     for chunk in _chunks(lids):
         marks = ",".join("?" * len(chunk))

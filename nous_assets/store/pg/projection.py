@@ -16,7 +16,14 @@ import psycopg
 from nous_assets.store.events import StoredEvent
 from nous_assets.store.memory_state import MEMORY_COLUMNS, Memory, Policy, Projection
 from nous_assets.store.pg.events import PgEventStore, tenant_lock
-from nous_assets.store.projector import DEFAULT_BATCH, PROJECTOR_NAME, ProjectionStats, Snapshot, fts_concepts
+from nous_assets.store.projector import (
+    DEFAULT_BATCH,
+    PROJECTOR_NAME,
+    ProjectionStats,
+    Snapshot,
+    fts_concepts,
+    referenced,
+)
 from nous_assets.store.protocols import query_words
 from nous_assets.timeutil import now_iso
 
@@ -97,18 +104,7 @@ class PgProjectionStore:
     def _load_state(self, events: list[StoredEvent], policy: Policy) -> Projection:
         """Pre-load exactly the rows (and referenced ids) that ``events`` can touch."""
         state = Projection(policy)
-        ref_lids: set[str] = set()
-        ref_ids: set[int] = set()
-        for e in events:
-            p = e.payload
-            if e.event_type == "LearningSuperseded":
-                ref_lids.add(p["superseded_by"])
-            elif e.event_type == "LearningContradicted":
-                ref_lids.add(p["contradicted_with"])
-            elif e.event_type == "LearningExtracted":
-                for edge in p.get("edges", ()):
-                    target = edge.get("target_id", edge.get("target"))
-                    (ref_lids.add if isinstance(target, str) else ref_ids.add)(target)
+        ref_lids, ref_ids = referenced(events)
         loaded: dict[int, Memory] = {}
         for row in self._rows(
             f"SELECT {_COLS} FROM memories WHERE tenant_id = %s AND learning_id = ANY(%s)",
