@@ -99,8 +99,9 @@ def embed_pending_chunks(
         if batches and deadline is not None and time.monotonic() >= deadline:
             break
         batch = table.texts(conn, order[start : start + batch_size])
-        keep = [(chunk_id, text) for chunk_id, text in batch if worth_embedding(text, min_words)]
-        skip = [(chunk_id, text) for chunk_id, text in batch if not worth_embedding(text, min_words)]
+        keep, skip = [], []
+        for chunk_id, text in batch:
+            (keep if worth_embedding(text, min_words) else skip).append((chunk_id, text))
         vectors = np.asarray(provider.embed([text for _, text in keep]), dtype=np.float32) if keep else []
         now = now_iso()
         rows = [
@@ -138,14 +139,13 @@ def search_chunks(
 
 
 def forget_chunk_vectors(conn: Connection, chunk_ids: Iterable[int]) -> None:
-    """Drop the vectors (and stored concepts) of chunks whose text changed, so the next embedding pass redoes them."""
+    """Drop the vectors of chunks whose text changed, so the next embedding pass redoes them."""
     ids = [int(i) for i in chunk_ids]
     if not ids:
         return
     with atomic(conn):
         for chunk_id in ids:
             table.delete(conn, chunk_id)
-            chunk_concepts.forget(conn, chunk_id)  # derived from the old text too
 
 
 def upsert_chunks(conn: Connection, turns: Sequence[Turn]) -> tuple[int, int]:
@@ -154,4 +154,6 @@ def upsert_chunks(conn: Connection, turns: Sequence[Turn]) -> tuple[int, int]:
     with atomic(conn):
         new, changed = store_chunks(conn, turns)
         forget_chunk_vectors(conn, changed)
+        for chunk_id in changed:  # their concepts were mined from the old text too
+            chunk_concepts.forget(conn, chunk_id)
     return new, len(changed)

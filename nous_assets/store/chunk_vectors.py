@@ -57,19 +57,7 @@ def pending_texts(conn: Connection, model: str, dimensions: int, limit: int) -> 
 
 def put(conn: Connection, chunk_id: int, vector: bytes, model: str, dimensions: int, digest: str, stamp: str) -> None:
     """Store (replace) one chunk's vector and its bookkeeping. Call inside a transaction."""
-    delete(conn, chunk_id, meta=False)
-    conn.execute(
-        "INSERT INTO chunk_vectors(chunk_id, folder, embedding) SELECT id, project_id, ? FROM transcript_chunks "
-        "WHERE id = ?",
-        (vector, chunk_id),
-    )
-    conn.execute(
-        "INSERT INTO chunk_vector_meta(chunk_id, model, dimensions, content_hash, embedded_at) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(chunk_id) DO UPDATE SET model = excluded.model, "
-        "dimensions = excluded.dimensions, content_hash = excluded.content_hash, "
-        "embedded_at = excluded.embedded_at",
-        (chunk_id, model, dimensions, digest, stamp),
-    )
+    put_many(conn, [(chunk_id, vector, digest)], model, dimensions, stamp)
 
 
 def delete(conn: Connection, chunk_id: int, *, meta: bool = True) -> None:

@@ -324,6 +324,53 @@ def archived_stub(event_id: int, idempotency_key: str, learning_id: str, event_t
                        None, {}, None, "", "", "")  # fmt: skip
 
 
+def plan_batch(
+    events: Sequence[LearningEvent],
+    rows: Sequence[dict[str, Any]],
+    existing: Mapping[str, StoredEvent],
+    known: set[str],
+    parents: set[int],
+) -> tuple[list[StoredEvent | str], dict[str, dict[str, Any]]]:
+    """What an append batch does, the same on every backend: per event, the stored event its key already names
+    or the key of the row this batch writes (a repeated key: the first wins); and those rows by key, in order.
+
+    Raises InvalidEventError for an event whose learning was never extracted (``known`` grows with the batch's
+    own extractions) or whose parent does not exist.
+    """
+    outcome: list[StoredEvent | str] = []
+    fresh: dict[str, dict[str, Any]] = {}
+    for event, row in zip(events, rows, strict=True):
+        key = row["idempotency_key"]
+        if key in existing:
+            outcome.append(existing[key])
+            continue
+        outcome.append(key)
+        if key in fresh:
+            continue
+        if row["event_type"] == "LearningExtracted":
+            known.add(row["learning_id"])
+        elif row["learning_id"] not in known:
+            raise _fail(event, f"unknown learning_id {row['learning_id']!r}: no LearningExtracted for it")
+        parent = row["parent_event_id"]
+        if parent is not None and parent not in parents:
+            raise _fail(event, f"parent_event_id {parent} does not exist")
+        fresh[key] = row
+    return outcome, fresh
+
+
+def append_results(outcome: Sequence[StoredEvent | str], built: Mapping[str, StoredEvent]) -> list[AppendResult]:
+    """:func:`plan_batch`'s outcome as results: a key's first occurrence was created, repeats and known keys not."""
+    results: list[AppendResult] = []
+    seen: set[str] = set()
+    for item in outcome:
+        if isinstance(item, StoredEvent):
+            results.append(AppendResult(item, created=False))
+        else:
+            results.append(AppendResult(built[item], created=item not in seen))
+            seen.add(item)
+    return results
+
+
 class EventStore:
     """The spec's ``EventStore`` provider over SQLite: ``append``, ``replay(from_id)``, ``get``."""
 
@@ -348,33 +395,13 @@ class EventStore:
             needed = {r["learning_id"] for r in rows if r["event_type"] != "LearningExtracted"}
             known = self._extracted_learnings(needed)
             parents = self._existing_ids({r["parent_event_id"] for r in rows if r["parent_event_id"] is not None})
-            fresh: list[dict[str, Any]] = []
-            outcome: list[StoredEvent | dict[str, Any]] = []
-            claimed: dict[str, dict[str, Any]] = {}
-            for event, row in zip(events, rows, strict=True):
-                key = row["idempotency_key"]
-                if key in existing:
-                    outcome.append(existing[key])
-                    continue
-                if key in claimed:  # a repeat within this batch: the first one wins
-                    outcome.append(claimed[key])
-                    continue
-                if row["event_type"] == "LearningExtracted":
-                    known.add(row["learning_id"])
-                elif row["learning_id"] not in known:
-                    raise _fail(event, f"unknown learning_id {row['learning_id']!r}: no LearningExtracted for it")
-                parent = row["parent_event_id"]
-                if parent is not None and parent not in parents:
-                    raise _fail(event, f"parent_event_id {parent} does not exist")
-                claimed[key] = row
-                fresh.append(row)
-                outcome.append(row)
+            outcome, fresh = plan_batch(events, rows, existing, known, parents)
             if fresh:
                 first_new = self.last_event_id()
                 try:
-                    self.conn.executemany(_INSERT_SQL, [tuple(r[c] for c in _COLUMNS) for r in fresh])
+                    self.conn.executemany(_INSERT_SQL, [tuple(r[c] for c in _COLUMNS) for r in fresh.values()])
                 except IntegrityError as exc:
-                    uuids = [r["event_uuid"] for r in fresh]
+                    uuids = [r["event_uuid"] for r in fresh.values()]
                     taken = self._existing_uuids(uuids)
                     if taken:
                         bad = next(e for e, r in zip(events, rows, strict=True) if r["event_uuid"] in taken)
@@ -385,19 +412,8 @@ class EventStore:
                         "SELECT idempotency_key, event_id FROM learning_events WHERE event_id > ?", (first_new,)
                     ).fetchall()
                 )
-        results: list[AppendResult] = []
-        built: dict[str, StoredEvent] = {}
-        for item in outcome:
-            if isinstance(item, StoredEvent):
-                results.append(AppendResult(item, created=False))
-                continue
-            key = item["idempotency_key"]
-            if key in built:
-                results.append(AppendResult(built[key], created=False))
-            else:
-                built[key] = row_to_event({**item, "event_id": ids[key]})
-                results.append(AppendResult(built[key], created=True))
-        return results
+        built = {key: row_to_event({**row, "event_id": ids[key]}) for key, row in fresh.items()}
+        return append_results(outcome, built)
 
     def _lookup(self, sql: str, values: Iterable[Any]) -> list[Any]:
         values = list(values)

@@ -19,6 +19,8 @@ from nous_assets.store.events import (
     LearningEvent,
     StoredEvent,
     _fail,
+    append_results,
+    plan_batch,
     prepare,
     row_to_event,
     tuple_to_event,
@@ -61,34 +63,9 @@ class PgEventStore:
             existing = self._by_keys([r["idempotency_key"] for r in rows])
             known = self._extracted({r["learning_id"] for r in rows if r["event_type"] != "LearningExtracted"})
             parents = self._ids({r["parent_event_id"] for r in rows if r["parent_event_id"] is not None})
-            outcome: list[StoredEvent | str] = []
-            fresh: dict[str, dict[str, Any]] = {}
-            for event, row in zip(events, rows, strict=True):
-                key = row["idempotency_key"]
-                if key in existing:
-                    outcome.append(existing[key])
-                    continue
-                outcome.append(key)
-                if key in fresh:  # a repeat within this batch: the first one wins
-                    continue
-                if row["event_type"] == "LearningExtracted":
-                    known.add(row["learning_id"])
-                elif row["learning_id"] not in known:
-                    raise _fail(event, f"unknown learning_id {row['learning_id']!r}: no LearningExtracted for it")
-                parent = row["parent_event_id"]
-                if parent is not None and parent not in parents:
-                    raise _fail(event, f"parent_event_id {parent} does not exist")
-                fresh[key] = row
+            outcome, fresh = plan_batch(events, rows, existing, known, parents)
             built = self._insert(events, rows, fresh)
-        results: list[AppendResult] = []
-        seen: set[str] = set()
-        for item in outcome:
-            if isinstance(item, StoredEvent):
-                results.append(AppendResult(item, created=False))
-            else:
-                results.append(AppendResult(built[item], created=item not in seen))
-                seen.add(item)
-        return results
+        return append_results(outcome, built)
 
     def _insert(
         self, events: list[LearningEvent], rows: list[dict[str, Any]], fresh: dict[str, dict[str, Any]]
