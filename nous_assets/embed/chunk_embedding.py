@@ -18,7 +18,7 @@ import numpy as np
 from nous_assets.capture.episodes import store_chunks
 from nous_assets.embed.base import EmbeddingProvider
 from nous_assets.embed.enrich import content_hash
-from nous_assets.store import chunk_concepts
+from nous_assets.store import chunk_concepts, transcript_chunks
 from nous_assets.store import chunk_vectors as table
 from nous_assets.store.db import Connection, atomic
 from nous_assets.timeutil import now_iso
@@ -131,7 +131,7 @@ def search_chunks(
     vec = np.asarray(query_vec, dtype=np.float32)
     k = max(1, min(int(k), table.KNN_MAX_K))
     try:
-        folders = None if project_id is None else table.folders_for(conn, project_id)
+        folders = None if project_id is None else transcript_chunks.folders_for(conn, project_id)
         rows = table.knn(conn, vec.tobytes(), k, chunk_ids=chunk_ids, folders=folders)
     except Exception:  # dimension mismatch during a migration, or no table yet: no vector evidence
         return []

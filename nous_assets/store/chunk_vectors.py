@@ -6,7 +6,7 @@ Vectors travel as float32 bytes.
 
 Partitions (migration 014): ``chunk_vectors.folder`` is a vec0 partition key, the Claude Code folder the chunk
 was read from (``transcript_chunks.project_id``, fixed for a chunk's life). A project's query scans the folders
-its chunks can live in (:func:`folders_for`), each exactly, instead of every chunk vector.
+its chunks can live in (``transcript_chunks.folders_for``), each exactly, instead of every chunk vector.
 """
 
 from __future__ import annotations
@@ -65,21 +65,6 @@ def delete(conn: Connection, chunk_id: int, *, meta: bool = True) -> None:
     conn.execute("DELETE FROM chunk_vectors WHERE chunk_id = ?", (chunk_id,))
     if meta:
         conn.execute("DELETE FROM chunk_vector_meta WHERE chunk_id = ?", (chunk_id,))
-
-
-def folders_for(conn: Connection, project_id: str) -> list[str]:
-    """The folders a project's chunks can be in: its own, those mapped to it, those of its mapped sessions.
-
-    A superset of the project's scope (``transcript_chunks`` decides which of their chunks belong to it):
-    scanning these partitions misses none of the project's chunk vectors.
-    """
-    rows = conn.execute(
-        "SELECT ? UNION SELECT alias FROM project_aliases WHERE kind = 'folder' AND project_id = ? "
-        "UNION SELECT DISTINCT c.project_id FROM transcript_chunks c WHERE c.session_id IN "
-        "(SELECT alias FROM project_aliases WHERE kind = 'session' AND project_id = ?)",
-        (project_id, project_id, project_id),
-    )
-    return sorted(str(r[0]) for r in rows)
 
 
 def knn(

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from nous_assets.store import owners
 from nous_assets.store.db import Connection
 from nous_assets.store.memory_state import MEMORY_COLUMNS, Memory
 
@@ -63,12 +64,20 @@ def project_ids(conn: Connection) -> list[str]:
 
 
 def fts_matches(conn: Connection, match: str, scope: MemoryScope, limit: int) -> dict[int, float]:
-    """{memory id: bm25} of the best FTS5 matches in scope (raises DatabaseError on an FTS5 failure)."""
+    """{memory id: bm25} of the best FTS5 matches in scope (raises DatabaseError on an FTS5 failure).
+
+    A project's query matches only its own and global rows in the index (their ``owner`` tokens), so bm25
+    ranks those alone instead of every project's matches; the owner column has weight 0.
+    """
     where, params = _filters(scope)
+    expression = f"{{content concepts}} : ({match})"
+    if scope.project_id is not None:
+        expression += " AND " + owners.match_filter([owners.token(scope.project_id), owners.GLOBAL])
     rows = conn.execute(
-        "SELECT m.id, bm25(memories_fts) AS r FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
-        f"WHERE memories_fts MATCH :match AND {where} ORDER BY r LIMIT :limit",
-        {**params, "match": match, "limit": limit},
+        "SELECT m.id, bm25(memories_fts, 1.0, 1.0, 0.0) AS r FROM memories_fts "
+        f"JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH :match AND {where} "
+        "ORDER BY r LIMIT :limit",
+        {**params, "match": expression, "limit": limit},
     ).fetchall()
     return {int(r[0]): float(r[1]) for r in rows}
 
@@ -95,11 +104,18 @@ def document_frequency(conn: Connection, match: str, cap: int) -> int:
 
 
 def concept_members(conn: Connection, concept: str, scope: MemoryScope, window: int) -> list[int]:
-    """Ids of the newest ``window`` memories in scope that hold ``concept`` (``idx_concepts_concept``)."""
+    """Ids of the newest ``window`` memories in scope that hold ``concept``.
+
+    A project's query reads the concept's project and global rows (``idx_concepts_owner``) rather than
+    every project's (``idx_concepts_concept``, newest first, which is what a query of all projects reads).
+    """
     where, params = _filters(scope)
+    rows = "SELECT id, memory_id FROM concepts WHERE concept = :concept"
+    if scope.project_id is not None:  # two index ranges; owner NULL is the global memories'
+        rows = f"{rows} AND owner = :project UNION ALL {rows} AND owner IS NULL"
     sql = (
-        "SELECT c.memory_id FROM concepts c JOIN memories m ON m.id = c.memory_id "
-        f"WHERE c.concept = :concept AND {where} ORDER BY c.id DESC LIMIT :window"
+        f"SELECT c.memory_id FROM ({rows}) c JOIN memories m ON m.id = c.memory_id "
+        f"WHERE {where} ORDER BY c.id DESC LIMIT :window"
     )
     return [int(r[0]) for r in conn.execute(sql, {**params, "concept": concept, "window": window})]
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nous_assets.store import owners
 from nous_assets.store.archive import copy_events
 from nous_assets.store.db import Connection, atomic, open_db
 from nous_assets.store.events import EventStore, StoredEvent
@@ -142,9 +143,9 @@ def _flush(conn: Connection, state: Projection, maintain_fts: bool = True) -> tu
     alive = [m for lid in sorted(state.touched) if (m := state.memories.get(lid)) is not None]
     conn.executemany(_UPSERT_MEMORY, [m.row() for m in alive])
     conn.executemany(
-        "INSERT OR IGNORE INTO concepts(memory_id, concept) VALUES (?, ?)",
+        "INSERT OR IGNORE INTO concepts(memory_id, concept, owner) VALUES (?, ?, ?)",
         [
-            (mem.id, concept)
+            (mem.id, concept, owners.concept_owner(mem.project_id, mem.scope))
             for lid, concepts in state.new_concepts.items()
             if (mem := state.memories.get(lid)) is not None
             for concept in sorted(concepts)
@@ -154,8 +155,8 @@ def _flush(conn: Connection, state: Projection, maintain_fts: bool = True) -> tu
         for chunk in _chunks([m.id for m in alive]):
             conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
         conn.executemany(
-            "INSERT INTO memories_fts(rowid, content, concepts) VALUES (?, ?, ?)",
-            [(m.id, m.content, fts_concepts(m.concepts)) for m in alive],
+            "INSERT INTO memories_fts(rowid, content, concepts, owner) VALUES (?, ?, ?, ?)",
+            [(m.id, m.content, fts_concepts(m.concepts), owners.memory_token(m.project_id, m.scope)) for m in alive],
         )
     conn.executemany(
         _UPSERT_EDGE,
@@ -234,16 +235,16 @@ def _bulk_write(conn: Connection, state: Projection) -> None:
         (m.row() for m in active),
     )
     conn.executemany(
-        "INSERT INTO concepts(memory_id, concept) VALUES (?, ?)",
-        ((m.id, c) for m in active for c in sorted(m.concepts)),
+        "INSERT INTO concepts(memory_id, concept, owner) VALUES (?, ?, ?)",
+        ((m.id, c, owners.concept_owner(m.project_id, m.scope)) for m in active for c in sorted(m.concepts)),
     )
     conn.executemany(
         "INSERT INTO edges(source_id, target_id, rel_type, weight, origin, created_at) VALUES (?, ?, ?, ?, 'event', ?)",
         ((s, t, r, w, created) for (s, t, r), (w, created) in sorted(state.live_edges().items())),
     )
     conn.executemany(
-        "INSERT INTO memories_fts(rowid, content, concepts) VALUES (?, ?, ?)",
-        ((m.id, m.content, fts_concepts(m.concepts)) for m in active),
+        "INSERT INTO memories_fts(rowid, content, concepts, owner) VALUES (?, ?, ?, ?)",
+        ((m.id, m.content, fts_concepts(m.concepts), owners.memory_token(m.project_id, m.scope)) for m in active),
     )
     for _, sql in indexes:
         conn.execute(sql)

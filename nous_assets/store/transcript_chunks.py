@@ -2,9 +2,11 @@
 
 ``chunks_fts`` indexes each chunk in three columns (migration 012): its own ``text``, its ``context`` (the
 :data:`CONTEXT_CHUNKS` chunks before and after it in its session) and ``dated`` (the day it was said, as
-digits and words). A turn often holds the answer while the words a question uses are in the turn it
-replies to (or in the reply it got); bm25 weights the columns apart (:func:`text_matches`), so a chunk's own
-words still count most. Every write of a chunk re-indexes its neighbours too (:func:`reindex`).
+digits and words); a fourth, ``owner`` (migration 016), names the folder the chunk was read from, so a
+project's search reads only the folders its chunks can be in. A turn often holds the answer while the
+words a question uses are in the turn it replies to (or in the reply it got); bm25 weights the columns
+apart (:func:`text_matches`), so a chunk's own words still count most. Every write of a chunk re-indexes
+its neighbours too (:func:`reindex`).
 
 Capture writes the chunks (:func:`upsert_chunk_rows`); retrieval, ``nous search`` and the benchmarks read
 them. A chunk whose text changed keeps its id, and dropping its now stale vector is the vector store's
@@ -21,6 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import date as Date
 from typing import Any
 
+from nous_assets.store import owners
 from nous_assets.store.db import Connection, DatabaseError, atomic
 
 ChunkRow = tuple  # (uuid, project_id, session_id, date, role, timestamp, text, source_path, offsets, uuids)
@@ -54,7 +57,8 @@ def upsert_chunk_rows(conn: Connection, rows: Sequence[ChunkRow]) -> tuple[int, 
 FTS_COLUMNS = ("text", "context", "dated")
 CONTEXT_CHUNKS = 2  # neighbours indexed on each side of a chunk (the same number as migration 012's lag/lead)
 _SESSION_WINDOW = (
-    "SELECT id, text, date, lag(text, 2) OVER w, lag(text, 1) OVER w, lead(text, 1) OVER w, lead(text, 2) OVER w "
+    "SELECT id, project_id, text, date, "
+    "lag(text, 2) OVER w, lag(text, 1) OVER w, lead(text, 1) OVER w, lead(text, 2) OVER w "
     "FROM transcript_chunks WHERE session_id = ? WINDOW w AS (ORDER BY timestamp, id)"
 )
 
@@ -95,18 +99,33 @@ def reindex(conn: Connection, chunk_ids: Iterable[int]) -> int:
         targets = sorted({m for n in hit for m in range(n - CONTEXT_CHUNKS, n + CONTEXT_CHUNKS + 1)})
         for n in targets:
             if 0 <= n < len(rows):
-                chunk_id, text, day, *around = rows[n]
+                chunk_id, folder, text, day, *around = rows[n]
                 context = " ".join(t for t in around if t)
                 conn.execute("DELETE FROM chunks_fts WHERE rowid = ?", (chunk_id,))
                 conn.execute(
-                    "INSERT INTO chunks_fts(rowid, text, context, dated) VALUES (?, ?, ?, ?)",
-                    (chunk_id, text, context, date_words(day)),
+                    "INSERT INTO chunks_fts(rowid, text, context, dated, owner) VALUES (?, ?, ?, ?, ?)",
+                    (chunk_id, text, context, date_words(day), owners.token(folder)),
                 )
                 written += 1
     return written
 
 
 MAX_PARAMS = 900  # ids bound per statement: below SQLite's default variable limit
+
+
+def folders_for(conn: Connection, project_id: str) -> list[str]:
+    """The folders a project's chunks can be in: its own, those mapped to it, those of its mapped sessions.
+
+    A superset of the project's scope (``transcript_chunks`` decides which of their chunks belong to it):
+    scanning these partitions (or FTS owners) misses none of the project's chunks.
+    """
+    rows = conn.execute(
+        "SELECT ? UNION SELECT alias FROM project_aliases WHERE kind = 'folder' AND project_id = ? "
+        "UNION SELECT DISTINCT c.project_id FROM transcript_chunks c WHERE c.session_id IN "
+        "(SELECT alias FROM project_aliases WHERE kind = 'session' AND project_id = ?)",
+        (project_id, project_id, project_id),
+    )
+    return sorted(str(r[0]) for r in rows)
 
 
 def _scope(project_id: str | None, as_at: str | None) -> tuple[str, tuple]:
@@ -150,12 +169,15 @@ def text_matches(
     if not weighted:
         return {}
     columns = " ".join(column for column, _ in weighted)  # a column of weight 0 is not searched at all
-    w = ", ".join(repr(float(x)) for x in weights)
+    w = ", ".join(repr(float(x)) for x in (*weights, 0.0))  # the owner column never ranks
+    expression = f"{{{columns}}} : ({match})"
+    if project_id is not None:  # the index narrows to the folders the project's chunks can be in
+        expression += " AND " + owners.match_filter([owners.token(f) for f in folders_for(conn, project_id)])
     try:
         rows = conn.execute(
             f"SELECT c.id, bm25(chunks_fts, {w}) AS r FROM chunks_fts JOIN transcript_chunks c "
             f"ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?{where} ORDER BY r LIMIT ?",
-            (f"{{{columns}}} : ({match})", *params, limit),
+            (expression, *params, limit),
         ).fetchall()
     except DatabaseError:
         return {}

@@ -42,8 +42,7 @@ def copy(corpus_pipeline, tmp_path: Path):
 def _rewrite(conn, memory_id: int, content: str) -> None:
     """Give a memory new content in the projection and its text index (what a poisoned transcript would leave)."""
     conn.execute("UPDATE memories SET content = ? WHERE id = ?", (content, memory_id))
-    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
-    conn.execute("INSERT INTO memories_fts(rowid, content, concepts) VALUES (?, ?, '')", (memory_id, content))
+    conn.execute("UPDATE memories_fts SET content = ?, concepts = '' WHERE rowid = ?", (content, memory_id))
     conn.commit()
 
 

@@ -452,10 +452,16 @@ def test_user_prompt_submit_is_off_by_default(tmp_path: Path, db: Path, env: dic
 
 
 def test_user_prompt_submit_when_enabled_injects_only_new_memories(
-    tmp_path: Path, db: Path, env: dict[str, str]
+    tmp_path: Path, data_dir: Path, db: Path, env: dict[str, str]
 ) -> None:
     add_packet(db, "global", text="# global packet", ids=[1, 2])
-    rc, out, _ = run_hook("user-prompt-submit", payload(tmp_path), env, NOUS_ENABLE_USERPROMPTSUBMIT="1")
+    # the hook's whole budget is 150 ms from process start: on a loaded machine it rightly fails open (and logs
+    # it); the behaviour under test is what a run within budget does, so a timed-out run is tried again
+    for _ in range(5):
+        rc, out, _ = run_hook("user-prompt-submit", payload(tmp_path), env, NOUS_ENABLE_USERPROMPTSUBMIT="1")
+        if out or "timed out" not in resolver_log(data_dir):
+            break
+        (data_dir / "logs" / "resolver.log").unlink()
     assert rc == 0 and context_of(out, "UserPromptSubmit") == "# global packet"
     assert [r[3] for r in access_rows(db)] == ["user-prompt-submit:prompt"] * 2
     rc, out, _ = run_hook("user-prompt-submit", payload(tmp_path), env, NOUS_ENABLE_USERPROMPTSUBMIT="true")

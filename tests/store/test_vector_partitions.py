@@ -13,6 +13,7 @@ from nous_assets.store.db import atomic
 from nous_assets.store.projector import project
 from resolver.project import project_id_from_cwd
 from tests.store.eventgen import extracted
+from tests.store.old_schema import copy_at_schema
 
 DIMS = 8
 MODEL = "m"
@@ -115,8 +116,8 @@ def test_chunk_search_scans_the_projects_folders_and_is_exact_there(conn):
             chunk_vectors.put(conn, cid, v.tobytes(), MODEL, DIMS, "h", T0)
     vecs = {int(cid): v for (cid, _), v in zip(rows, mat, strict=True)}
     folder_of = {int(cid): folder for cid, folder in rows}
-    assert chunk_vectors.folders_for(conn, "fa") == ["fa", "fb"]
-    assert chunk_vectors.folders_for(conn, "fc") == ["fc"]
+    assert transcript_chunks.folders_for(conn, "fa") == ["fa", "fb"]
+    assert transcript_chunks.folders_for(conn, "fc") == ["fc"]
     for query in _units(np.random.default_rng(12), 4):
         got = chunk_embedding.search_chunks(conn, query, 30, project_id="fc")
         assert {folder_of[i] for i, _ in got} == {"fc"}
@@ -141,9 +142,11 @@ def _old_layout(conn) -> None:
             conn.execute(f"PRAGMA user_version = {version}")
 
 
-def test_migration_carries_existing_vectors_into_the_partitions(tmp_path, monkeypatch):
-    monkeypatch.setattr(db, "MIGRATIONS", [m for m in db.MIGRATIONS if m[0] < 13])
-    conn = build_corpus(tmp_path / "old.db", 300, projects=3, seed=9)
+def test_migration_carries_existing_vectors_into_the_partitions(tmp_path):
+    new = build_corpus(tmp_path / "new.db", 300, projects=3, seed=9)
+    _chunks(new, ["fa", "fb"], 20)
+    new.close()
+    conn = copy_at_schema(tmp_path / "new.db", tmp_path / "old.db", 13)
     assert db.schema_version(conn) < 13 and "PARTITION" not in (vectors.table_sql(conn) or "").upper()
     ids = [int(r[0]) for r in conn.execute("SELECT id FROM memories ORDER BY id")]
     mat = _units(np.random.default_rng(3), len(ids), 384)
@@ -155,7 +158,6 @@ def test_migration_carries_existing_vectors_into_the_partitions(tmp_path, monkey
                 "VALUES (?, ?, ?, ?, ?)",
                 (i, MODEL, 384, "h", T0),
             )
-    _chunks(conn, ["fa", "fb"], 20)
     chunk_ids = [int(r[0]) for r in conn.execute("SELECT id FROM transcript_chunks ORDER BY id")]
     cmat = _units(np.random.default_rng(4), len(chunk_ids), 384)
     with atomic(conn):
@@ -166,7 +168,6 @@ def test_migration_carries_existing_vectors_into_the_partitions(tmp_path, monkey
                 "VALUES (?, ?, 384, 'h', ?)",
                 (cid, MODEL, T0),
             )
-    monkeypatch.undo()
 
     with atomic(conn):  # an interrupted migration (a statement fails) leaves the old tables as they were
         conn.execute("CREATE TABLE vector_carry (x)")
@@ -201,9 +202,9 @@ def test_migration_carries_existing_vectors_into_the_partitions(tmp_path, monkey
     conn.close()
 
 
-def test_a_vector_of_another_dimension_survives_the_migration_and_comes_back_with_its_table(tmp_path, monkeypatch):
-    monkeypatch.setattr(db, "MIGRATIONS", [m for m in db.MIGRATIONS if m[0] < 13])
-    conn = build_corpus(tmp_path / "old16.db", 60, projects=2, seed=2)
+def test_a_vector_of_another_dimension_survives_the_migration_and_comes_back_with_its_table(tmp_path):
+    build_corpus(tmp_path / "new.db", 60, projects=2, seed=2).close()
+    conn = copy_at_schema(tmp_path / "new.db", tmp_path / "old16.db", 13)
     with atomic(conn):
         conn.execute("DROP TABLE vectors")
         conn.execute(
@@ -219,7 +220,6 @@ def test_a_vector_of_another_dimension_survives_the_migration_and_comes_back_wit
                 "VALUES (?, 'm16', 16, 'h', ?)",
                 (i, T0),
             )
-    monkeypatch.undo()
     db.migrate(conn)
     assert memory_embedding.vector_table_spec(conn).dimensions == 384  # the migration's default table
     assert memory_embedding.ensure_vector_table(conn, 16, model="m16")  # the next embedding pass
