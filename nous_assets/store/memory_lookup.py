@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from nous_assets.store import owners
 from nous_assets.store.db import Connection, DatabaseError
 
 MATCH_LIMIT = 20
@@ -45,12 +46,13 @@ def similar_current(conn: Connection, project_id: str, text: str, *, limit: int 
     match = _match_expression(text)
     if match is None:
         return []
+    owned = owners.match_filter([owners.token(project_id), owners.GLOBAL])
     try:
         rows = conn.execute(
             "SELECT m.learning_id, m.content, m.valid_from, m.valid_until, m.slot FROM memories_fts f "
             "JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND m.valid_until IS NULL "
-            "AND (m.project_id = ? OR m.scope = 'global') ORDER BY bm25(memories_fts), m.id LIMIT ?",
-            (match, project_id, limit),
+            "AND (m.project_id = ? OR m.scope = 'global') ORDER BY bm25(memories_fts, 1.0, 1.0, 0.0), m.id LIMIT ?",
+            (f"{{content concepts}} : ({match}) AND {owned}", project_id, limit),
         ).fetchall()
     except DatabaseError:  # a damaged FTS index: no comparison rather than a failed extraction
         return []
@@ -74,8 +76,9 @@ def project_matches(conn: Connection, project_id: str, match: str, *, limit: int
     """
     rows = conn.execute(
         "SELECT m.learning_id, m.content FROM memories_fts f JOIN memories m ON m.id = f.rowid "
-        "WHERE memories_fts MATCH ? AND m.project_id = ? AND m.valid_until IS NULL ORDER BY bm25(memories_fts) LIMIT ?",
-        (match, project_id, limit),
+        "WHERE memories_fts MATCH ? AND m.project_id = ? AND m.valid_until IS NULL "
+        "ORDER BY bm25(memories_fts, 1.0, 1.0, 0.0) LIMIT ?",
+        (f"{{content concepts}} : ({match}) AND {owners.match_filter([owners.token(project_id)])}", project_id, limit),
     ).fetchall()
     return [(r[0], r[1]) for r in rows]
 

@@ -91,8 +91,9 @@ class SqliteProjectionStore:
         if not words or top_k <= 0:
             return []
         rows = self.conn.execute(
-            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts), rowid LIMIT ?",
-            (" OR ".join(f'"{w}"' for w in words), top_k),
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+            "ORDER BY bm25(memories_fts, 1.0, 1.0, 0.0), rowid LIMIT ?",  # the owner column never ranks
+            ("{content concepts} : (" + " OR ".join(f'"{w}"' for w in words) + ")", top_k),
         ).fetchall()
         return [int(r[0]) for r in rows]
 
