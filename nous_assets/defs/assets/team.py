@@ -1,0 +1,138 @@
+"""Team mode's assets, one partition per developer: extract into the developer's staging log, then publish
+it to the developer's tenant of the PostgreSQL backend and project it there.
+
+They call the same domain functions as the laptop's ``transcripts`` and ``learning_events`` assets; only the
+settings differ (per developer, from :class:`~nous_assets.defs.team.TeamResource`). The local graph
+(``PIPELINE_ASSETS``) does not include them: they belong to ``nous_assets.team_definitions`` only.
+"""
+
+from datetime import UTC, datetime
+
+import dagster as dg
+
+from nous_assets.capture.lake import read_turns, write_partition
+from nous_assets.capture.scan import (
+    plan_new_data,
+    promote_cursors,
+    read_manifest,
+    record_file_progress,
+    scan_partition,
+    write_manifest,
+)
+from nous_assets.defs.assets.capture import above_floor, run_source
+from nous_assets.defs.team import LLM_POOL, TeamResource, developers
+from nous_assets.errors import ConfigError
+from nous_assets.extract.registry import get_extractor
+from nous_assets.extract.worker import DrainStats, drain, enqueue_partition, incomplete_paths
+from nous_assets.identity import update as identity
+from nous_assets.settings import Settings
+from nous_assets.store import queue
+from nous_assets.store.backend import open_backend
+from nous_assets.store.db import Connection
+from nous_assets.store.event_publish import publish_events
+from nous_assets.store.floor import floor_or_default, get_floor
+from nous_assets.store.memory_state import Policy
+from nous_assets.store.sqlite_backend import SqliteEventStore
+
+GROUP = "team"
+
+
+def pending_days(settings: Settings, conn: Connection) -> list[str]:
+    """Days with lines past the file cursors (on or after the ingest floor), and days awaiting a retry."""
+    floor = max(floor_or_default(conn, datetime.now(UTC).date()), settings.partition_start)
+    fresh = {d for d in plan_new_data(settings, conn).dates if d >= floor}
+    return sorted(fresh | queue.days_awaiting_retry(conn))
+
+
+def capture_and_extract(
+    settings: Settings, conn: Connection, days: list[str], *, source: str, worker: str
+) -> tuple[int, DrainStats]:
+    """Lake partitions and queue items for ``days``, the queue drained, cursors promoted: (turns, stats)."""
+    extractor = get_extractor(settings)
+    turns_seen = 0
+    for day in days:
+        scan = scan_partition(settings, conn, day)
+        write_partition(settings.lake_dir, day, scan.turns, scan.quarantined, scan.agent_links,
+                        forget_projects=settings.opt_out_projects)  # fmt: skip
+        write_manifest(settings.lake_dir, scan)
+        turns = read_turns(settings.lake_dir, day)
+        turns_seen += len(turns)
+        identity.observe(conn, turns)
+        enqueue_partition(conn, day, turns, source=source, extractor_version=extractor.version)
+    identity.refresh(conn, lake_dir=settings.lake_dir)
+    stats = drain(conn, settings, extractor, worker_id=worker, reextract=settings.reextract_on_version_change)
+    floor = get_floor(conn)
+    for day in days:
+        scan = above_floor(read_manifest(settings.lake_dir, day), floor)
+        record_file_progress(conn, scan, {f.path for f in scan.files} - incomplete_paths(conn, day))
+        promote_cursors(conn, scan)
+    return turns_seen, stats
+
+
+@dg.asset(
+    partitions_def=developers,
+    pool=LLM_POOL,
+    group_name=GROUP,
+    kinds={"sqlite"},
+    description="One developer's new transcript days parsed, redacted and extracted (the configured extractor, "
+    "an LLM in team mode: pool nous_llm_extraction caps calls in flight) into the developer's staging log.",
+)
+def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
+    developer = context.partition_key
+    with team.staging(developer) as (settings, conn):
+        days = pending_days(settings, conn)
+        turns, stats = capture_and_extract(
+            settings, conn, days, source=run_source(context), worker=f"dagster-{context.run.run_id[:8]}"
+        )
+        counts = queue.counts(conn)
+    for err in stats.errors[:5]:
+        context.log.warning(f"{developer}: extraction failed (will retry / dead-letter): {err}")
+    context.log.info(f"{developer}: {len(days)} day(s), {turns} turns, {stats.events_written} events written")
+    return dg.MaterializeResult(
+        metadata={
+            "developer": dg.MetadataValue.text(developer),
+            "days": dg.MetadataValue.json(days),
+            "turns": dg.MetadataValue.int(turns),
+            "learnings": dg.MetadataValue.int(stats.learnings),
+            "events_written": dg.MetadataValue.int(stats.events_written),
+            "queue_items_failed": dg.MetadataValue.int(stats.failed),
+            "queue_items_dead_lettered": dg.MetadataValue.int(stats.dead_lettered),
+            "queue_status": dg.MetadataValue.json(counts),
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=developers,
+    deps=[team_learning_events],
+    group_name=GROUP,
+    kinds={"postgres"},
+    description="The developer's staging events appended to the developer's tenant of the shared PostgreSQL "
+    "log through the EventStore protocol (idempotent: keys kept, resumed where the last publish stopped), "
+    "then projected there.",
+)
+def team_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
+    developer = context.partition_key
+    with team.staging(developer) as (settings, conn):
+        if settings.backend != "postgres":
+            raise ConfigError("team mode publishes to PostgreSQL: set NOUS_BACKEND=postgres and NOUS_PG_DSN")
+        with open_backend(settings, tenant_id=developer) as shared:
+            stats = publish_events(SqliteEventStore(conn), shared.events)
+            projected = shared.projection.project(policy=Policy.of(settings.thresholds))
+            checkpoint = shared.projection.checkpoint()
+    context.log.info(f"{developer}: {stats.published} events published, {stats.already_present} already there")
+    return dg.MaterializeResult(
+        metadata={
+            "developer": dg.MetadataValue.text(developer),
+            "tenant_id": dg.MetadataValue.text(developer),
+            "events_published": dg.MetadataValue.int(stats.published),
+            "events_already_present": dg.MetadataValue.int(stats.already_present),
+            "resumed_after_staging_event": dg.MetadataValue.int(stats.resumed_after),
+            "tenant_last_event_id": dg.MetadataValue.int(stats.target_last_event_id),
+            "events_projected": dg.MetadataValue.int(projected.events),
+            "projection_checkpoint": dg.MetadataValue.int(checkpoint),
+        }
+    )
+
+
+TEAM_ASSETS = [team_learning_events, team_events]
