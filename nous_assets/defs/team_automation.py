@@ -22,7 +22,6 @@ TEAM_WATCH_SECONDS = 60
 team_job = dg.define_asset_job(
     "team_job",
     selection=dg.AssetSelection.assets(*TEAM_ASSETS),
-    partitions_def=developers,
     config=dg.PartitionedConfig(
         partitions_def=developers,
         run_config_for_partition_key_fn=lambda _key: INFO_CONSOLE,
