@@ -24,6 +24,7 @@ import dagster as dg
 
 from nous_assets.defs.resources import open_pipeline_db
 from nous_assets.errors import ConfigError
+from nous_assets.filemodes import restrict_umask
 from nous_assets.settings import Settings, load_settings, settings_from_json
 from nous_assets.store.backend import check_tenant
 from nous_assets.store.db import Connection
@@ -52,6 +53,10 @@ class TeamResource(dg.ConfigurableResource):
     transcripts_root: str
     staging_root: str | None = None
     settings_json: str | None = None
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """Staging databases, lakes and transcripts copies are private (0600/0700), as on a laptop."""
+        restrict_umask()
 
     def base_settings(self) -> Settings:
         return settings_from_json(self.settings_json) if self.settings_json else load_settings()

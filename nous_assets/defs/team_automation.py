@@ -1,12 +1,15 @@
 """Team mode's job and sensor: a run per developer with new transcript lines, tagged with the developer.
 
 The sensor adds a partition when a developer's folder appears and requests a run for each developer whose
-files gained lines, unless a queued or running run already works for that developer. Every run of the job,
+files gained lines (or, at most hourly, whose queue holds items waiting for a retry), unless a queued or
+running run already works for that developer. Every run of the job,
 however launched (sensor, UI, backfill of the job), carries :data:`~nous_assets.defs.team.DEVELOPER_TAG`, the
 key of the per-developer limit in ``deploy/team/dagster.yaml``.
 """
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 import dagster as dg
 
@@ -16,6 +19,7 @@ from nous_assets.defs.assets.team import TEAM_ASSETS
 from nous_assets.defs.runs import IN_FLIGHT
 from nous_assets.defs.sensors import INFO_CONSOLE
 from nous_assets.defs.team import DEVELOPER_TAG, TeamResource, developer_tags, developers
+from nous_assets.store.queue import days_awaiting_retry
 
 TEAM_WATCH_SECONDS = 60
 
@@ -52,17 +56,19 @@ def team_watch(context: dg.SensorEvaluationContext, team: TeamResource) -> dg.Se
     added = [d for d in found if d not in known]
     busy = busy_developers(context.instance)
     requests = []
+    hour = datetime.now(UTC).strftime("%Y-%m-%dT%H")
     for developer in found:
         if developer in busy:
             continue
         with team.staging(developer) as (settings, conn):
             new = plan_new_data(settings, conn)
-        if new.dates:
+            retry = bool(days_awaiting_retry(conn)) if not new.dates else False
+        if new.dates or retry:  # retries (queue items waiting after a failure) at most once an hour
+            key, source = (f"team:{developer}:{new.fingerprint}", "fs_watch") if new.dates else (
+                f"team-retry:{developer}:{hour}", "fs_reconcile")  # fmt: skip
             requests.append(
                 dg.RunRequest(
-                    partition_key=developer,
-                    run_key=f"team:{developer}:{new.fingerprint}",
-                    tags={**developer_tags(developer), SOURCE_TAG: "fs_watch"},
+                    partition_key=developer, run_key=key, tags={**developer_tags(developer), SOURCE_TAG: source}
                 )
             )
     return dg.SensorResult(

@@ -158,3 +158,21 @@ def test_the_team_sensor_adds_developers_and_requests_tagged_runs(team_instance,
     assert sorted(added) == sorted(names)
     assert sorted(r.partition_key for r in result.run_requests) == sorted(names)
     assert all(r.tags[DEVELOPER_TAG] == r.partition_key for r in result.run_requests)
+
+
+def test_the_sensor_retries_a_developer_whose_queue_holds_items_waiting(team_instance, team):
+    from nous_assets.defs.assets.capture import SOURCE_TAG
+    from nous_assets.store import queue
+
+    instance, _ = team_instance
+    resource, names = team
+    idle = f"dan-{uuid.uuid4().hex[:6]}"  # no new lines, but an item that failed and waits for a retry
+    (Path(resource.transcripts_root) / idle).mkdir()
+    with resource.staging(idle) as (_, conn):
+        queue.enqueue(conn, source="fs_watch", project_id="p", session_id="s", transcript_path="/t/s.jsonl",
+                      file_inode=None, file_offset=0, payload={"date": "2026-01-02"}, idempotency_key="k1")  # fmt: skip
+    requests = {r.partition_key: r for r in team_watch(
+        dg.build_sensor_context(instance=instance, resources={"team": resource})).run_requests}  # fmt: skip
+    assert requests[idle].run_key.startswith(f"team-retry:{idle}:")
+    assert requests[idle].tags[SOURCE_TAG] == "fs_reconcile"
+    assert all(requests[n].run_key.startswith(f"team:{n}:") for n in names)  # new lines: a watch run

@@ -6,6 +6,7 @@ settings differ (per developer, from :class:`~nous_assets.defs.team.TeamResource
 (``PIPELINE_ASSETS``) does not include them: they belong to ``nous_assets.team_definitions`` only.
 """
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import dagster as dg
@@ -21,7 +22,7 @@ from nous_assets.capture.scan import (
 )
 from nous_assets.defs.assets.capture import above_floor, run_source
 from nous_assets.defs.team import LLM_POOL, TeamResource, developers
-from nous_assets.errors import ConfigError
+from nous_assets.errors import ConfigError, NousError, storage_error
 from nous_assets.extract.registry import get_extractor
 from nous_assets.extract.worker import DrainStats, drain, enqueue_partition, incomplete_paths
 from nous_assets.identity import update as identity
@@ -44,29 +45,56 @@ def pending_days(settings: Settings, conn: Connection) -> list[str]:
     return sorted(fresh | queue.days_awaiting_retry(conn))
 
 
+@dataclass
+class DeveloperRun:
+    """What one developer's run did: turns read, days that failed (retried by the next run), extraction."""
+
+    turns: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+    stats: DrainStats = field(default_factory=DrainStats)
+
+
+def _capture_day(settings: Settings, conn: Connection, day: str) -> None:
+    scan = scan_partition(settings, conn, day)
+    write_partition(settings.lake_dir, day, scan.turns, scan.quarantined, scan.agent_links,
+                    forget_projects=settings.opt_out_projects)  # fmt: skip
+    write_manifest(settings.lake_dir, scan)
+
+
 def capture_and_extract(
     settings: Settings, conn: Connection, days: list[str], *, source: str, worker: str
-) -> tuple[int, DrainStats]:
-    """Lake partitions and queue items for ``days``, the queue drained, cursors promoted: (turns, stats)."""
+) -> DeveloperRun:
+    """Lake partitions and queue items for ``days``, the queue drained, cursors promoted.
+
+    As on a laptop, one bad day does not stop the others: its files keep their cursors, so the next run
+    retries it; storage failures (read-only, full, locked) stop the run with the reason.
+    """
     extractor = get_extractor(settings)
-    turns_seen = 0
+    result = DeveloperRun()
+    done = []
     for day in days:
-        scan = scan_partition(settings, conn, day)
-        write_partition(settings.lake_dir, day, scan.turns, scan.quarantined, scan.agent_links,
-                        forget_projects=settings.opt_out_projects)  # fmt: skip
-        write_manifest(settings.lake_dir, scan)
+        try:
+            _capture_day(settings, conn, day)
+        except Exception as exc:
+            if storage_error(exc) is not None:
+                raise
+            result.failed[day] = f"{type(exc).__name__}: {exc}"
+            continue
         turns = read_turns(settings.lake_dir, day)
-        turns_seen += len(turns)
+        result.turns += len(turns)
         identity.observe(conn, turns)
         enqueue_partition(conn, day, turns, source=source, extractor_version=extractor.version)
+        done.append(day)
+    if days and not done:
+        raise NousError(f"no day could be ingested: {next(iter(result.failed.values()))}")
     identity.refresh(conn, lake_dir=settings.lake_dir)
-    stats = drain(conn, settings, extractor, worker_id=worker, reextract=settings.reextract_on_version_change)
+    result.stats = drain(conn, settings, extractor, worker_id=worker, reextract=settings.reextract_on_version_change)
     floor = get_floor(conn)
-    for day in days:
+    for day in done:
         scan = above_floor(read_manifest(settings.lake_dir, day), floor)
         record_file_progress(conn, scan, {f.path for f in scan.files} - incomplete_paths(conn, day))
         promote_cursors(conn, scan)
-    return turns_seen, stats
+    return result
 
 
 @dg.asset(
@@ -81,18 +109,22 @@ def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) 
     developer = context.partition_key
     with team.staging(developer) as (settings, conn):
         days = pending_days(settings, conn)
-        turns, stats = capture_and_extract(
+        run = capture_and_extract(
             settings, conn, days, source=run_source(context), worker=f"dagster-{context.run.run_id[:8]}"
         )
         counts = queue.counts(conn)
+    stats = run.stats
+    for day, reason in run.failed.items():
+        context.log.error(f"{developer} {day}: not ingested ({reason}); it is retried by the next run")
     for err in stats.errors[:5]:
         context.log.warning(f"{developer}: extraction failed (will retry / dead-letter): {err}")
-    context.log.info(f"{developer}: {len(days)} day(s), {turns} turns, {stats.events_written} events written")
+    context.log.info(f"{developer}: {len(days)} day(s), {run.turns} turns, {stats.events_written} events written")
     return dg.MaterializeResult(
         metadata={
             "developer": dg.MetadataValue.text(developer),
             "days": dg.MetadataValue.json(days),
-            "turns": dg.MetadataValue.int(turns),
+            "failed_days": dg.MetadataValue.json(run.failed),
+            "turns": dg.MetadataValue.int(run.turns),
             "learnings": dg.MetadataValue.int(stats.learnings),
             "events_written": dg.MetadataValue.int(stats.events_written),
             "queue_items_failed": dg.MetadataValue.int(stats.failed),
