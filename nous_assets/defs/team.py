@@ -32,6 +32,9 @@ from nous_assets.store.db import Connection
 DEVELOPER_TAG = "nous/developer"
 """Run tag naming the developer a run works for; ``deploy/team/dagster.yaml`` runs one run per developer."""
 
+SINCE_TAG = "nous/since"
+"""Run tag (a day, ``YYYY-MM-DD``) that makes a developer's run take history back to that day."""
+
 LLM_POOL = "nous_llm_extraction"
 """Concurrency pool of the extraction step: caps LLM calls in flight across all runs (``dagster.yaml``)."""
 

@@ -176,3 +176,37 @@ def test_the_sensor_retries_a_developer_whose_queue_holds_items_waiting(team_ins
     assert requests[idle].run_key.startswith(f"team-retry:{idle}:")
     assert requests[idle].tags[SOURCE_TAG] == "fs_reconcile"
     assert all(requests[n].run_key.startswith(f"team:{n}:") for n in names)  # new lines: a watch run
+
+
+def test_history_before_the_window_comes_only_with_the_since_tag(team_instance, team, pg_server):
+    from datetime import UTC, datetime, timedelta
+
+    from nous_assets.defs.team import SINCE_TAG
+
+    instance, _ = team_instance
+    resource, _ = team
+    eve = f"eve-{uuid.uuid4().hex[:6]}"
+    today = datetime.now(UTC).date()
+    old, recent = (today - timedelta(days=200)).isoformat(), today.isoformat()
+    history = History(Path(resource.transcripts_root) / eve, [old, recent])
+    history.write_day(old, 1)
+    history.write_day(recent, 2)
+    instance.add_dynamic_partitions(developers.name, [eve])
+    job = dg.Definitions(assets=TEAM_ASSETS, jobs=[team_job], resources={"team": resource}).resolve_job_def(
+        team_job.name
+    )
+
+    def days_of(result) -> list[str]:
+        return result.asset_materializations_for_node("team_learning_events")[0].metadata["days"].value
+
+    first = job.execute_in_process(partition_key=eve, instance=instance)
+    assert days_of(first) == [recent]  # the first run records the 90-day window as the developer's floor
+    in_window = _pg_rows(pg_server, "learning_events", eve)
+    assert in_window > 0
+
+    assert days_of(job.execute_in_process(partition_key=eve, instance=instance)) == []  # bounded: nothing new
+    older = job.execute_in_process(partition_key=eve, instance=instance, tags={SINCE_TAG: old})
+    assert days_of(older) == [old]
+    assert _pg_rows(pg_server, "learning_events", eve) > in_window
+    with pytest.raises(Exception, match="must be a day"):
+        job.execute_in_process(partition_key=eve, instance=instance, tags={SINCE_TAG: "last year"})

@@ -6,8 +6,9 @@ settings differ (per developer, from :class:`~nous_assets.defs.team.TeamResource
 (``PIPELINE_ASSETS``) does not include them: they belong to ``nous_assets.team_definitions`` only.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import dagster as dg
 
@@ -21,7 +22,7 @@ from nous_assets.capture.scan import (
     write_manifest,
 )
 from nous_assets.defs.assets.capture import above_floor, run_source
-from nous_assets.defs.team import LLM_POOL, TeamResource, developers
+from nous_assets.defs.team import LLM_POOL, SINCE_TAG, TeamResource, developers
 from nous_assets.errors import ConfigError, NousError, storage_error
 from nous_assets.extract.registry import get_extractor
 from nous_assets.extract.worker import DrainStats, drain, enqueue_partition, incomplete_paths
@@ -31,18 +32,34 @@ from nous_assets.store import queue
 from nous_assets.store.backend import open_backend
 from nous_assets.store.db import Connection
 from nous_assets.store.event_publish import publish_events
-from nous_assets.store.floor import floor_or_default, get_floor
+from nous_assets.store.floor import floor_or_default, get_floor, lower_floor
 from nous_assets.store.memory_state import Policy
 from nous_assets.store.sqlite_backend import SqliteEventStore
 
 GROUP = "team"
 
 
-def pending_days(settings: Settings, conn: Connection) -> list[str]:
-    """Days with lines past the file cursors (on or after the ingest floor), and days awaiting a retry."""
-    floor = max(floor_or_default(conn, datetime.now(UTC).date()), settings.partition_start)
+def pending_days(settings: Settings, conn: Connection, since: str | None = None) -> list[str]:
+    """Days with lines past the file cursors (on or after the ingest floor), and days awaiting a retry.
+
+    The developer's first run records the floor (the default 90-day window), as a laptop's first run does,
+    so the window does not slide; ``since`` (run tag ``nous/since``) lowers it to take older history.
+    """
+    floor = lower_floor(conn, since or floor_or_default(conn, datetime.now(UTC).date()))
+    floor = max(floor, settings.partition_start)
     fresh = {d for d in plan_new_data(settings, conn).dates if d >= floor}
     return sorted(fresh | queue.days_awaiting_retry(conn))
+
+
+def since_tag(tags: Mapping[str, str]) -> str | None:
+    """The ``nous/since`` day of a run (ISO date), or None; a malformed one is a one-line error."""
+    raw = tags.get(SINCE_TAG)
+    if raw is None:
+        return None
+    try:
+        return date.fromisoformat(raw.strip()).isoformat()
+    except ValueError:
+        raise ConfigError(f"run tag {SINCE_TAG}={raw!r} must be a day (YYYY-MM-DD)") from None
 
 
 @dataclass
@@ -108,7 +125,7 @@ def capture_and_extract(
 def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
     developer = context.partition_key
     with team.staging(developer) as (settings, conn):
-        days = pending_days(settings, conn)
+        days = pending_days(settings, conn, since_tag(context.run.tags))
         run = capture_and_extract(
             settings, conn, days, source=run_source(context), worker=f"dagster-{context.run.run_id[:8]}"
         )
