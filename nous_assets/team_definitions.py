@@ -2,9 +2,10 @@
 Helm chart's user deployment in ``deploy/k8s/values.yaml``). The laptop's ``nous_assets.definitions`` is
 unchanged; both use the same domain code.
 
-The resource reads its folders from the environment when a run starts (``NOUS_TEAM_TRANSCRIPTS``,
-``NOUS_TEAM_STAGING``), the rest from :func:`~nous_assets.settings.load_settings` (``NOUS_BACKEND=postgres``,
-``NOUS_PG_DSN``, the extractor and its endpoint): importing this module reads nothing.
+The resource reads its folders from the environment when a run or sensor tick starts
+(``NOUS_TEAM_TRANSCRIPTS``, ``NOUS_TEAM_STAGING``, both required: Dagster names the one that is missing),
+the rest from :func:`~nous_assets.settings.load_settings` (``NOUS_BACKEND=postgres``, ``NOUS_PG_DSN``, the
+extractor and its endpoint): importing this module reads nothing.
 """
 
 import dagster as dg

@@ -53,9 +53,9 @@ def developer_tags(developer: str) -> dict[str, str]:
 class TeamResource(dg.ConfigurableResource):
     """Where the team's transcripts and staging data live; the base settings (backend, DSN, extractor)."""
 
-    transcripts_root: str
-    staging_root: str | None = None
-    settings_json: str | None = None
+    transcripts_root: str  # <root>/<developer>/ holds that developer's Claude Code projects tree
+    staging_root: str | None = None  # None: <data dir>/team (tests, one-off runs)
+    settings_json: str | None = None  # settings resolved by the caller; None: load_settings() at run time
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         """Staging databases, lakes and transcripts copies are private (0600/0700), as on a laptop."""
