@@ -4,8 +4,9 @@ Team mode extracts a developer's learnings into a staging ``cortex.db`` (the pip
 and publishes them to that developer's tenant of the shared PostgreSQL log. Publishing keeps every event's
 identity (``idempotency_key``, ``event_uuid``, transaction and validity times, vector clock), so it is
 effectively-once: a batch is one all-or-nothing ``append_many``, and re-sending what the target already holds
-writes nothing. No extra bookkeeping is needed to resume: the target's newest event, looked up in the source
-by its key, says where the last publish stopped (a crash between two batches resumes after the first).
+writes nothing. Where to resume is a checkpoint in the staging database (``nous_meta``), written after each
+batch the target committed: a crash between the two re-sends one batch, never skips one. A checkpoint whose
+event the target does not hold (a new server, a dropped tenant) is ignored and everything is re-sent.
 
 Only ids differ between two stores: a parent event id, and an edge that names its target memory by id (a
 memory's id is the id of the event that extracted it), are translated to the target's ids through the keys.
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nous_assets.errors import InvalidEventError
+from nous_assets.store.db import Connection, atomic
 from nous_assets.store.events import LearningEvent, StoredEvent
 from nous_assets.store.protocols import EventStore
 
@@ -34,19 +36,33 @@ class PublishStats:
     target_last_event_id: int
 
 
-def resume_point(source: EventStore, target: EventStore) -> int:
-    """The source ``event_id`` up to which the target already holds everything (0: start from the beginning).
+def _checkpoint_key(tenant_id: str) -> str:
+    return f"published_through:{tenant_id}"
 
-    Events are published in source order, each batch atomically, so the target's newest event marks the
-    point. If that event did not come from this source (another client wrote to the tenant since), the
-    whole source is re-sent: idempotency keys make that safe, only slower.
-    """
-    last = target.last_event_id()
-    if not last:
+
+def published_through(conn: Connection, tenant_id: str) -> int:
+    """The staging log's last event published to ``tenant_id`` (0: none yet)."""
+    row = conn.execute("SELECT value FROM nous_meta WHERE key = ?", (_checkpoint_key(tenant_id),)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def record_published(conn: Connection, tenant_id: str, event_id: int) -> None:
+    """Remember that the target holds every staging event up to ``event_id`` (called after its commit)."""
+    with atomic(conn):
+        conn.execute(
+            "INSERT INTO nous_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (_checkpoint_key(tenant_id), str(event_id)),
+        )
+
+
+def valid_checkpoint(source: EventStore, target: EventStore, checkpoint: int) -> int:
+    """``checkpoint`` if the target holds the source event it names, else 0 (re-send all: safe, slower)."""
+    if checkpoint <= 0:
         return 0
-    newest = target.get(last)
-    mirrored = source.get_by_key(newest.idempotency_key) if newest is not None else None
-    return mirrored.event_id if mirrored is not None else 0
+    event = source.get(checkpoint)
+    if event is None or target.get_by_key(event.idempotency_key) is None:
+        return 0
+    return checkpoint
 
 
 def as_new_event(
@@ -129,16 +145,28 @@ def publish_events(
     source: EventStore,
     target: EventStore,
     *,
+    after: int = 0,
     batch_size: int = PUBLISH_BATCH,
-    progress: Callable[[int, int], None] | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> PublishStats:
-    """Append every source event the target lacks, in source order; ``progress(published, already)``."""
-    start = resume_point(source, target)
+    """Append every source event after ``after`` to the target, in source order, a batch at a time.
+
+    ``on_batch(last_source_event_id)`` runs after each batch the target committed (the caller's checkpoint).
+    """
     published = already = 0
-    for batch in _batches(source.replay(start, batch_size=batch_size), batch_size):
+    for batch in _batches(source.replay(after, batch_size=batch_size), batch_size):
         results = target.append_many([_translated(source, target, e) for e in batch])
         created = sum(1 for r in results if r.created)
         published, already = published + created, already + len(results) - created
-        if progress is not None:
-            progress(published, already)
-    return PublishStats(published, already, start, target.last_event_id())
+        if on_batch is not None:
+            on_batch(batch[-1].event_id)
+    return PublishStats(published, already, after, target.last_event_id())
+
+
+def publish_staging(conn: Connection, target: EventStore, tenant_id: str) -> PublishStats:
+    """The staging log in ``conn`` into ``target`` (``tenant_id``'s store) from its validated checkpoint."""
+    from nous_assets.store.sqlite_backend import SqliteEventStore
+
+    source = SqliteEventStore(conn)
+    after = valid_checkpoint(source, target, published_through(conn, tenant_id))
+    return publish_events(source, target, after=after, on_batch=lambda last: record_published(conn, tenant_id, last))

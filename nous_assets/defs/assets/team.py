@@ -31,10 +31,9 @@ from nous_assets.settings import Settings
 from nous_assets.store import queue
 from nous_assets.store.backend import open_backend
 from nous_assets.store.db import Connection
-from nous_assets.store.event_publish import publish_events
+from nous_assets.store.event_publish import publish_staging
 from nous_assets.store.floor import floor_or_default, get_floor, lower_floor
 from nous_assets.store.memory_state import Policy
-from nous_assets.store.sqlite_backend import SqliteEventStore
 
 GROUP = "team"
 
@@ -157,7 +156,8 @@ def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) 
     group_name=GROUP,
     kinds={"postgres"},
     description="The developer's staging events appended to the developer's tenant of the shared PostgreSQL "
-    "log through the EventStore protocol (idempotent: keys kept, resumed where the last publish stopped), "
+    "log through the EventStore protocol (idempotent: keys kept; resumed from a checkpoint in the staging "
+    "database that is written after each committed batch), "
     "then projected there.",
 )
 def team_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
@@ -166,7 +166,7 @@ def team_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.Mat
         if settings.backend != "postgres":
             raise ConfigError("team mode publishes to PostgreSQL: set NOUS_BACKEND=postgres and NOUS_PG_DSN")
         with open_backend(settings, tenant_id=developer) as shared:
-            stats = publish_events(SqliteEventStore(conn), shared.events)
+            stats = publish_staging(conn, shared.events, developer)
             projected = shared.projection.project(policy=Policy.of(settings.thresholds))
             checkpoint = shared.projection.checkpoint()
     context.log.info(f"{developer}: {stats.published} events published, {stats.already_present} already there")
