@@ -112,3 +112,20 @@ def test_events_another_client_wrote_do_not_move_the_checkpoint(make_backend, tm
     assert (stats.published, stats.already_present) == (1, 1)  # x3 is not skipped
     assert target.events.get_by_key("x3") is not None
     source.close()
+
+
+def test_parent_ids_and_memory_id_edges_point_at_the_targets_rows(make_backend, tmp_path):
+    conn, source = _staging_conn(tmp_path / "staging.db")
+    target = make_backend("ids")
+    target.events.append(extracted("P", "written by another client first: ids differ", key="p"))
+    first = source.events.append(extracted("L1", "the parent learning", key="x1")).event
+    source.events.append_many([
+        lifecycle("LearningReinforced", "L1", {"reinforcement_delta": 0.1}, key="r1", parent_event_id=first.event_id),
+        extracted("L2", "points at L1 by memory id", key="x2",
+                  edges=[{"target_id": first.event_id, "rel_type": "relates_to", "weight": 0.5}]),
+    ])  # fmt: skip
+    publish_staging(conn, target.events, "ids")
+    parent = target.events.get_by_key("x1").event_id
+    assert target.events.get_by_key("r1").parent_event_id == parent
+    assert target.events.get_by_key("x2").payload["edges"][0]["target_id"] == parent  # L1's memory there
+    source.close()
