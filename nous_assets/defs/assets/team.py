@@ -157,8 +157,7 @@ def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) 
     kinds={"postgres"},
     description="The developer's staging events appended to the developer's tenant of the shared PostgreSQL "
     "log through the EventStore protocol (idempotent: keys kept; resumed from a checkpoint in the staging "
-    "database that is written after each committed batch), "
-    "then projected there.",
+    "database, written after each committed batch), then projected there.",
 )
 def team_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
     developer = context.partition_key
