@@ -1,0 +1,212 @@
+"""Team mode on a real Dagster instance whose run, event-log and schedule storage is dagster-postgres on the
+embedded PostgreSQL (the contract suite's session server), configured by ``deploy/team/dagster.yaml`` itself:
+a developer's partition is materialized and its events land in that developer's tenant of the Nous backend."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from firstrun import History, recent_days
+
+from nous_assets.defs.assets.team import TEAM_ASSETS
+from nous_assets.defs.team import DEVELOPER_TAG, LLM_POOL, TeamResource, developers
+from nous_assets.defs.team_automation import busy_developers, team_job, team_watch
+from nous_assets.settings import load_settings, settings_to_json
+from nous_assets.store.db import open_db
+
+REPO = Path(__file__).resolve().parents[2]
+TEAM_YAML = REPO / "deploy" / "team" / "dagster.yaml"
+
+pytest.importorskip("dagster_postgres", reason="team mode needs the team extra (dagster-postgres)")
+psycopg = pytest.importorskip("psycopg", reason="team mode needs the team extra (psycopg)")
+
+
+@pytest.fixture(scope="module")
+def team_instance(pg_server, tmp_path_factory):
+    """A DagsterInstance from the team dagster.yaml, its storage in a fresh database of the embedded server."""
+    dbname = f"dagster_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server.dsn(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{dbname}"')
+    home = tmp_path_factory.mktemp("dagster-team")
+    shutil.copy(TEAM_YAML, home / "dagster.yaml")
+    env = {
+        "DAGSTER_PG_HOST": "127.0.0.1",
+        "DAGSTER_PG_PORT": str(pg_server.port),
+        "DAGSTER_PG_USER": "postgres",
+        "DAGSTER_PG_PASSWORD": "unused-the-test-server-trusts-local-connections",
+        "DAGSTER_PG_DB": dbname,
+    }
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in env.items():
+            mp.setenv(key, value)
+        instance = dg.DagsterInstance.from_config(str(home))
+    try:
+        yield instance, dbname
+    finally:
+        instance.dispose()
+
+
+@pytest.fixture
+def team(tmp_path: Path, nous_env: dict[str, str], pg_server) -> tuple[TeamResource, list[str]]:
+    """Two developers' transcripts (fresh names: tenants of the shared server) and the team resource."""
+    root = tmp_path / "transcripts"
+    names = [f"alice-{uuid.uuid4().hex[:6]}", f"bob-{uuid.uuid4().hex[:6]}"]
+    for offset, name in enumerate(names):
+        history = History(root / name, recent_days(2))
+        for n, day in enumerate(history.days):
+            history.write_day(day, n + 3 * offset)
+    settings = replace(load_settings(), backend="postgres", pg_dsn=pg_server.dsn())
+    resource = TeamResource(
+        transcripts_root=str(root), staging_root=str(tmp_path / "staging"), settings_json=settings_to_json(settings)
+    )
+    return resource, names
+
+
+def _pg_rows(pg_server, table: str, tenant: str) -> int:
+    with psycopg.connect(pg_server.dsn()) as conn:
+        return conn.execute(f"SELECT count(*) FROM {table} WHERE tenant_id = %s", (tenant,)).fetchone()[0]
+
+
+def _staging_keys(resource: TeamResource, developer: str) -> set[str]:
+    db = resource.developer_settings(developer).db_path
+    conn = open_db(db)
+    try:
+        return {r[0] for r in conn.execute("SELECT idempotency_key FROM learning_events")}
+    finally:
+        conn.close()
+
+
+def test_team_yaml_gives_postgres_storage_a_run_queue_with_per_developer_limits_and_an_llm_pool(team_instance):
+    from dagster_postgres import PostgresEventLogStorage, PostgresRunStorage, PostgresScheduleStorage
+
+    instance, _ = team_instance
+    assert isinstance(instance.run_storage, PostgresRunStorage)
+    assert isinstance(instance.event_log_storage, PostgresEventLogStorage)
+    assert isinstance(instance.schedule_storage, PostgresScheduleStorage)
+    assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
+    config = instance.get_concurrency_config()
+    assert config.pool_config.default_pool_limit >= 1
+    assert TEAM_ASSETS[0].op.pool == LLM_POOL  # the extraction step is the pool's
+    limits = {entry["key"]: entry for entry in config.run_queue_config.tag_concurrency_limits}
+    assert limits[DEVELOPER_TAG] == {"key": DEVELOPER_TAG, "value": {"applyLimitPerUniqueValue": True}, "limit": 1}
+
+
+def test_the_run_queue_holds_a_second_run_of_one_developer_but_not_another_developers(team_instance):
+    """Dagster's own dequeue check (the daemon's) over runs stored in PostgreSQL."""
+    from dagster._utils.tags import TagConcurrencyLimitsCounter
+
+    instance, _ = team_instance
+    tag = f"dev-{uuid.uuid4().hex[:6]}"
+    running = dg.DagsterRun(job_name="team_job", run_id=str(uuid.uuid4()), status=dg.DagsterRunStatus.STARTED,
+                            tags={DEVELOPER_TAG: tag})  # fmt: skip
+    instance.add_run(running)
+    stored = instance.get_run_by_id(running.run_id)
+    assert stored is not None and stored.tags[DEVELOPER_TAG] == tag
+    limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
+    counter = TagConcurrencyLimitsCounter(limits, [stored])
+    same = dg.DagsterRun(job_name="team_job", run_id=str(uuid.uuid4()), tags={DEVELOPER_TAG: tag})
+    other = dg.DagsterRun(job_name="team_job", run_id=str(uuid.uuid4()), tags={DEVELOPER_TAG: f"{tag}-other"})
+    assert counter.is_blocked(same)
+    assert not counter.is_blocked(other)
+    assert tag in busy_developers(instance)
+
+
+def test_a_developers_partition_lands_in_that_developers_postgres_tenant(team_instance, team, pg_server):
+    instance, dbname = team_instance
+    resource, (alice, bob) = team
+    instance.add_dynamic_partitions(developers.name, [alice, bob])
+    job = dg.Definitions(assets=TEAM_ASSETS, jobs=[team_job], resources={"team": resource}).resolve_job_def(
+        team_job.name
+    )
+
+    result = job.execute_in_process(partition_key=alice, instance=instance)
+    assert result.success
+    run = instance.get_run_by_id(result.run_id)
+    assert run.tags[DEVELOPER_TAG] == alice  # every partitioned run is tagged for the per-developer limit
+    with psycopg.connect(pg_server.dsn(dbname)) as conn:  # the run itself is stored in PostgreSQL
+        assert conn.execute("SELECT count(*) FROM runs WHERE run_id = %s", (result.run_id,)).fetchone()[0] == 1
+    assert LLM_POOL in instance.event_log_storage.get_concurrency_keys()  # the step took a pool slot
+
+    staged = _staging_keys(resource, alice)
+    assert staged, "the developer's transcripts gave no learnings"
+    assert _pg_rows(pg_server, "learning_events", alice) == len(staged)
+    assert _pg_rows(pg_server, "memories", alice) > 0  # projected in PostgreSQL
+    assert _pg_rows(pg_server, "learning_events", bob) == 0  # bob's partition was not materialized
+    published = result.asset_materializations_for_node("team_events")[0].metadata
+    assert published["events_published"].value == len(staged)
+
+    again = job.execute_in_process(partition_key=alice, instance=instance)  # idempotent
+    assert again.asset_materializations_for_node("team_events")[0].metadata["events_published"].value == 0
+    assert _pg_rows(pg_server, "learning_events", alice) == len(staged)
+
+    assert job.execute_in_process(partition_key=bob, instance=instance).success
+    bob_keys = _staging_keys(resource, bob)
+    assert _pg_rows(pg_server, "learning_events", bob) == len(bob_keys)
+    assert _pg_rows(pg_server, "learning_events", alice) == len(staged)  # untouched by bob's run
+
+
+def test_the_team_sensor_adds_developers_and_requests_tagged_runs(team_instance, team):
+    instance, _ = team_instance
+    resource, names = team
+    result = team_watch(dg.build_sensor_context(instance=instance, resources={"team": resource}))
+    added = [key for request in result.dynamic_partitions_requests for key in request.partition_keys]
+    assert sorted(added) == sorted(names)
+    assert sorted(r.partition_key for r in result.run_requests) == sorted(names)
+    assert all(r.tags[DEVELOPER_TAG] == r.partition_key for r in result.run_requests)
+
+
+def test_the_sensor_retries_a_developer_whose_queue_holds_items_waiting(team_instance, team):
+    from nous_assets.defs.assets.capture import SOURCE_TAG
+    from nous_assets.store import queue
+
+    instance, _ = team_instance
+    resource, names = team
+    idle = f"dan-{uuid.uuid4().hex[:6]}"  # no new lines, but an item that failed and waits for a retry
+    (Path(resource.transcripts_root) / idle).mkdir()
+    with resource.staging(idle) as (_, conn):
+        queue.enqueue(conn, source="fs_watch", project_id="p", session_id="s", transcript_path="/t/s.jsonl",
+                      file_inode=None, file_offset=0, payload={"date": "2026-01-02"}, idempotency_key="k1")  # fmt: skip
+    requests = {r.partition_key: r for r in team_watch(
+        dg.build_sensor_context(instance=instance, resources={"team": resource})).run_requests}  # fmt: skip
+    assert requests[idle].run_key.startswith(f"team-retry:{idle}:")
+    assert requests[idle].tags[SOURCE_TAG] == "fs_reconcile"
+    assert all(requests[n].run_key.startswith(f"team:{n}:") for n in names)  # new lines: a watch run
+
+
+def test_history_before_the_window_comes_only_with_the_since_tag(team_instance, team, pg_server):
+    from datetime import UTC, datetime, timedelta
+
+    from nous_assets.defs.team import SINCE_TAG
+
+    instance, _ = team_instance
+    resource, _ = team
+    eve = f"eve-{uuid.uuid4().hex[:6]}"
+    today = datetime.now(UTC).date()
+    old, recent = (today - timedelta(days=200)).isoformat(), today.isoformat()
+    history = History(Path(resource.transcripts_root) / eve, [old, recent])
+    history.write_day(old, 1)
+    history.write_day(recent, 2)
+    instance.add_dynamic_partitions(developers.name, [eve])
+    job = dg.Definitions(assets=TEAM_ASSETS, jobs=[team_job], resources={"team": resource}).resolve_job_def(
+        team_job.name
+    )
+
+    def days_of(result) -> list[str]:
+        return result.asset_materializations_for_node("team_learning_events")[0].metadata["days"].value
+
+    first = job.execute_in_process(partition_key=eve, instance=instance)
+    assert days_of(first) == [recent]  # the first run records the 90-day window as the developer's floor
+    in_window = _pg_rows(pg_server, "learning_events", eve)
+    assert in_window > 0
+
+    assert days_of(job.execute_in_process(partition_key=eve, instance=instance)) == []  # bounded: nothing new
+    older = job.execute_in_process(partition_key=eve, instance=instance, tags={SINCE_TAG: old})
+    assert days_of(older) == [old]
+    assert _pg_rows(pg_server, "learning_events", eve) > in_window
+    with pytest.raises(Exception, match="must be a day"):
+        job.execute_in_process(partition_key=eve, instance=instance, tags={SINCE_TAG: "last year"})
