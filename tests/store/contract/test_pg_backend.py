@@ -69,11 +69,17 @@ def test_every_table_has_a_tenant_id_leading_its_primary_key(pg_server):
         tables = {
             r[0]
             for r in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
-                "AND table_type = 'BASE TABLE' AND table_name <> 'pg_schema_migrations'"
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition "
+                "AND c.relname <> 'pg_schema_migrations'"
             )
         }
         assert tables == set(TABLES)
+        partitions = conn.execute(
+            "SELECT count(*), pg_get_partkeydef('memory_vectors'::regclass) FROM pg_inherits "
+            "WHERE inhparent = 'memory_vectors'::regclass"
+        ).fetchone()
+        assert partitions == (64, "HASH (tenant_id)")
         for table in tables:
             cols = [r[0] for r in conn.execute(
                 "SELECT column_name FROM information_schema.columns WHERE table_name = %s", (table,))]  # fmt: skip
@@ -111,10 +117,11 @@ def test_every_query_of_the_backend_names_the_tenant():
     assert checked > 40  # the walk really found the backend's queries
 
 
-def test_vector_search_is_served_by_the_hnsw_index(pg_server):
+def test_vector_search_is_served_by_the_hnsw_index_of_the_tenants_partition(pg_server):
     from eventgen import extracted
 
-    backend = backend_mod.postgres_backend(pgdb.open_pg(pg_server.dsn()), f"t-{uuid.uuid4().hex}")
+    tenant = f"t-{uuid.uuid4().hex}"
+    backend = backend_mod.postgres_backend(pgdb.open_pg(pg_server.dsn()), tenant)
     try:
         backend.events.append_many([extracted(f"L{i}", key=f"x{i}") for i in range(3)])
         backend.projection.project()
@@ -122,13 +129,22 @@ def test_vector_search_is_served_by_the_hnsw_index(pg_server):
         backend.vectors.upsert({i: [float(i), 1.0, 0.5] for i in ids}, model="m",
                                content_hashes=dict.fromkeys(ids, "h"), at="2026-01-01T00:00:00Z")  # fmt: skip
         conn = backend.vectors.conn
+        partition = conn.execute(
+            "SELECT tableoid::regclass::text FROM memory_vectors WHERE tenant_id = %s LIMIT 1", (tenant,)
+        ).fetchone()[0]
         with conn.transaction():  # no sequential scan, no sort: only an index that yields cosine order will do
             conn.execute("SET LOCAL enable_seqscan = off")
             conn.execute("SET LOCAL enable_sort = off")
-            plan = "\n".join(r[0] for r in conn.execute(
-                "EXPLAIN SELECT memory_id FROM memory_vectors WHERE tenant_id = 'x' AND dimensions = 3 "
-                "AND model = 'm' ORDER BY embedding::vector(3) <=> '[1,2,3]'::vector(3) LIMIT 5"))  # fmt: skip
-        assert "idx_memory_vectors_hnsw_3" in plan
+            explain = conn.execute(
+                "EXPLAIN SELECT memory_id FROM memory_vectors WHERE tenant_id = %s AND dimensions = 3 "
+                "AND model = 'm' ORDER BY embedding::vector(3) <=> '[1,2,3]'::vector(3) LIMIT 5",
+                (tenant,),
+            )
+            plan = "\n".join(r[0] for r in explain)
+        scans = re.findall(r"Index Scan using (\S+) on (\S+)", plan)
+        assert scans and {table for _, table in scans} == {partition}, plan  # pruned to the tenant's partition
+        index = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", (scans[0][0],)).fetchone()[0]
+        assert "USING hnsw" in index and "vector_cosine_ops" in index
     finally:
         backend.close()
 
