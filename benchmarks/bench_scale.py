@@ -24,6 +24,7 @@ end) unless ``--dsn`` names one. Prints each figure as it is measured and saves 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import platform
 import random
@@ -71,10 +72,10 @@ class Vocabulary:
             words.add("".join(rng.choices(self.SYLLABLES, k=rng.randint(2, 4))))
         self.words = sorted(words)
         rng.shuffle(self.words)
-        self.weights = [1.0 / (r + 1) for r in range(size)]
+        self.cum_weights = list(itertools.accumulate(1.0 / (r + 1) for r in range(size)))
 
     def sample(self, rng: random.Random, k: int) -> list[str]:
-        return rng.choices(self.words, weights=self.weights, k=k)
+        return rng.choices(self.words, cum_weights=self.cum_weights, k=k)
 
 
 def tenant_events(tenant: int, per_tenant: int, vocab: Vocabulary, lifecycle: float) -> list[LearningEvent]:
@@ -250,34 +251,49 @@ class Run:
                          at=AT)  # fmt: skip
         return tenant
 
-    def search(self) -> None:
-        """Per-tenant KNN, full-text and hybrid latency; KNN recall@10 against exact search in the tenant."""
+    def samples(self) -> list[tuple[str, np.ndarray, np.ndarray, list[np.ndarray], list[str]]]:
+        """(tenant, ids, vectors, query vectors, query words) of the sampled tenants, the same for every layout."""
+        if hasattr(self, "_samples"):
+            return self._samples
         step = max(1, len(self.tenants) // self.args.sample_tenants)
-        sample = self.tenants[::step][: self.args.sample_tenants]
         rng, prng = np.random.default_rng(5), random.Random(5)
-        knn, fts, hybrid, recall, per_tenant_p95 = [], [], [], [], {}
-        for tenant in sample:
-            b = self.backend(tenant)
+        self._samples = []
+        for tenant in self.tenants[::step][: self.args.sample_tenants]:
             rows = self.conn.execute("SELECT memory_id, embedding FROM memory_vectors WHERE tenant_id = %s "
                                      "ORDER BY memory_id", (tenant,)).fetchall()  # fmt: skip
             ids = np.array([r[0] for r in rows])
             matrix = np.stack([r[1].to_numpy().astype(np.float32) for r in rows])
-            mine = []
+            queries = []
             for _ in range(self.args.queries):
                 q = matrix[rng.integers(len(ids))] + self.args.query_noise * rng.normal(size=DIMS).astype(np.float32)
-                q /= np.linalg.norm(q)
+                queries.append(q / np.linalg.norm(q))
+            words = [" ".join(self.vocab.sample(prng, 2)) for _ in queries]
+            self._samples.append((tenant, ids, matrix, queries, words))
+        return self._samples
+
+    @staticmethod
+    def _recall(ids: np.ndarray, matrix: np.ndarray, q: np.ndarray, hits: list[int]) -> float:
+        exact = set(ids[np.argsort(-(matrix @ q), kind="stable")[:10]].tolist())
+        return len(exact & set(hits)) / 10
+
+    def search(self) -> None:
+        """Per-tenant KNN, full-text and hybrid latency; KNN recall@10 against exact search in the tenant."""
+        knn, fts, hybrid, recall, per_tenant_p95 = [], [], [], [], {}
+        samples = self.samples()
+        for tenant, ids, matrix, queries, words in samples:
+            b = self.backend(tenant)
+            mine = []
+            for q, text in zip(queries, words, strict=True):
                 hits, seconds = _timed(b.vectors.search, q, 10, model=MODEL)
                 knn.append(seconds)
                 mine.append(seconds)
-                exact = set(ids[np.argsort(-(matrix @ q), kind="stable")[:10]].tolist())
-                recall.append(len(exact & {h for h, _ in hits}) / 10)
-                words = " ".join(self.vocab.sample(prng, 2))
-                fts.append(_timed(b.projection.search_text, words, 10)[1])
-                hybrid.append(_timed(self._hybrid, b, words, q)[1])
+                recall.append(self._recall(ids, matrix, q, [h for h, _ in hits]))
+                fts.append(_timed(b.projection.search_text, text, 10)[1])
+                hybrid.append(_timed(self._hybrid, b, text, q)[1])
             per_tenant_p95[tenant] = _ms(mine, 95)
         tiny = self._tiny_recall()
         self.record("search", {
-            "tenants_sampled": len(sample), "queries_per_tenant": self.args.queries, "k": 10,
+            "tenants_sampled": len(samples), "queries_per_tenant": self.args.queries, "k": 10,
             "knn_p50_ms": _ms(knn, 50), "knn_p95_ms": _ms(knn, 95),
             "knn_worst_tenant_p95_ms": max(per_tenant_p95.values()),
             "knn_recall_at_10": round(statistics.mean(recall), 4), "knn_recall_at_10_min": min(recall),
@@ -286,6 +302,42 @@ class Run:
             "hybrid_note": "the protocols have no hybrid call: timed as a retriever does it, full-text top 50 + "
                            "KNN top 50 fused by reciprocal rank (k=60), top 10 kept",
             **tiny,
+        })  # fmt: skip
+
+    def compare_global(self) -> None:
+        """The layout before migration 004, measured on the same rows and queries: one unpartitioned table, one
+        global HNSW index, the tenant filter in pgvector's iterative scan (strict order, ef_search 100)."""
+        q = self.conn.execute
+        t = time.perf_counter()
+        q("CREATE TABLE bench_global_vectors AS SELECT tenant_id, memory_id, dimensions, model, embedding "
+          "FROM memory_vectors WHERE tenant_id LIKE %s", (f"{self.prefix}-%",))  # fmt: skip
+        copy_s = time.perf_counter() - t
+        t = time.perf_counter()
+        with self.conn.transaction():
+            q(f"SET LOCAL maintenance_work_mem = '{self.args.maintenance_work_mem}'")
+            q(f"CREATE INDEX bench_global_hnsw ON bench_global_vectors USING hnsw ((embedding::vector({DIMS})) "
+              f"vector_cosine_ops) WHERE dimensions = {DIMS}")  # fmt: skip
+        build_s = time.perf_counter() - t
+        q("ANALYZE bench_global_vectors")
+        knn, recall, short = [], [], 0
+        for tenant, ids, matrix, queries, _ in self.samples():
+            for vec in queries:
+                with self.conn.transaction():
+                    q("SET LOCAL hnsw.iterative_scan = strict_order")
+                    q("SET LOCAL hnsw.ef_search = 100")
+                    rows, seconds = _timed(lambda v=vec, tn=tenant: q(
+                        f"SELECT memory_id FROM bench_global_vectors WHERE tenant_id = %s AND dimensions = {DIMS} "
+                        f"AND model = %s ORDER BY embedding::vector({DIMS}) <=> %s::vector({DIMS}) LIMIT 10",
+                        (tn, MODEL, v)).fetchall())  # fmt: skip
+                knn.append(seconds)
+                short += len(rows) < 10
+                recall.append(self._recall(ids, matrix, vec, [r[0] for r in rows]))
+        q("DROP TABLE bench_global_vectors")
+        self.record("global_index_before_004", {
+            "copy_seconds": round(copy_s, 1), "hnsw_build_seconds": round(build_s, 1),
+            "knn_p50_ms": _ms(knn, 50), "knn_p95_ms": _ms(knn, 95),
+            "knn_recall_at_10": round(statistics.mean(recall), 4), "knn_recall_at_10_min": min(recall),
+            "queries_with_fewer_than_10": short,
         })  # fmt: skip
 
     @staticmethod
@@ -354,6 +406,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=20, help="queries per sampled tenant")
     parser.add_argument("--maintenance-work-mem", default="2GB", help="memory for the HNSW build")
     parser.add_argument("--dsn", help="an existing PostgreSQL (default: start the embedded one)")
+    parser.add_argument("--compare-global", action="store_true",
+                        help="also measure the pre-004 layout (one global HNSW index) on the same rows and queries")
     args = parser.parse_args()
     started = time.perf_counter()
     results: dict = {
@@ -378,7 +432,8 @@ def main() -> None:
         results["pgvector"] = run.conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'"
                                                ).fetchone()[0]  # fmt: skip
         try:
-            for phase in (run.load, run.project, run.vectors, run.search, run.sizes, run.replay):
+            phases = [run.load, run.project, run.vectors, run.search, run.sizes]
+            for phase in [*phases, *([run.compare_global] if args.compare_global else []), run.replay]:
                 phase()
         finally:
             results.update(run.results)
