@@ -64,6 +64,45 @@ def test_an_edited_or_unknown_migration_is_refused(database):
         conn.close()
 
 
+def test_migration_004_partitions_the_vectors_and_keeps_every_row(database, monkeypatch):
+    from eventgen import extracted
+
+    before = [m for m in pgdb.MIGRATIONS if m[0] < 4]
+    monkeypatch.setattr(pgdb, "MIGRATIONS", before)
+    conn = pgdb.open_pg(database)
+    try:
+        stores = [backend_mod.postgres_backend(conn, tenant) for tenant in ("t1", "t2")]
+        for n, b in enumerate(stores):
+            b.events.append_many([extracted(f"L{i}", key=f"x{i}") for i in range(5)])
+            b.projection.project()
+            ids = [e.event_id for e in b.events.replay(0)]
+            b.vectors.upsert({i: [float(i), 1.0, float(n)] for i in ids}, model="m",
+                             content_hashes=dict.fromkeys(ids, "h"), at="2026-01-01T00:00:00Z")  # fmt: skip
+        rows = (
+            "SELECT tenant_id, memory_id, model, dimensions, content_hash, embedding::text, embedded_at "
+            "FROM memory_vectors ORDER BY 1, 2"
+        )
+        old = conn.execute(rows).fetchall()
+        assert len(old) == 10 and conn.execute("SELECT to_regclass('idx_memory_vectors_hnsw_3')").fetchone()[0]
+        monkeypatch.undo()
+        assert pgdb.migrate(conn) == [v for v, _, _ in pgdb.MIGRATIONS if v >= 4]
+        assert conn.execute(rows).fetchall() == old
+        partitioned = conn.execute("SELECT relkind FROM pg_class WHERE relname = 'memory_vectors'").fetchone()[0]
+        assert partitioned == "p"
+        assert conn.execute("SELECT to_regclass('memory_vectors_unpartitioned')").fetchone() == (None,)
+        hnsw_partitions = conn.execute(
+            "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+            "WHERE i.inhparent = 'idx_memory_vectors_hnsw_3'::regclass"
+        ).fetchone()[0]
+        assert hnsw_partitions == 64
+        hit, distance = stores[1].vectors.search([float(old[5][1]), 1.0, 1.0], 1, model="m")[0]
+        assert (hit, round(distance, 6)) == (old[5][1], 0.0)
+        stores[0].projection.rebuild()  # the cascade from memories still reaches the partitions
+        assert conn.execute("SELECT count(*) FROM memory_vectors WHERE tenant_id = 't1'").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
 def test_every_table_has_a_tenant_id_leading_its_primary_key(pg_server):
     with pgdb.connect(pg_server.dsn()) as conn:
         tables = {
