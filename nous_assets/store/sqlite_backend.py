@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from nous_assets.store import edges, injection_cache, interventions, projector, queue, vectors
+from nous_assets.store import cursors, edges, injection_cache, interventions, projector, queue, vectors
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.events import AppendResult, EventStore, LearningEvent, StoredEvent
 from nous_assets.store.injection_cache import PacketRow
@@ -24,6 +24,7 @@ from nous_assets.store.queue import QueueItem
 
 __all__ = [
     "SqliteCacheStore",
+    "SqliteCursorStore",
     "SqliteEventStore",
     "SqliteGraphStore",
     "SqliteIngestQueueStore",
@@ -239,3 +240,34 @@ class SqliteInterventionStore:
 
     def resolve(self, now: str, project_id: str | None = None) -> list[Active]:
         return interventions.current(self.conn, now, project_id)
+
+
+class SqliteCursorStore:
+    """``ingest_cursors`` and ``ingest_file_partitions`` via :mod:`nous_assets.store.cursors`."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def get(self, path: str) -> cursors.Cursor | None:
+        return cursors.get_cursor(self.conn, path)
+
+    def set(self, path: str, inode: str | None, offset: int, mtime: str | None, now: str | None = None) -> None:
+        cursors.set_cursor(self.conn, path, inode, offset, mtime, now)
+
+    def promote(self, path: str, inode: str | None, offset: int, mtime: str | None, now: str | None = None) -> bool:
+        return cursors.promote(self.conn, path, inode, offset, mtime, now)
+
+    def rewind(self, path: str, inode: str, mtime: str | None, now: str | None = None) -> None:
+        cursors.rewind(self.conn, path, inode, mtime, now)
+
+    def delete(self, path: str) -> int:
+        return cursors.delete_cursor(self.conn, path)
+
+    def record_day_progress(
+        self, path: str, inode: str, date: str, scanned_offset: int, completed_offset: int, now: str
+    ) -> None:
+        with atomic(self.conn):
+            cursors.record_day_progress(self.conn, path, inode, date, scanned_offset, completed_offset, now)
+
+    def completed_offset(self, path: str, inode: str, date: str) -> int | None:
+        return cursors.completed_offset(self.conn, path, inode, date)
