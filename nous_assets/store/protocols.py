@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from nous_assets.store.cursors import Cursor
 from nous_assets.store.events import AppendResult, LearningEvent, StoredEvent
+from nous_assets.store.identity import Aliases
 from nous_assets.store.injection_cache import PacketRow
 from nous_assets.store.interventions import Active, Candidate
 from nous_assets.store.memory_state import Memory, Policy
@@ -94,6 +95,15 @@ class ProjectionStore(Protocol):
 
     def search_text(self, query: str, top_k: int) -> list[int]:
         """Ids of memories matching ``query`` by full-text search, best first."""
+        ...
+
+    def aliases(self) -> Aliases:
+        """{(kind, alias): (project, evidence)}: the project identity the projection maps events through."""
+        ...
+
+    def replace_aliases(self, aliases: Aliases, *, now: str) -> dict[int, tuple[str, str]]:
+        """Make the aliases ``aliases``, move the memories whose project changed and mark both projects'
+        packets stale, atomically, so the live projection equals a replay; {memory id: (old, new project)}."""
         ...
 
 

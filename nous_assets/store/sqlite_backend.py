@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from nous_assets.store import cursors, edges, injection_cache, interventions, projector, queue, vectors
+from nous_assets.store import cursors, edges, identity, injection_cache, interventions, projector, queue, vectors
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.events import AppendResult, EventStore, LearningEvent, StoredEvent
 from nous_assets.store.injection_cache import PacketRow
@@ -96,6 +96,27 @@ class SqliteProjectionStore:
             (" OR ".join(f'"{w}"' for w in words), top_k),
         ).fetchall()
         return [int(r[0]) for r in rows]
+
+    def aliases(self) -> identity.Aliases:
+        return identity.read_aliases(self.conn)
+
+    def replace_aliases(self, aliases: identity.Aliases, *, now: str) -> dict[int, tuple[str, str]]:
+        """What ``identity.update.refresh`` does with resolved aliases; a changed session's folders are
+        found in the identity evidence and in the event log (a tenant fed through the providers has no
+        evidence tables)."""
+        with atomic(self.conn):
+            moved = identity.replace_aliases(self.conn, aliases, now)
+            sessions = sorted(alias for (kind, alias) in moved if kind == "session")
+            folders = {alias for (kind, alias) in moved if kind == "folder"}
+            folders |= identity.folders_of_sessions(self.conn, sessions)
+            for i in range(0, len(sessions), 500):
+                chunk = sessions[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT DISTINCT project_id FROM learning_events WHERE session_id IN ({marks})"
+                folders.update(r[0] for r in self.conn.execute(sql, chunk))
+            remapped = identity.remap_memories(self.conn, identity.project_map(self.conn), folders)
+            identity.mark_packets_stale(self.conn, {p for pair in remapped.values() for p in pair})
+        return remapped
 
 
 def _blob(vector: Sequence[float]) -> bytes:

@@ -22,7 +22,7 @@ from nous_assets.store.pg import db as pgdb
 PG_DIR = Path(pgdb.__file__).parent
 TABLES = ("learning_events", "memories", "concepts", "edges", "projection_checkpoints", "memory_vectors",
           "injection_cache", "ingest_events", "intervention_candidates", "intervention_transitions",
-          "active_interventions", "ingest_cursors", "ingest_file_partitions")  # fmt: skip
+          "active_interventions", "ingest_cursors", "ingest_file_partitions", "project_aliases")  # fmt: skip
 
 
 @pytest.fixture
@@ -67,8 +67,12 @@ def test_an_edited_or_unknown_migration_is_refused(database):
 def test_migration_004_partitions_the_vectors_and_keeps_every_row(database, monkeypatch):
     from eventgen import extracted
 
+    from nous_assets.store.identity import ProjectMap
+    from nous_assets.store.pg.projection import PgProjectionStore
+
     before = [m for m in pgdb.MIGRATIONS if m[0] < 4]
     monkeypatch.setattr(pgdb, "MIGRATIONS", before)
+    monkeypatch.setattr(PgProjectionStore, "_project_map", lambda self: ProjectMap())  # no aliases table yet
     conn = pgdb.open_pg(database)
     try:
         stores = [backend_mod.postgres_backend(conn, tenant) for tenant in ("t1", "t2")]

@@ -1,4 +1,4 @@
--- 005: ingest cursors and per-day file progress on PostgreSQL (SQLite's ingest_cursors, migration 001, and
+-- 005: ingest cursors, per-day file progress and project aliases on PostgreSQL (SQLite's ingest_cursors, migration 001, and
 -- ingest_file_partitions, migration 003), keyed by tenant. A NULL inode is one key, not many
 -- (NULLS NOT DISTINCT), so an upsert finds the row SQLite's update-then-insert finds.
 CREATE TABLE ingest_cursors (
@@ -23,3 +23,17 @@ CREATE TABLE ingest_file_partitions (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (tenant_id, transcript_path, file_inode, date)
 );
+
+-- Project identity (SQLite migration 008): each alias (a Claude Code folder, a session, a cwd, a remote) names
+-- its canonical project. The projection maps events by 'session', then 'folder', as on SQLite.
+CREATE TABLE project_aliases (
+    tenant_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('cwd', 'remote', 'folder', 'session')),
+    alias TEXT NOT NULL,
+    project_id TEXT NOT NULL,
+    evidence TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, kind, alias)
+);
+CREATE INDEX idx_learning_events_session ON learning_events(tenant_id, session_id);
+CREATE INDEX idx_learning_events_folder ON learning_events(tenant_id, project_id);
