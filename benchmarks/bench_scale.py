@@ -11,8 +11,10 @@ small tenant next to big ones still gets its k nearest.
 
 The vectors are SYNTHETIC: MiniLM embeds ~30 texts/s here, so 1M real embeddings would take nine hours.
 They have a realistic structure instead: a few hundred shared cluster centres ("topics"), each memory a
-centre plus Gaussian noise, unit length; queries are a tenant's memory plus noise. Texts are drawn from a
-Zipf-distributed synthetic vocabulary, so a full-text query word matches a realistic fraction of rows.
+centre plus Gaussian noise, unit length; a query is one of the tenant's memories moved by a random offset
+of length 0.5 (cosine about 0.9 to that memory). Texts are drawn from a
+Zipf-distributed synthetic vocabulary, so a full-text query word matches a realistic fraction of rows
+(queries skip the 100 most frequent words, as the English parser skips stop words).
 
 PostgreSQL is the embedded server (started here on 127.0.0.1 with memory sized for the load, deleted at the
 end) unless ``--dsn`` names one. Prints each figure as it is measured and saves them all to
@@ -44,6 +46,7 @@ DIMS = 384
 MODEL = "synthetic-384"
 AT = "2026-01-01T00:00:00.000000Z"
 RRF_K = 60
+STOP_RANKS = 100
 
 
 def _ms(values: list[float], q: float) -> float:
@@ -73,9 +76,16 @@ class Vocabulary:
         self.words = sorted(words)
         rng.shuffle(self.words)
         self.cum_weights = list(itertools.accumulate(1.0 / (r + 1) for r in range(size)))
+        self.query_cum_weights = list(itertools.accumulate(1.0 / (r + 1) for r in range(STOP_RANKS, size)))
 
     def sample(self, rng: random.Random, k: int) -> list[str]:
         return rng.choices(self.words, cum_weights=self.cum_weights, k=k)
+
+    def query(self, rng: random.Random, k: int) -> str:
+        """``k`` query words, Zipf-distributed below the ``STOP_RANKS`` most frequent words: those play the
+        part of English stop words, which the full-text parser drops from real queries."""
+        words = rng.choices(self.words[STOP_RANKS:], cum_weights=self.query_cum_weights, k=k)
+        return " ".join(words)
 
 
 def tenant_events(tenant: int, per_tenant: int, vocab: Vocabulary, lifecycle: float) -> list[LearningEvent]:
@@ -265,9 +275,10 @@ class Run:
             matrix = np.stack([r[1].to_numpy().astype(np.float32) for r in rows])
             queries = []
             for _ in range(self.args.queries):
-                q = matrix[rng.integers(len(ids))] + self.args.query_noise * rng.normal(size=DIMS).astype(np.float32)
+                noise = rng.normal(size=DIMS).astype(np.float32)
+                q = matrix[rng.integers(len(ids))] + self.args.query_noise * noise / np.linalg.norm(noise)
                 queries.append(q / np.linalg.norm(q))
-            words = [" ".join(self.vocab.sample(prng, 2)) for _ in queries]
+            words = [self.vocab.query(prng, 2) for _ in queries]
             self._samples.append((tenant, ids, matrix, queries, words))
         return self._samples
 
@@ -400,7 +411,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1000, help="events (and vectors) per append batch")
     parser.add_argument("--clusters", type=int, default=300, help="cluster centres of the synthetic vectors")
     parser.add_argument("--noise", type=float, default=0.6, help="per-dimension noise around a centre")
-    parser.add_argument("--query-noise", type=float, default=0.3, help="noise added to a memory to make a query")
+    parser.add_argument("--query-noise", type=float, default=0.5,
+                        help="length of the random offset from a (unit) memory vector to its query (default 0.5)")
     parser.add_argument("--vocabulary", type=int, default=20_000, help="synthetic words (Zipf frequencies)")
     parser.add_argument("--sample-tenants", type=int, default=20, help="tenants searched")
     parser.add_argument("--queries", type=int, default=20, help="queries per sampled tenant")
