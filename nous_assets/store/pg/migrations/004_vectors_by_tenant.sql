@@ -1,9 +1,9 @@
 -- 004: memory_vectors hash-partitioned by tenant_id (64 partitions), so a tenant's KNN search walks the HNSW
 -- graph of its own partition (~1/64 of the table, shared with few other tenants) instead of one global graph
--- whose nearest neighbours mostly belong to other tenants and are filtered away (measured: benchmarks/RESULTS.md,
--- "Scale": the global index's recall@10 within a tenant fell to 0.3-0.45 at 50 tenants). Hash, not list: a new
--- tenant needs no DDL. Rows, constraints and the per-dimension partial HNSW
--- expression indexes are carried over; the indexes are declared on the parent, so every partition gets one.
+-- whose nearest neighbours mostly belong to other tenants and are filtered away (benchmarks/RESULTS.md, "Scale":
+-- at 1M vectors over 100 tenants one global index gave recall@10 0.82 at p95 107 ms, the partitions 1.0 at 14 ms).
+-- Hash, not list: a new tenant needs no DDL. Rows, constraints and the per-dimension partial HNSW expression
+-- indexes are carried over; the indexes are declared on the parent, so every partition gets one.
 ALTER TABLE memory_vectors RENAME TO memory_vectors_unpartitioned;
 ALTER TABLE memory_vectors_unpartitioned RENAME CONSTRAINT memory_vectors_pkey TO memory_vectors_unpartitioned_pkey;
 
