@@ -64,6 +64,22 @@ def test_an_edited_or_unknown_migration_is_refused(database):
         conn.close()
 
 
+def test_a_migration_numbered_below_the_newest_applied_one_is_still_applied(database, monkeypatch):
+    """Migration numbers are reserved per branch, so a lower number can arrive after higher ones ran."""
+    conn = pgdb.connect(database)
+    try:
+        pgdb.migrate(conn)
+        known = {v for v, _, _ in pgdb.MIGRATIONS}
+        number = min(set(range(1, pgdb.LATEST_VERSION)) - known, default=0)  # a free number below the newest
+        late = (number, f"{number:03d}_late_branch.sql", "CREATE TABLE late_branch (tenant_id TEXT NOT NULL)")
+        monkeypatch.setattr(pgdb, "MIGRATIONS", sorted([*pgdb.MIGRATIONS, late]))
+        assert pgdb.migrate(conn) == [number]
+        assert conn.execute("SELECT to_regclass('late_branch')").fetchone()[0] == "late_branch"
+        assert pgdb.migrate(conn) == []
+    finally:
+        conn.close()
+
+
 def test_migration_004_partitions_the_vectors_and_keeps_every_row(database, monkeypatch):
     from eventgen import extracted
 
