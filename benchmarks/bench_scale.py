@@ -17,8 +17,11 @@ Zipf-distributed synthetic vocabulary, so a full-text query word matches a reali
 (queries skip the 100 most frequent words, as the English parser skips stop words).
 
 PostgreSQL is the embedded server (started here on 127.0.0.1 with memory sized for the load, deleted at the
-end) unless ``--dsn`` names one. Prints each figure as it is measured and saves them all to
-``benchmarks/results/scale-<time>.json``; the server's memory is read from /proc (embedded server only).
+end) unless ``--dsn`` names one; that should be an empty database (its rows stay, under tenants named
+``scale-<run id>-…``, and an HNSW index that already exists makes the "index build" phase measure nothing).
+
+Prints each figure as it is measured and saves them all to ``benchmarks/results/scale-<time>.json``; the
+server's memory is read from /proc (embedded server only).
 
     python benchmarks/bench_scale.py [--tenants 100] [--per-tenant 10000] [--dsn postgresql://…]
 """
