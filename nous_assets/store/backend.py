@@ -16,6 +16,7 @@ from nous_assets.settings import Settings
 from nous_assets.store.db import Connection, open_db
 from nous_assets.store.protocols import (
     CacheStore,
+    CursorStore,
     EventStore,
     GraphStore,
     IngestQueueStore,
@@ -40,6 +41,7 @@ class Backend:
     cache: CacheStore
     queue: IngestQueueStore
     interventions: InterventionStore
+    cursors: CursorStore
     close: Callable[[], None]
 
     def __enter__(self) -> Backend:
@@ -56,13 +58,14 @@ def sqlite_backend(conn: Connection, tenant_id: str = "local") -> Backend:
     return Backend(
         "sqlite", tenant_id, s.SqliteEventStore(conn), s.SqliteProjectionStore(conn), s.SqliteVectorStore(conn),
         s.SqliteGraphStore(conn), s.SqliteCacheStore(conn), s.SqliteIngestQueueStore(conn),
-        s.SqliteInterventionStore(conn), conn.close,
+        s.SqliteInterventionStore(conn), s.SqliteCursorStore(conn), conn.close,
     )  # fmt: skip
 
 
 def postgres_backend(conn: object, tenant_id: str) -> Backend:
     """The providers over an open, migrated PostgreSQL connection, bound to ``tenant_id``."""
     from nous_assets.store.pg.cache import PgCacheStore
+    from nous_assets.store.pg.cursors import PgCursorStore
     from nous_assets.store.pg.events import PgEventStore
     from nous_assets.store.pg.graph import PgGraphStore
     from nous_assets.store.pg.interventions import PgInterventionStore
@@ -74,7 +77,8 @@ def postgres_backend(conn: object, tenant_id: str) -> Backend:
     return Backend(
         "postgres", tenant_id, PgEventStore(conn, tenant_id), PgProjectionStore(conn, tenant_id),
         PgVectorStore(conn, tenant_id), PgGraphStore(conn, tenant_id), PgCacheStore(conn, tenant_id),
-        PgIngestQueueStore(conn, tenant_id), PgInterventionStore(conn, tenant_id), conn.close,  # type: ignore[attr-defined]
+        PgIngestQueueStore(conn, tenant_id), PgInterventionStore(conn, tenant_id), PgCursorStore(conn, tenant_id),
+        conn.close,  # type: ignore[attr-defined]
     )  # fmt: skip
 
 

@@ -18,7 +18,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from nous_assets.store.cursors import Cursor
 from nous_assets.store.events import AppendResult, LearningEvent, StoredEvent
+from nous_assets.store.identity import Aliases
 from nous_assets.store.injection_cache import PacketRow
 from nous_assets.store.interventions import Active, Candidate
 from nous_assets.store.memory_state import Memory, Policy
@@ -93,6 +95,15 @@ class ProjectionStore(Protocol):
 
     def search_text(self, query: str, top_k: int) -> list[int]:
         """Ids of memories matching ``query`` by full-text search, best first."""
+        ...
+
+    def aliases(self) -> Aliases:
+        """{(kind, alias): (project, evidence)}: the project identity the projection maps events through."""
+        ...
+
+    def replace_aliases(self, aliases: Aliases, *, now: str) -> dict[int, tuple[str, str]]:
+        """Make the aliases ``aliases``, move the memories whose project changed and mark both projects'
+        packets stale, atomically, so the live projection equals a replay; {memory id: (old, new project)}."""
         ...
 
 
@@ -223,3 +234,36 @@ class InterventionStore(Protocol):
     def resolve(self, now: str, project_id: str | None = None) -> list[Active]:
         """Unexpired interventions a packet of ``project_id`` carries, highest priority first."""
         ...
+
+
+@runtime_checkable
+class CursorStore(Protocol):
+    """Per-file ingest cursors and per-day file progress (:mod:`nous_assets.store.cursors`).
+
+    A cursor says how far a transcript (path + inode) has been durably ingested, so a restart re-reads
+    rather than skips; :meth:`promote` only moves forward, :meth:`rewind` handles a file truncated in place.
+    """
+
+    def get(self, path: str) -> Cursor | None:
+        """The most recently updated cursor of ``path`` (older ones are earlier inodes of a rotated file)."""
+        ...
+
+    def set(self, path: str, inode: str | None, offset: int, mtime: str | None, now: str | None = None) -> None: ...
+
+    def promote(self, path: str, inode: str | None, offset: int, mtime: str | None, now: str | None = None) -> bool:
+        """Move the cursor of ``(path, inode)`` forward to ``offset``; False (untouched) when it is already there."""
+        ...
+
+    def rewind(self, path: str, inode: str, mtime: str | None, now: str | None = None) -> None:
+        """Back to 0, and what was completed for the inode's old bytes forgotten (truncated in place)."""
+        ...
+
+    def delete(self, path: str) -> int: ...
+
+    def record_day_progress(
+        self, path: str, inode: str, date: str, scanned_offset: int, completed_offset: int, now: str
+    ) -> None:
+        """How far ``path`` was scanned for ``date``; its completed offset only ever grows."""
+        ...
+
+    def completed_offset(self, path: str, inode: str, date: str) -> int | None: ...

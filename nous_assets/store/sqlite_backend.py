@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from nous_assets.store import edges, injection_cache, interventions, projector, queue, vectors
+from nous_assets.store import cursors, edges, identity, injection_cache, interventions, projector, queue, vectors
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.events import AppendResult, EventStore, LearningEvent, StoredEvent
 from nous_assets.store.injection_cache import PacketRow
@@ -24,6 +24,7 @@ from nous_assets.store.queue import QueueItem
 
 __all__ = [
     "SqliteCacheStore",
+    "SqliteCursorStore",
     "SqliteEventStore",
     "SqliteGraphStore",
     "SqliteIngestQueueStore",
@@ -96,6 +97,27 @@ class SqliteProjectionStore:
             ("{content concepts} : (" + " OR ".join(f'"{w}"' for w in words) + ")", top_k),
         ).fetchall()
         return [int(r[0]) for r in rows]
+
+    def aliases(self) -> identity.Aliases:
+        return identity.read_aliases(self.conn)
+
+    def replace_aliases(self, aliases: identity.Aliases, *, now: str) -> dict[int, tuple[str, str]]:
+        """What ``identity.update.refresh`` does with resolved aliases; a changed session's folders are
+        found in the identity evidence and in the event log (a tenant fed through the providers has no
+        evidence tables)."""
+        with atomic(self.conn):
+            moved = identity.replace_aliases(self.conn, aliases, now)
+            sessions = sorted(alias for (kind, alias) in moved if kind == "session")
+            folders = {alias for (kind, alias) in moved if kind == "folder"}
+            folders |= identity.folders_of_sessions(self.conn, sessions)
+            for i in range(0, len(sessions), 500):
+                chunk = sessions[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT DISTINCT project_id FROM learning_events WHERE session_id IN ({marks})"
+                folders.update(r[0] for r in self.conn.execute(sql, chunk))
+            remapped = identity.remap_memories(self.conn, identity.project_map(self.conn), folders)
+            identity.mark_packets_stale(self.conn, {p for pair in remapped.values() for p in pair})
+        return remapped
 
 
 def _blob(vector: Sequence[float]) -> bytes:
@@ -240,3 +262,34 @@ class SqliteInterventionStore:
 
     def resolve(self, now: str, project_id: str | None = None) -> list[Active]:
         return interventions.current(self.conn, now, project_id)
+
+
+class SqliteCursorStore:
+    """``ingest_cursors`` and ``ingest_file_partitions`` via :mod:`nous_assets.store.cursors`."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def get(self, path: str) -> cursors.Cursor | None:
+        return cursors.get_cursor(self.conn, path)
+
+    def set(self, path: str, inode: str | None, offset: int, mtime: str | None, now: str | None = None) -> None:
+        cursors.set_cursor(self.conn, path, inode, offset, mtime, now)
+
+    def promote(self, path: str, inode: str | None, offset: int, mtime: str | None, now: str | None = None) -> bool:
+        return cursors.promote(self.conn, path, inode, offset, mtime, now)
+
+    def rewind(self, path: str, inode: str, mtime: str | None, now: str | None = None) -> None:
+        cursors.rewind(self.conn, path, inode, mtime, now)
+
+    def delete(self, path: str) -> int:
+        return cursors.delete_cursor(self.conn, path)
+
+    def record_day_progress(
+        self, path: str, inode: str, date: str, scanned_offset: int, completed_offset: int, now: str
+    ) -> None:
+        with atomic(self.conn):
+            cursors.record_day_progress(self.conn, path, inode, date, scanned_offset, completed_offset, now)
+
+    def completed_offset(self, path: str, inode: str, date: str) -> int | None:
+        return cursors.completed_offset(self.conn, path, inode, date)

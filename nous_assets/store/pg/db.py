@@ -81,6 +81,10 @@ def schema_version(conn: psycopg.Connection) -> int:
     return int(conn.execute("SELECT coalesce(max(version), 0) FROM pg_schema_migrations").fetchone()[0])
 
 
+def _applied_versions(conn: psycopg.Connection) -> set[int]:
+    return {int(r[0]) for r in conn.execute("SELECT version FROM pg_schema_migrations")}
+
+
 def _check_applied(conn: psycopg.Connection) -> None:
     known = {v: (n, hashlib.sha256(s.encode()).hexdigest()) for v, n, s in MIGRATIONS}
     for version, name, checksum in conn.execute("SELECT version, name, checksum FROM pg_schema_migrations"):
@@ -100,8 +104,8 @@ def migrate(conn: psycopg.Connection) -> list[int]:
                 "CREATE TABLE IF NOT EXISTS pg_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
                 "checksum TEXT NOT NULL, applied_at TEXT NOT NULL)"
             )
-            if schema_version(conn) >= version:
-                continue
+            if version in _applied_versions(conn):  # by number, not "<= newest": a lower number merged
+                continue  # later (numbers are reserved per branch) is applied, never silently skipped
             conn.execute(sql)
             conn.execute(
                 "INSERT INTO pg_schema_migrations(version, name, checksum, applied_at) VALUES (%s, %s, %s, %s)",

@@ -3,8 +3,9 @@ SQLite's projector, batch by batch, each batch atomic with its tenant's checkpoi
 
 A tenant's projector holds an advisory lock for each batch, so two workers never apply the same event
 twice. Full-text search is the ``search_tsv`` column (content + concepts), kept by PostgreSQL itself.
-Not yet here: project aliases (``store/identity``), which SQLite applies while projecting; events are
-projected under the project they carry.
+Events are mapped through the tenant's project aliases (:class:`~nous_assets.store.identity.ProjectMap`)
+before they are applied, as on SQLite; :meth:`PgProjectionStore.replace_aliases` moves the memories an
+alias change concerns, so the live projection stays equal to a replay.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 import psycopg
 
 from nous_assets.store.events import StoredEvent
+from nous_assets.store.identity import STALE_PACKET, Aliases, ProjectMap
 from nous_assets.store.memory_state import MEMORY_COLUMNS, Memory, Policy, Projection
 from nous_assets.store.pg.events import PgEventStore, tenant_lock
 from nous_assets.store.projector import (
@@ -68,11 +70,12 @@ class PgProjectionStore:
         policy = policy or Policy()
         stats = ProjectionStats(last_event_id=self.checkpoint())
         events_of = PgEventStore(self.conn, self.tenant_id)
+        projects = self._project_map()
         while True:
             with self.conn.transaction():
                 tenant_lock(self.conn, "projection", self.tenant_id)
                 last = self.checkpoint()
-                events = events_of.page(last, 2**62, batch_size)
+                events = projects.apply(events_of.page(last, 2**62, batch_size))
                 if not events:
                     stats.last_event_id = last
                     return stats
@@ -205,3 +208,73 @@ class PgProjectionStore:
             (" | ".join(words), self.tenant_id, top_k),
         ).fetchall()
         return [int(r[0]) for r in rows]
+
+    # -- project identity ------------------------------------------------------------------
+    def _project_map(self) -> ProjectMap:
+        sessions: dict[str, str] = {}
+        folders: dict[str, str] = {}
+        for kind, alias, project in self.conn.execute(
+            "SELECT kind, alias, project_id FROM project_aliases "
+            "WHERE tenant_id = %s AND kind IN ('session', 'folder')",
+            (self.tenant_id,),
+        ):
+            (sessions if kind == "session" else folders)[alias] = project
+        return ProjectMap(sessions, folders)
+
+    def aliases(self) -> Aliases:
+        rows = self.conn.execute(
+            "SELECT kind, alias, project_id, evidence FROM project_aliases WHERE tenant_id = %s", (self.tenant_id,)
+        )
+        return {(kind, alias): (project, evidence) for kind, alias, project, evidence in rows}
+
+    def replace_aliases(self, aliases: Aliases, *, now: str) -> dict[int, tuple[str, str]]:
+        """The same steps as SQLite (``identity.replace_aliases``, ``remap_memories``, ``mark_packets_stale``),
+        under the projection's lock so no batch is projected with half the new aliases."""
+        t = self.tenant_id
+        with self.conn.transaction():
+            tenant_lock(self.conn, "projection", t)
+            old = self.aliases()
+            gone = [key for key in old if key not in aliases]
+            changed = {key: value for key, value in aliases.items() if old.get(key) != value}
+            cur = self.conn.cursor()
+            if gone:
+                cur.executemany("DELETE FROM project_aliases WHERE tenant_id = %s AND kind = %s AND alias = %s",
+                                [(t, kind, alias) for kind, alias in gone])  # fmt: skip
+            if changed:
+                cur.executemany(
+                    "INSERT INTO project_aliases(tenant_id, kind, alias, project_id, evidence, updated_at) "
+                    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, kind, alias) DO UPDATE SET "
+                    "project_id = excluded.project_id, evidence = excluded.evidence, updated_at = excluded.updated_at",
+                    [(t, kind, alias, *value, now) for (kind, alias), value in changed.items()],
+                )
+            keys = {*gone, *(k for k, v in changed.items() if old.get(k, (None,))[0] != v[0])}
+            remapped = self._remap({a for k, a in keys if k == "folder"}, {a for k, a in keys if k == "session"})
+            projects = sorted({p for pair in remapped.values() for p in pair})
+            if projects:
+                self.conn.execute(
+                    "UPDATE injection_cache SET built_from_event_id = %s WHERE tenant_id = %s AND project_id = ANY(%s)",
+                    (STALE_PACKET, t, projects),
+                )
+        return remapped
+
+    def _remap(self, folders: set[str], sessions: set[str]) -> dict[int, tuple[str, str]]:
+        """Give the memories created in ``folders`` or ``sessions`` the project the aliases now assign."""
+        if not folders and not sessions:
+            return {}
+        pmap = self._project_map()
+        moved: dict[int, tuple[str, str]] = {}
+        for memory_id, current, folder, session in self.conn.execute(
+            "SELECT m.id, m.project_id, e.project_id, e.session_id FROM learning_events e "
+            "JOIN memories m ON m.tenant_id = e.tenant_id AND m.id = e.event_id "
+            "WHERE e.tenant_id = %s AND (e.project_id = ANY(%s) OR e.session_id = ANY(%s))",
+            (self.tenant_id, sorted(folders), sorted(sessions)),
+        ):
+            wanted = pmap.of(folder, session)
+            if wanted != current:
+                moved[int(memory_id)] = (current, wanted)
+        if moved:
+            self.conn.cursor().executemany(
+                "UPDATE memories SET project_id = %s WHERE tenant_id = %s AND id = %s",
+                [(new, self.tenant_id, i) for i, (_, new) in moved.items()],
+            )
+        return moved

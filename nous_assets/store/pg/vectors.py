@@ -2,9 +2,14 @@
 
 One ``embedding vector`` column holds any dimension; each dimension in use gets its own partial HNSW
 expression index (``embedding::vector(d)`` where ``dimensions = d``), created on the first upsert of that
-dimension, and searches use the same expression so the index serves them. The tenant and model filters
-run inside the index scan with pgvector's iterative scan (``hnsw.iterative_scan``), so a tenant with few
-vectors among many still gets its ``top_k`` nearest instead of an empty post-filtered page.
+dimension, and searches use the same expression so the index serves them. The table is hash-partitioned by
+tenant (migration 004), so a search walks the graph of one partition, shared with few other tenants.
+
+Within the partition the tenant and model filters run inside the index scan with pgvector's iterative scan
+(``hnsw.iterative_scan``). Where that still yields fewer than ``top_k`` rows (a tenant with few vectors next
+to a big one: the scan stops at ``hnsw.max_scan_tuples``), and whenever the caller names the candidate ids,
+the search is exact over the tenant's own rows, which are few in both cases: a tenant always gets its
+``top_k`` nearest, never a short post-filtered page.
 """
 
 from __future__ import annotations
@@ -30,19 +35,26 @@ def _vector(values: Sequence[float]) -> np.ndarray:
     return vec
 
 
+def ensure_index(conn: psycopg.Connection, dimensions: int) -> None:
+    """Create the HNSW index of ``dimensions`` (on every partition) unless it exists.
+
+    Called by each upsert; a bulk load defers it (``PgVectorStore(..., index_on_upsert=False)``) and calls it
+    once after the rows are in, since building the graph once is far cheaper than inserting row by row.
+    """
+    d = _dims(dimensions)
+    conn.execute(
+        f"CREATE INDEX IF NOT EXISTS idx_memory_vectors_hnsw_{d} ON memory_vectors "
+        f"USING hnsw ((embedding::vector({d})) vector_cosine_ops) WHERE dimensions = {d}"
+    )
+
+
 class PgVectorStore:
     """``memory_vectors`` rows of one tenant."""
 
-    def __init__(self, conn: psycopg.Connection, tenant_id: str) -> None:
+    def __init__(self, conn: psycopg.Connection, tenant_id: str, *, index_on_upsert: bool = True) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
-
-    def _ensure_index(self, dimensions: int) -> None:
-        d = _dims(dimensions)
-        self.conn.execute(
-            f"CREATE INDEX IF NOT EXISTS idx_memory_vectors_hnsw_{d} ON memory_vectors "
-            f"USING hnsw ((embedding::vector({d})) vector_cosine_ops) WHERE dimensions = {d}"
-        )
+        self.index_on_upsert = index_on_upsert
 
     def upsert(
         self, vectors: Mapping[int, Sequence[float]], *, model: str, content_hashes: Mapping[int, str], at: str
@@ -55,7 +67,8 @@ class PgVectorStore:
             raise ValueError(f"vectors of one upsert must share a dimension, got {sorted(dims)}")
         (dimensions,) = dims
         with self.conn.transaction():
-            self._ensure_index(dimensions)
+            if self.index_on_upsert:
+                ensure_index(self.conn, dimensions)
             alive = {
                 r[0]
                 for r in self.conn.execute(
@@ -84,20 +97,32 @@ class PgVectorStore:
         d = _dims(len(vec))
         if top_k <= 0:
             return []
-        where = "dimensions = %(d)s AND model = %(m)s"
         params: dict[str, object] = {"t": self.tenant_id, "d": d, "m": model, "q": vec, "k": int(top_k)}
         if memory_ids is not None:
-            where += " AND memory_id = ANY(%(ids)s)"
             params["ids"] = [int(i) for i in memory_ids]
+            return self._exact(params)
         with self.conn.transaction():
             self.conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
             self.conn.execute(f"SET LOCAL hnsw.ef_search = {_EF_SEARCH}")
             rows = self.conn.execute(
                 f"SELECT memory_id, embedding::vector({d}) <=> %(q)s::vector({d}) AS distance FROM memory_vectors "
-                f"WHERE tenant_id = %(t)s AND {where} "
+                "WHERE tenant_id = %(t)s AND dimensions = %(d)s AND model = %(m)s "
                 f"ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(k)s",
                 params,
             ).fetchall()
+        if len(rows) < top_k:  # the index scan gave up before finding top_k of this tenant: count exactly
+            return self._exact(params)
+        return [(int(mid), float(dist)) for mid, dist in rows]
+
+    def _exact(self, params: dict[str, object]) -> list[tuple[int, float]]:
+        """Exact cosine order over the tenant's rows (the bare column: no index yields this order)."""
+        ids = " AND memory_id = ANY(%(ids)s)" if "ids" in params else ""
+        rows = self.conn.execute(
+            "SELECT memory_id, embedding <=> %(q)s::vector AS distance FROM memory_vectors "
+            f"WHERE tenant_id = %(t)s AND dimensions = %(d)s AND model = %(m)s{ids} "
+            "ORDER BY distance, memory_id LIMIT %(k)s",
+            params,
+        ).fetchall()
         return [(int(mid), float(dist)) for mid, dist in rows]
 
     def delete(self, memory_ids: Iterable[int]) -> int:

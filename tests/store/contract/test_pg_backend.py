@@ -22,7 +22,7 @@ from nous_assets.store.pg import db as pgdb
 PG_DIR = Path(pgdb.__file__).parent
 TABLES = ("learning_events", "memories", "concepts", "edges", "projection_checkpoints", "memory_vectors",
           "injection_cache", "ingest_events", "intervention_candidates", "intervention_transitions",
-          "active_interventions")  # fmt: skip
+          "active_interventions", "ingest_cursors", "ingest_file_partitions", "project_aliases")  # fmt: skip
 
 
 @pytest.fixture
@@ -64,16 +64,81 @@ def test_an_edited_or_unknown_migration_is_refused(database):
         conn.close()
 
 
+def test_a_migration_numbered_below_the_newest_applied_one_is_still_applied(database, monkeypatch):
+    """Migration numbers are reserved per branch, so a lower number can arrive after higher ones ran."""
+    conn = pgdb.connect(database)
+    try:
+        pgdb.migrate(conn)
+        known = {v for v, _, _ in pgdb.MIGRATIONS}
+        number = min(set(range(1, pgdb.LATEST_VERSION)) - known, default=0)  # a free number below the newest
+        late = (number, f"{number:03d}_late_branch.sql", "CREATE TABLE late_branch (tenant_id TEXT NOT NULL)")
+        monkeypatch.setattr(pgdb, "MIGRATIONS", sorted([*pgdb.MIGRATIONS, late]))
+        assert pgdb.migrate(conn) == [number]
+        assert conn.execute("SELECT to_regclass('late_branch')").fetchone()[0] == "late_branch"
+        assert pgdb.migrate(conn) == []
+    finally:
+        conn.close()
+
+
+def test_migration_004_partitions_the_vectors_and_keeps_every_row(database, monkeypatch):
+    from eventgen import extracted
+
+    from nous_assets.store.identity import ProjectMap
+    from nous_assets.store.pg.projection import PgProjectionStore
+
+    before = [m for m in pgdb.MIGRATIONS if m[0] < 4]
+    monkeypatch.setattr(pgdb, "MIGRATIONS", before)
+    monkeypatch.setattr(PgProjectionStore, "_project_map", lambda self: ProjectMap())  # no aliases table yet
+    conn = pgdb.open_pg(database)
+    try:
+        stores = [backend_mod.postgres_backend(conn, tenant) for tenant in ("t1", "t2")]
+        for n, b in enumerate(stores):
+            b.events.append_many([extracted(f"L{i}", key=f"x{i}") for i in range(5)])
+            b.projection.project()
+            ids = [e.event_id for e in b.events.replay(0)]
+            b.vectors.upsert({i: [float(i), 1.0, float(n)] for i in ids}, model="m",
+                             content_hashes=dict.fromkeys(ids, "h"), at="2026-01-01T00:00:00Z")  # fmt: skip
+        rows = (
+            "SELECT tenant_id, memory_id, model, dimensions, content_hash, embedding::text, embedded_at "
+            "FROM memory_vectors ORDER BY 1, 2"
+        )
+        old = conn.execute(rows).fetchall()
+        assert len(old) == 10 and conn.execute("SELECT to_regclass('idx_memory_vectors_hnsw_3')").fetchone()[0]
+        monkeypatch.undo()
+        assert pgdb.migrate(conn) == [v for v, _, _ in pgdb.MIGRATIONS if v >= 4]
+        assert conn.execute(rows).fetchall() == old
+        partitioned = conn.execute("SELECT relkind FROM pg_class WHERE relname = 'memory_vectors'").fetchone()[0]
+        assert partitioned == "p"
+        assert conn.execute("SELECT to_regclass('memory_vectors_unpartitioned')").fetchone() == (None,)
+        hnsw_partitions = conn.execute(
+            "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+            "WHERE i.inhparent = 'idx_memory_vectors_hnsw_3'::regclass"
+        ).fetchone()[0]
+        assert hnsw_partitions == 64
+        hit, distance = stores[1].vectors.search([float(old[5][1]), 1.0, 1.0], 1, model="m")[0]
+        assert (hit, round(distance, 6)) == (old[5][1], 0.0)
+        stores[0].projection.rebuild()  # the cascade from memories still reaches the partitions
+        assert conn.execute("SELECT count(*) FROM memory_vectors WHERE tenant_id = 't1'").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
 def test_every_table_has_a_tenant_id_leading_its_primary_key(pg_server):
     with pgdb.connect(pg_server.dsn()) as conn:
         tables = {
             r[0]
             for r in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
-                "AND table_type = 'BASE TABLE' AND table_name <> 'pg_schema_migrations'"
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition "
+                "AND c.relname <> 'pg_schema_migrations'"
             )
         }
         assert tables == set(TABLES)
+        partitions = conn.execute(
+            "SELECT count(*), pg_get_partkeydef('memory_vectors'::regclass) FROM pg_inherits "
+            "WHERE inhparent = 'memory_vectors'::regclass"
+        ).fetchone()
+        assert partitions == (64, "HASH (tenant_id)")
         for table in tables:
             cols = [r[0] for r in conn.execute(
                 "SELECT column_name FROM information_schema.columns WHERE table_name = %s", (table,))]  # fmt: skip
@@ -111,10 +176,11 @@ def test_every_query_of_the_backend_names_the_tenant():
     assert checked > 40  # the walk really found the backend's queries
 
 
-def test_vector_search_is_served_by_the_hnsw_index(pg_server):
+def test_vector_search_is_served_by_the_hnsw_index_of_the_tenants_partition(pg_server):
     from eventgen import extracted
 
-    backend = backend_mod.postgres_backend(pgdb.open_pg(pg_server.dsn()), f"t-{uuid.uuid4().hex}")
+    tenant = f"t-{uuid.uuid4().hex}"
+    backend = backend_mod.postgres_backend(pgdb.open_pg(pg_server.dsn()), tenant)
     try:
         backend.events.append_many([extracted(f"L{i}", key=f"x{i}") for i in range(3)])
         backend.projection.project()
@@ -122,13 +188,22 @@ def test_vector_search_is_served_by_the_hnsw_index(pg_server):
         backend.vectors.upsert({i: [float(i), 1.0, 0.5] for i in ids}, model="m",
                                content_hashes=dict.fromkeys(ids, "h"), at="2026-01-01T00:00:00Z")  # fmt: skip
         conn = backend.vectors.conn
+        partition = conn.execute(
+            "SELECT tableoid::regclass::text FROM memory_vectors WHERE tenant_id = %s LIMIT 1", (tenant,)
+        ).fetchone()[0]
         with conn.transaction():  # no sequential scan, no sort: only an index that yields cosine order will do
             conn.execute("SET LOCAL enable_seqscan = off")
             conn.execute("SET LOCAL enable_sort = off")
-            plan = "\n".join(r[0] for r in conn.execute(
-                "EXPLAIN SELECT memory_id FROM memory_vectors WHERE tenant_id = 'x' AND dimensions = 3 "
-                "AND model = 'm' ORDER BY embedding::vector(3) <=> '[1,2,3]'::vector(3) LIMIT 5"))  # fmt: skip
-        assert "idx_memory_vectors_hnsw_3" in plan
+            explain = conn.execute(
+                "EXPLAIN SELECT memory_id FROM memory_vectors WHERE tenant_id = %s AND dimensions = 3 "
+                "AND model = 'm' ORDER BY embedding::vector(3) <=> '[1,2,3]'::vector(3) LIMIT 5",
+                (tenant,),
+            )
+            plan = "\n".join(r[0] for r in explain)
+        scans = re.findall(r"Index Scan using (\S+) on (\S+)", plan)
+        assert scans and {table for _, table in scans} == {partition}, plan  # pruned to the tenant's partition
+        index = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", (scans[0][0],)).fetchone()[0]
+        assert "USING hnsw" in index and "vector_cosine_ops" in index
     finally:
         backend.close()
 
