@@ -72,13 +72,15 @@ def slot_history(conn: Connection, project_id: str, slot: str) -> list[Held]:
 def project_matches(conn: Connection, project_id: str, match: str, *, limit: int) -> list[tuple[str, str]]:
     """``(learning_id, content)`` of the project's current memories best matching the FTS5 ``match``.
 
-    Project-only (no global ones): a correction refers to something said in this project.
+    Project-only (no global ones): a correction refers to something said in this project. A memory learned here
+    and since made global still counts, so the owner filter lets global rows through and ``project_id`` decides.
     """
+    owned = owners.match_filter([owners.token(project_id), owners.GLOBAL])
     rows = conn.execute(
         "SELECT m.learning_id, m.content FROM memories_fts f JOIN memories m ON m.id = f.rowid "
         "WHERE memories_fts MATCH ? AND m.project_id = ? AND m.valid_until IS NULL "
         "ORDER BY bm25(memories_fts, 1.0, 1.0, 0.0) LIMIT ?",
-        (f"{{content concepts}} : ({match}) AND {owners.match_filter([owners.token(project_id)])}", project_id, limit),
+        (f"{{content concepts}} : ({match}) AND {owned}", project_id, limit),
     ).fetchall()
     return [(r[0], r[1]) for r in rows]
 
