@@ -22,7 +22,7 @@ from nous_assets.store.pg import db as pgdb
 PG_DIR = Path(pgdb.__file__).parent
 TABLES = ("learning_events", "memories", "concepts", "edges", "projection_checkpoints", "memory_vectors",
           "injection_cache", "ingest_events", "intervention_candidates", "intervention_transitions",
-          "active_interventions")  # fmt: skip
+          "active_interventions", "service_tokens", "service_receipts")  # fmt: skip
 
 
 @pytest.fixture
