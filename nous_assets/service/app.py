@@ -95,7 +95,8 @@ async def _reply(send: Callable, status: int, message: str) -> None:
 class TokenCache:
     """Tokens checked in the last few seconds (a load of small requests needs no lookup each)."""
 
-    def __init__(self) -> None:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
         self._seen: dict[str, tuple[tokens.Principal, float]] = {}
         self._lock = threading.Lock()
 
@@ -108,7 +109,7 @@ class TokenCache:
         with self._lock:
             if len(self._seen) > 10_000:
                 self._seen.clear()
-            self._seen[token] = (principal, time.monotonic() + TOKEN_CACHE_SECONDS)
+            self._seen[token] = (principal, time.monotonic() + self.seconds)
 
 
 def _server_gone(exc: BaseException) -> bool:
@@ -130,10 +131,12 @@ def _one_line(exc: RequestValidationError) -> str:
     return " ".join(f"{where}: {first.get('msg', 'invalid')}{more}".split())[:500]
 
 
-def create_app(settings: Settings, pool: BackendPool | None = None) -> FastAPI:
+def create_app(
+    settings: Settings, pool: BackendPool | None = None, *, token_cache_seconds: float = TOKEN_CACHE_SECONDS
+) -> FastAPI:
     """The service over the configured backend (``pool`` opens it when not given)."""
     pool = pool or BackendPool(settings)
-    cache = TokenCache()
+    cache = TokenCache(token_cache_seconds)
     app = FastAPI(
         title="Nous service",
         version=API_VERSION,
