@@ -34,6 +34,7 @@ API_VERSION = "1"
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": m.ErrorResponse, "description": text}
     for code, text in (
+        (400, "the body is not JSON (or not UTF-8), or a header is malformed"),
         (401, "no token, or not a live one"),
         (403, "the envelope names another tenant or client, or the token lacks a scope"),
         (404, "not found in this tenant"),
