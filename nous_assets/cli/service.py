@@ -217,4 +217,5 @@ def register(add: AddCommand) -> None:
             "Fetch this tenant's precomputed injection packets from nous serve into the local cortex.db, so the "
             "SessionStart hook keeps reading a local file. A server that is down leaves the local packets as they "
             "are.")  # fmt: skip
-    p.add_argument("--project", help="only this project's packets (default: every project of the tenant)")
+    p.add_argument("--project", help="only this project's packets (default: every project of the tenant); write ids "
+                   "that start with '-' as --project=-home-me-app")

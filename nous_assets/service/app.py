@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from nous_assets.errors import NousError
+from nous_assets.errors import InvalidEventError, NousError
 from nous_assets.service import handlers as h
 from nous_assets.service import models as m
 from nous_assets.service import tokens
@@ -184,6 +184,10 @@ def create_app(
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(InvalidEventError)
+    async def _invalid_event(request: Request, exc: InvalidEventError) -> JSONResponse:
+        return JSONResponse({"error": " ".join(str(exc).split())}, status_code=422)
 
     @app.exception_handler(NousError)
     async def _storage(request: Request, exc: NousError) -> JSONResponse:

@@ -86,9 +86,9 @@ def _append(call: Call, events: list[LearningEvent]) -> list[AppendResult | Inva
     """Append a batch all at once; if one event is invalid, each on its own (the valid ones still land)."""
     try:
         return list(call.backend.events.append_many(events))
-    except InvalidEventError:
+    except InvalidEventError as exc:
         if len(events) == 1:
-            raise
+            return [exc]
     results: list[AppendResult | InvalidEventError] = []
     for event in events:
         try:

@@ -83,16 +83,35 @@ def address(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+class _Stopped(Exception):
+    """Raised by the signal uvicorn re-sends after its graceful shutdown: the server stopped as asked."""
+
+
+def _stopped(signum: int, frame: object) -> None:
+    raise _Stopped
+
+
 def serve(app: Any, sock: socket.socket) -> None:
-    """Run ``app`` on the bound socket until SIGINT/SIGTERM (uvicorn's graceful shutdown)."""
+    """Run ``app`` on the bound socket until SIGINT/SIGTERM (uvicorn's graceful shutdown), then return.
+
+    uvicorn finishes the requests in flight, restores the handlers it found and re-sends the signal; the
+    handlers installed here turn that into a normal return, so the socket file is removed and the exit is 0.
+    """
+    import signal
+
     import uvicorn
 
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_keep_alive=30,
                             lifespan="off", server_header=False)  # fmt: skip
+    unix_path = sock.getsockname() if sock.family == socket.AF_UNIX else None  # uvicorn closes the socket
+    previous = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         uvicorn.Server(config).run(sockets=[sock])
+    except _Stopped:
+        pass
     finally:
-        if sock.family == socket.AF_UNIX:
-            name = sock.getsockname()
-            sock.close()
-            Path(name).unlink(missing_ok=True)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sock.close()
+        if unix_path:
+            Path(unix_path).unlink(missing_ok=True)
