@@ -267,3 +267,15 @@ def test_archive_runs_on_sqlite_and_answers_501_on_postgres(served):
         assert status == 200 and answer["events"] == 0
     status, answer = served.post("/v1/ops/archive", {"identity": identity("admin"), "before": "99999999d"}, token=ops)
     assert status in (422, 501) and "\n" not in answer["error"]
+
+
+def test_the_service_package_holds_no_sql():
+    """Storage is the store's: the service calls providers, never a query of its own."""
+    from pathlib import Path
+
+    import nous_assets.service as service
+
+    words = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE TABLE")
+    offenders = [f"{p.name}: {w}" for p in Path(service.__file__).parent.glob("*.py") for w in words
+                 if w in p.read_text()]  # fmt: skip
+    assert offenders == []

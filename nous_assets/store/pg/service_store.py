@@ -11,9 +11,11 @@ from collections.abc import Sequence
 import psycopg
 
 from nous_assets.store.protocols import CachedPacket
-from nous_assets.store.service_store import PACKET_FIELDS, Receipt, TokenRecord
+from nous_assets.store.service_store import Receipt, TokenRecord
 
-_TOKEN_FIELDS = "token_id, tenant_id, client_id, scopes, salt, digest, created_at, revoked_at"
+_SELECT_TOKENS = (
+    "SELECT token_id, tenant_id, client_id, scopes, salt, digest, created_at, revoked_at FROM service_tokens"
+)
 
 
 def _token(row: Sequence) -> TokenRecord:
@@ -28,21 +30,18 @@ class PgServiceStore:
 
     def add_token(self, record: TokenRecord) -> None:
         self.conn.execute(
-            f"INSERT INTO service_tokens({_TOKEN_FIELDS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            "INSERT INTO service_tokens(token_id, tenant_id, client_id, scopes, salt, digest, created_at, revoked_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
             (record.token_id, record.tenant_id, record.client_id, ",".join(record.scopes), record.salt,
              record.digest, record.created_at, record.revoked_at),
         )  # fmt: skip
 
     def find_token(self, token_id: str) -> TokenRecord | None:
-        row = self.conn.execute(
-            f"SELECT {_TOKEN_FIELDS} FROM service_tokens WHERE token_id = %s", (token_id,)
-        ).fetchone()
+        row = self.conn.execute(_SELECT_TOKENS + " WHERE token_id = %s", (token_id,)).fetchone()
         return None if row is None else _token(row)
 
     def tokens(self) -> list[TokenRecord]:
-        rows = self.conn.execute(
-            f"SELECT {_TOKEN_FIELDS} FROM service_tokens ORDER BY tenant_id, client_id, created_at"
-        ).fetchall()
+        rows = self.conn.execute(_SELECT_TOKENS + " ORDER BY tenant_id, client_id, created_at").fetchall()
         return [_token(r) for r in rows]
 
     def revoke(
@@ -75,7 +74,8 @@ class PgServiceStore:
 
     def packets(self, tenant_id: str, *, project_id: str | None, after: str, limit: int) -> list[CachedPacket]:
         rows = self.conn.execute(
-            f"SELECT {PACKET_FIELDS} FROM injection_cache WHERE tenant_id = %s AND cache_key > %s "
+            "SELECT cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count, "
+            "built_from_event_id, created_at FROM injection_cache WHERE tenant_id = %s AND cache_key > %s "
             "AND (%s::text IS NULL OR project_id = %s) AND cache_key NOT LIKE 'alias:%%' ORDER BY cache_key LIMIT %s",
             (tenant_id, after, project_id, project_id, limit),
         ).fetchall()
