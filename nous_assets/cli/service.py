@@ -30,6 +30,8 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
 
     if args.socket and (args.host or args.port is not None):
         raise NousError("--socket and --host/--port are alternatives; give one")
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise NousError(f"--port {args.port} is not a TCP port (0-65535; 0 picks a free one)")
     sock = (
         transport.bind_unix(Path(args.socket))
         if args.socket

@@ -209,7 +209,7 @@ def resolve_context(call: Call, req: m.ResolveRequest) -> m.ResolveResponse:
     check_identity(call.principal, req.identity)
     fingerprint = req.fingerprint.model_dump(exclude_none=True)
     best: tuple | None = None
-    for scope_project in (req.identity.project_id, GLOBAL_PROJECT):
+    for scope_project in dict.fromkeys((req.identity.project_id, GLOBAL_PROJECT)):  # once each, in order
         for p in _all_packets(call, scope_project):
             parsed = _parse_row(p.fingerprint_json, p.packet_text, p.memory_ids_json)
             if parsed is None:

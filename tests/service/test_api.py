@@ -279,3 +279,22 @@ def test_the_service_package_holds_no_sql():
     offenders = [f"{p.name}: {w}" for p in Path(service.__file__).parent.glob("*.py") for w in words
                  if w in p.read_text()]  # fmt: skip
     assert offenders == []
+
+
+def test_resolve_context_picks_the_packet_the_hook_would(served):
+    token = served.token()
+    row = ("proj-a", "project")
+    with served.backend() as backend:
+        backend.cache.put("proj-a", [
+            ("proj-a:main", *row, json.dumps({"branch": "main"}), "# on main", "[1]", 9, 1, "2030-01-01T00:00:00Z"),
+            ("proj-a:dev", *row, json.dumps({"branch": "dev"}), "# on dev", "[2]", 8, 1, "2030-01-02T00:00:00Z"),
+        ])  # fmt: skip
+        backend.cache.put("*", [("*:g", "*", "global", "{}", "# global", "[3]", 8, 1, "2030-01-01T00:00:00Z")])
+    ask = {"identity": identity(), "fingerprint": {"branch": "main"}}
+    assert served.post("/v1/resolve", ask, token=token)[1] == {
+        "additional_context": "# on main", "cache_key": "proj-a:main", "scope": "project", "memory_ids": [1],
+        "interventions": []}  # fmt: skip
+    ask["fingerprint"]["branch"] = "dev"
+    assert served.post("/v1/resolve", ask, token=token)[1]["cache_key"] == "proj-a:dev"
+    other = {"identity": identity(project="proj-unknown")}
+    assert served.post("/v1/resolve", other, token=token)[1]["additional_context"] == "# global"

@@ -126,3 +126,8 @@ def test_config_never_shows_the_token(nous_env, monkeypatch, capsys):
     from nous_assets.settings import load_settings, settings_to_json
 
     assert "very-secret" not in settings_to_json(load_settings()) and "very-secret" not in repr(load_settings())
+
+
+def test_serve_refuses_a_port_that_is_not_one(nous_env, capsys):
+    assert main(["serve", "--port", "70000"]) == 1
+    assert "is not a TCP port" in capsys.readouterr().err
