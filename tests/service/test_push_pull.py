@@ -191,3 +191,56 @@ def test_pull_writes_packets_the_resolver_reads(serve, client_env, tmp_path, cap
     finally:
         conn.close()
     assert [tuple(r) for r in rows] == [("*:global", "# global notes"), (f"{project}:fp2", "# rebuilt")]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_server_killed_mid_push_then_restarted_loses_and_duplicates_nothing(nous_env, tmp_path, monkeypatch):
+    """kill -9 of ``nous serve`` (SQLite) while a push is sending, restart, push again: each event once."""
+    keys = _local_events(300)
+    server_env = {**os.environ, "NOUS_DATA_DIR": str(tmp_path / "server"), "NOUS_TENANT": "local"}
+    token = subprocess.run([sys.executable, "-m", "nous_assets.cli", "serve", "token", "create", "--client", "dev"],
+                           env=server_env, cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    port = _free_port()
+    monkeypatch.setenv("NOUS_SERVER_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("NOUS_SERVER_TOKEN", token)
+    server_db = tmp_path / "server" / "cortex.db"
+
+    def start_server() -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, "-m", "nous_assets.cli", "serve", "--port", str(port)],
+                                env=server_env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert proc.stdout.readline().startswith("nous serve: listening on")
+        return proc
+
+    def server_keys() -> list[str]:
+        conn = open_db(server_db)
+        try:
+            return [r[0] for r in conn.execute("SELECT idempotency_key FROM learning_events ORDER BY event_id")]
+        finally:
+            conn.close()
+
+    server = start_server()
+    push = subprocess.Popen([sys.executable, "-m", "nous_assets.cli", "push", "--batch", "2"], cwd=REPO,
+                            env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while push.poll() is None and len(server_keys()) < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+        assert push.wait(timeout=60) == 1  # the client gives up with its one line; nothing acknowledged is lost
+        assert "cannot reach the server" in push.stderr.read()
+        landed = server_keys()
+        assert 20 <= len(landed) < len(keys) and landed == keys[: len(landed)]
+        server = start_server()
+        assert main(["push", "--batch", "50"]) == 0
+        assert server_keys() == keys
+    finally:
+        for proc in (push, server):
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=30)
