@@ -3,7 +3,7 @@
 Tokens are looked up before any tenant is known (the token decides the tenant), so this store is not bound
 to one tenant the way the providers are; every method that reads tenant data takes the tenant explicitly.
 A token is kept as a salted digest only (:mod:`nous_assets.service.tokens` makes and checks them). The
-SQLite implementation is here (migration 016); PostgreSQL's is :mod:`nous_assets.store.pg.service_store`.
+SQLite implementation is here (migration 017); PostgreSQL's is :mod:`nous_assets.store.pg.service_store`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
--- 016: nous serve. Bearer tokens per client, stored as a salted digest (the token itself is shown once and
+-- 017: nous serve. Bearer tokens per client, stored as a salted digest (the token itself is shown once and
 -- never stored), and the receipt of every accepted write: which client sent which key, from which source.
 CREATE TABLE service_tokens (
     token_id TEXT PRIMARY KEY,
