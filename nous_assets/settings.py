@@ -68,6 +68,9 @@ class Thresholds:
     queue_lease_seconds: int = 300
     queue_backoff_base_seconds: float = 30.0
     hot_tier_days: int = 90
+    # team mode (issue 12): `nous serve` refuses larger request bodies (413); `nous push` sends this many per batch
+    serve_max_body_bytes: int = 4 * 1024 * 1024
+    push_batch_events: int = 200
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,8 @@ class Settings:
     backend: str = "sqlite"  # sqlite (one cortex.db) | postgres (team mode: NOUS_PG_DSN, NOUS_TENANT)
     pg_dsn: str | None = None
     tenant_id: str = "local"
+    server_url: str | None = None  # nous push / nous pull: NOUS_SERVER_URL (http://host:port or unix:///path)
+    server_token: str | None = field(default=None, repr=False)  # NOUS_SERVER_TOKEN: never printed or passed on
 
     @property
     def lake_dir(self) -> Path:
@@ -279,6 +284,10 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
     _check_lifecycle(path, thresholds)
     if thresholds.hot_tier_days < 1:
         raise ConfigError(f"{path}: key 'thresholds.hot_tier_days' must be >= 1 (days of events kept in cortex.db)")
+    if thresholds.serve_max_body_bytes < 1024:
+        raise ConfigError(f"{path}: key 'thresholds.serve_max_body_bytes' must be >= 1024")
+    if not 1 <= thresholds.push_batch_events <= 1000:
+        raise ConfigError(f"{path}: key 'thresholds.push_batch_events' must be in 1..1000 (the server's batch limit)")
     return thresholds
 
 
@@ -455,12 +464,18 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         backend=backend,
         pg_dsn=pg_dsn,
         tenant_id=tenant_id,
+        server_url=env.get("NOUS_SERVER_URL") or None,
+        server_token=env.get("NOUS_SERVER_TOKEN") or None,
     )
 
 
 def settings_to_json(settings: Settings) -> str:
-    """The resolved settings as JSON: what ``nous config`` shows, and how a run's resource carries them."""
-    return json.dumps(asdict(settings), default=str, sort_keys=True)
+    """The resolved settings as JSON: what ``nous config`` shows, and how a run's resource carries them.
+
+    The server token is left out: a Dagster run's config is stored, and no run needs it."""
+    data = asdict(settings)
+    data.pop("server_token", None)
+    return json.dumps(data, default=str, sort_keys=True)
 
 
 _PATH_FIELDS = ("claude_config_dir", "data_dir", "db_path", "archive_dir", "config_path")

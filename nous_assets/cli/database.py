@@ -200,8 +200,9 @@ def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     data = asdict(settings)
-    if data.get("openai_api_key"):  # never print a credential, only that one is set
-        data["openai_api_key"] = "(set)"
+    for secret in ("openai_api_key", "server_token"):  # never print a credential, only that one is set
+        if data.get(secret):
+            data[secret] = "(set)"
     if settings.backend == "postgres":
         from nous_assets.store.pg.db import redact_dsn
 
@@ -209,6 +210,9 @@ def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
     else:  # team-mode settings take no effect on a local cortex.db
         for key in ("pg_dsn", "tenant_id"):
             data.pop(key, None)
+    if not settings.server_url:  # push/pull settings take effect only with a server
+        data.pop("server_url", None)
+        data.pop("server_token", None)
     print(json.dumps(data, indent=2, default=str))
     return 0
 

@@ -22,7 +22,8 @@ from nous_assets.store.pg import db as pgdb
 PG_DIR = Path(pgdb.__file__).parent
 TABLES = ("learning_events", "memories", "concepts", "edges", "projection_checkpoints", "memory_vectors",
           "injection_cache", "ingest_events", "intervention_candidates", "intervention_transitions",
-          "active_interventions", "ingest_cursors", "ingest_file_partitions", "project_aliases")  # fmt: skip
+          "active_interventions", "ingest_cursors", "ingest_file_partitions", "project_aliases",
+          "service_tokens", "service_receipts")  # fmt: skip
 
 
 @pytest.fixture

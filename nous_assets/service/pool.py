@@ -1,0 +1,112 @@
+"""Connections of the configured backend, shared by the server's worker threads.
+
+A request borrows one connection, binds the providers to the tenant its token decided
+(:func:`nous_assets.store.backend.sqlite_backend` / ``postgres_backend``: binding is a few small objects)
+and gives the connection back. A connection a request broke (lost server, failed transaction) is closed
+instead of returned, so the next request opens a fresh one: a PostgreSQL restart heals without a server
+restart. The schema is migrated once, when the pool opens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from nous_assets.settings import Settings
+from nous_assets.store.backend import Backend, postgres_backend, sqlite_backend
+from nous_assets.store.service_store import ServiceStore, SqliteServiceStore
+
+MAX_IDLE = 16
+
+
+class BackendPool:
+    """Idle connections of one backend (SQLite ``cortex.db`` or the PostgreSQL DSN)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.kind = settings.backend
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
+        self._release(self._open(migrate=True))
+
+    def _open(self, *, migrate: bool = False) -> Any:
+        if self.kind == "postgres":
+            from nous_assets.store.pg import db as pgdb
+
+            if migrate:
+                return pgdb.open_pg(self.settings.pg_dsn)
+            conn = pgdb.connect(self.settings.pg_dsn)
+            pgdb.register_vector(conn)
+            return conn
+        from nous_assets.store.db import open_db
+
+        return open_db(self.settings.db_path, create=migrate, migrate_schema=migrate,
+                       busy_timeout_ms=self.settings.db_busy_timeout_ms)  # fmt: skip
+
+    def _acquire(self) -> Any:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return self._open()
+
+    def _release(self, conn: Any) -> None:
+        with self._lock:
+            if len(self._idle) < MAX_IDLE:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[Any]:
+        """A connection for one request; closed rather than reused if the request failed with it."""
+        conn = self._acquire()
+        try:
+            yield conn
+        finally:
+            if self._healthy(conn):
+                self._release(conn)
+            else:
+                with contextlib.suppress(Exception):
+                    conn.close()
+
+    def _healthy(self, conn: Any) -> bool:
+        """Reusable: open, not broken, and outside any transaction (a failed request may leave neither)."""
+        try:
+            if self.kind == "postgres":
+                return not conn.closed and not conn.broken and conn.info.transaction_status == 0  # IDLE
+            return not conn.in_transaction
+        except Exception:  # a closed SQLite connection raises on any attribute that touches it
+            return False
+
+    @contextlib.contextmanager
+    def backend(self, tenant_id: str) -> Iterator[tuple[Backend, ServiceStore]]:
+        """The tenant's providers and the service store, over one borrowed connection."""
+        with self.connection() as conn:
+            if self.kind == "postgres":
+                from nous_assets.store.pg.service_store import PgServiceStore
+
+                backend, service = postgres_backend(conn, tenant_id), PgServiceStore(conn)
+            else:
+                backend, service = sqlite_backend(conn, tenant_id), SqliteServiceStore(conn)
+            yield dataclasses.replace(backend, close=lambda: None), service
+
+    @contextlib.contextmanager
+    def service_store(self) -> Iterator[ServiceStore]:
+        """Only the service store (token checks, before the tenant is known)."""
+        with self.connection() as conn:
+            if self.kind == "postgres":
+                from nous_assets.store.pg.service_store import PgServiceStore
+
+                yield PgServiceStore(conn)
+            else:
+                yield SqliteServiceStore(conn)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                conn.close()
