@@ -3,11 +3,13 @@
 The team's code location (``nous_assets.team_definitions``) runs the same capture and extraction code as a
 laptop, once per developer: ``<transcripts_root>/<developer>/`` holds that developer's Claude Code
 ``projects/`` tree (synced there), ``<staging_root>/<developer>/`` its lake and a staging ``cortex.db`` (queue,
-cursors, identity: the per-developer state extraction needs). What the team shares is the developer's tenant
-of the PostgreSQL backend, which the ``team_events`` asset fills through the ``EventStore`` protocol.
+cursors, identity: the per-developer state extraction needs). What the team shares is its tenant of the
+PostgreSQL backend (``NOUS_TENANT``, the tenant ``nous serve`` tokens name): every developer's events land in
+it through the ``EventStore`` protocol (the ``team_events`` asset), so what one developer's sessions taught
+reaches everyone's packets; events keep their own project and session.
 
-Partitions are dynamic, one per developer (the developer's folder name is the partition key and the tenant
-id), not day x developer: 100 developers are 100 partitions for as long as the team exists, where day x
+Partitions are dynamic, one per developer (the developer's folder name is the partition key), not day x
+developer: 100 developers are 100 partitions for as long as the team exists, where day x
 developer would add 36,500 a year and pass Dagster's recommended 100,000 per asset within three years. Days
 stay what they are on a laptop: a run takes the developer's days with new lines (the file cursors say which),
 so a run, and a backfill of every developer, is bounded by the new data, not by the calendar.
@@ -68,7 +70,7 @@ class TeamResource(dg.ConfigurableResource):
         return Path(self.staging_root) if self.staging_root else settings.data_dir / "team"
 
     def developer_settings(self, developer: str) -> Settings:
-        """The base settings pointed at ``developer``'s transcripts, staging data and tenant."""
+        """The base settings pointed at ``developer``'s transcripts and staging data; the tenant stays the team's."""
         check_tenant(developer)
         if "/" in developer or developer.startswith("."):
             raise ConfigError(f"developer {developer!r} is not a folder name")
@@ -80,7 +82,6 @@ class TeamResource(dg.ConfigurableResource):
             db_path=home / "cortex.db",
             archive_dir=home / "archive",
             project_glob=str(Path(self.transcripts_root) / developer / "**" / "*.jsonl"),
-            tenant_id=developer,
         )
 
     def developers(self) -> list[str]:

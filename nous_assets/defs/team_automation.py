@@ -32,7 +32,7 @@ team_job = dg.define_asset_job(
         tags_for_partition_key_fn=developer_tags,
     ),
     description="Extract one developer's new transcript days into the staging log, publish them to the "
-    "developer's PostgreSQL tenant and project them there.",
+    "team's PostgreSQL tenant and project them there.",
     executor_def=dg.in_process_executor,  # two steps in a chain: one process per run
 )
 

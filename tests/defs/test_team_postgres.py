@@ -1,6 +1,6 @@
 """Team mode on a real Dagster instance whose run, event-log and schedule storage is dagster-postgres on the
 embedded PostgreSQL (the contract suite's session server), configured by ``deploy/team/dagster.yaml`` itself:
-a developer's partition is materialized and its events land in that developer's tenant of the Nous backend."""
+every developer's partition is materialized and its events land in the team's tenant of the Nous backend."""
 
 from __future__ import annotations
 
@@ -53,14 +53,15 @@ def team_instance(pg_server, tmp_path_factory):
 
 @pytest.fixture
 def team(tmp_path: Path, nous_env: dict[str, str], pg_server) -> tuple[TeamResource, list[str]]:
-    """Two developers' transcripts (fresh names: tenants of the shared server) and the team resource."""
+    """Two developers' transcripts and the team resource of a fresh team tenant on the shared server."""
     root = tmp_path / "transcripts"
     names = [f"alice-{uuid.uuid4().hex[:6]}", f"bob-{uuid.uuid4().hex[:6]}"]
     for offset, name in enumerate(names):
         history = History(root / name, recent_days(2))
         for n, day in enumerate(history.days):
             history.write_day(day, n + 3 * offset)
-    settings = replace(load_settings(), backend="postgres", pg_dsn=pg_server.dsn())
+    team_tenant = f"team-{uuid.uuid4().hex[:6]}"
+    settings = replace(load_settings(), backend="postgres", pg_dsn=pg_server.dsn(), tenant_id=team_tenant)
     resource = TeamResource(
         transcripts_root=str(root), staging_root=str(tmp_path / "staging"), settings_json=settings_to_json(settings)
     )
@@ -70,6 +71,12 @@ def team(tmp_path: Path, nous_env: dict[str, str], pg_server) -> tuple[TeamResou
 def _pg_rows(pg_server, table: str, tenant: str) -> int:
     with psycopg.connect(pg_server.dsn()) as conn:
         return conn.execute(f"SELECT count(*) FROM {table} WHERE tenant_id = %s", (tenant,)).fetchone()[0]
+
+
+def _pg_keys(pg_server, tenant: str) -> set[str]:
+    with psycopg.connect(pg_server.dsn()) as conn:
+        rows = conn.execute("SELECT idempotency_key FROM learning_events WHERE tenant_id = %s", (tenant,)).fetchall()
+    return {r[0] for r in rows}
 
 
 def _staging_keys(resource: TeamResource, developer: str) -> set[str]:
@@ -116,9 +123,10 @@ def test_the_run_queue_holds_a_second_run_of_one_developer_but_not_another_devel
     assert tag in busy_developers(instance)
 
 
-def test_a_developers_partition_lands_in_that_developers_postgres_tenant(team_instance, team, pg_server):
+def test_every_developers_partition_lands_in_the_teams_postgres_tenant(team_instance, team, pg_server):
     instance, dbname = team_instance
     resource, (alice, bob) = team
+    tenant = resource.base_settings().tenant_id
     instance.add_dynamic_partitions(developers.name, [alice, bob])
     job = dg.Definitions(assets=TEAM_ASSETS, jobs=[team_job], resources={"team": resource}).resolve_job_def(
         team_job.name
@@ -134,20 +142,22 @@ def test_a_developers_partition_lands_in_that_developers_postgres_tenant(team_in
 
     staged = _staging_keys(resource, alice)
     assert staged, "the developer's transcripts gave no learnings"
-    assert _pg_rows(pg_server, "learning_events", alice) == len(staged)
-    assert _pg_rows(pg_server, "memories", alice) > 0  # projected in PostgreSQL
-    assert _pg_rows(pg_server, "learning_events", bob) == 0  # bob's partition was not materialized
+    assert _pg_keys(pg_server, tenant) == staged
+    assert _pg_rows(pg_server, "memories", tenant) > 0  # projected in PostgreSQL
+    assert _pg_rows(pg_server, "learning_events", alice) == 0  # a developer is not a tenant of their own
     published = result.asset_materializations_for_node("team_events")[0].metadata
-    assert published["events_published"].value == len(staged)
+    assert published["events_published"].value == len(staged) and published["tenant_id"].value == tenant
 
     again = job.execute_in_process(partition_key=alice, instance=instance)  # idempotent
     assert again.asset_materializations_for_node("team_events")[0].metadata["events_published"].value == 0
-    assert _pg_rows(pg_server, "learning_events", alice) == len(staged)
+    assert _pg_keys(pg_server, tenant) == staged
 
+    memories = _pg_rows(pg_server, "memories", tenant)
     assert job.execute_in_process(partition_key=bob, instance=instance).success
     bob_keys = _staging_keys(resource, bob)
-    assert _pg_rows(pg_server, "learning_events", bob) == len(bob_keys)
-    assert _pg_rows(pg_server, "learning_events", alice) == len(staged)  # untouched by bob's run
+    assert bob_keys - staged, "bob's sessions taught something of their own"
+    assert _pg_keys(pg_server, tenant) == staged | bob_keys  # one shared log: alice's and bob's learnings
+    assert _pg_rows(pg_server, "memories", tenant) > memories
 
 
 def test_the_team_sensor_adds_developers_and_requests_tagged_runs(team_instance, team):
@@ -199,14 +209,15 @@ def test_history_before_the_window_comes_only_with_the_since_tag(team_instance, 
     def days_of(result) -> list[str]:
         return result.asset_materializations_for_node("team_learning_events")[0].metadata["days"].value
 
+    tenant = resource.base_settings().tenant_id
     first = job.execute_in_process(partition_key=eve, instance=instance)
     assert days_of(first) == [recent]  # the first run records the 90-day window as the developer's floor
-    in_window = _pg_rows(pg_server, "learning_events", eve)
+    in_window = _pg_rows(pg_server, "learning_events", tenant)
     assert in_window > 0
 
     assert days_of(job.execute_in_process(partition_key=eve, instance=instance)) == []  # bounded: nothing new
     older = job.execute_in_process(partition_key=eve, instance=instance, tags={SINCE_TAG: old})
     assert days_of(older) == [old]
-    assert _pg_rows(pg_server, "learning_events", eve) > in_window
+    assert _pg_rows(pg_server, "learning_events", tenant) > in_window
     with pytest.raises(Exception, match="must be a day"):
         job.execute_in_process(partition_key=eve, instance=instance, tags={SINCE_TAG: "last year"})

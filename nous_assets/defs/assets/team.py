@@ -1,5 +1,5 @@
 """Team mode's assets, one partition per developer: extract into the developer's staging log, then publish
-it to the developer's tenant of the PostgreSQL backend and project it there.
+it to the team's tenant of the PostgreSQL backend and project it there.
 
 They call the same domain functions as the laptop's ``transcripts`` and ``learning_events`` assets; only the
 settings differ (per developer, from :class:`~nous_assets.defs.team.TeamResource`). The local graph
@@ -155,7 +155,7 @@ def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) 
     deps=[team_learning_events],
     group_name=GROUP,
     kinds={"postgres"},
-    description="The developer's staging events appended to the developer's tenant of the shared PostgreSQL "
+    description="The developer's staging events appended to the team's tenant (NOUS_TENANT) of the shared PostgreSQL "
     "log through the EventStore protocol (idempotent: keys kept; resumed from a checkpoint in the staging "
     "database, written after each committed batch), then projected there.",
 )
@@ -164,15 +164,15 @@ def team_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.Mat
     with team.staging(developer) as (settings, conn):
         if settings.backend != "postgres":
             raise ConfigError("team mode publishes to PostgreSQL: set NOUS_BACKEND=postgres and NOUS_PG_DSN")
-        with open_backend(settings, tenant_id=developer) as shared:
-            stats = publish_staging(conn, shared.events, developer)
+        with open_backend(settings) as shared:  # the team's tenant (NOUS_TENANT): what every developer shares
+            stats = publish_staging(conn, shared.events, settings.tenant_id)
             projected = shared.projection.project(policy=Policy.of(settings.thresholds))
             checkpoint = shared.projection.checkpoint()
     context.log.info(f"{developer}: {stats.published} events published, {stats.already_present} already there")
     return dg.MaterializeResult(
         metadata={
             "developer": dg.MetadataValue.text(developer),
-            "tenant_id": dg.MetadataValue.text(developer),
+            "tenant_id": dg.MetadataValue.text(settings.tenant_id),
             "events_published": dg.MetadataValue.int(stats.published),
             "events_already_present": dg.MetadataValue.int(stats.already_present),
             "resumed_after_staging_event": dg.MetadataValue.int(stats.resumed_after),
