@@ -56,6 +56,7 @@ def _offenders(folder: str, forbidden: tuple[str, ...]) -> list[str]:
                      "nous_assets.embed", "nous_assets.safety")),
         ("safety", ("nous_assets.defs", "nous_assets.cli", "nous_assets.retrieve", "nous_assets.observe")),
         ("store", ("nous_assets.service",)),
+        ("team", ("nous_assets.defs", "nous_assets.cli", "nous_assets.service")),
         ("service", ("nous_assets.defs", "nous_assets.cli", "nous_assets.extract", "nous_assets.embed",
                      "nous_assets.retrieve")),
     ],
@@ -95,7 +96,7 @@ def test_the_checker_sees_imports_inside_functions() -> None:
     assert {"nous_assets.embed.local", "nous_assets.embed.openai_embed"} <= names
 
 
-@pytest.mark.parametrize("folder", ["observe", "safety", "service"])
+@pytest.mark.parametrize("folder", ["observe", "safety", "service", "team"])
 def test_domain_packages_never_import_dagster(folder: str) -> None:
     """The observers and review run from the CLI and tests as well as from assets: no Dagster below defs/."""
     offenders = []

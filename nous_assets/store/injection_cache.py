@@ -67,3 +67,12 @@ def delete_keys(conn: Connection, cache_keys: Iterable[str]) -> int:
             (json.dumps(sorted(set(cache_keys))),),
         )
     return cur.rowcount
+
+
+def all_packets(conn: Connection) -> list[PacketRow]:
+    """Every packet in :data:`PacketRow` order, by key (what team mode copies to the tenant's cache)."""
+    rows = conn.execute(
+        "SELECT cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count, "
+        "built_from_event_id, created_at FROM injection_cache WHERE cache_key NOT LIKE 'alias:%' ORDER BY cache_key"
+    ).fetchall()
+    return [tuple(r) for r in rows]  # type: ignore[misc]

@@ -221,3 +221,124 @@ def test_history_before_the_window_comes_only_with_the_since_tag(team_instance, 
     assert _pg_rows(pg_server, "learning_events", tenant) > in_window
     with pytest.raises(Exception, match="must be a day"):
         job.execute_in_process(partition_key=eve, instance=instance, tags={SINCE_TAG: "last year"})
+
+
+def _tenant_packets(pg_server, tenant: str) -> list[tuple]:
+    with psycopg.connect(pg_server.dsn()) as conn:
+        return conn.execute(
+            "SELECT cache_key, project_id, packet_text, memory_ids_json, built_from_event_id, created_at "
+            "FROM injection_cache WHERE tenant_id = %s ORDER BY cache_key",
+            (tenant,),
+        ).fetchall()
+
+
+def _tenant_ids(pg_server, tenant: str) -> tuple[dict[int, str], set[int]]:
+    """({memory id: content}, event ids) of one tenant."""
+    with psycopg.connect(pg_server.dsn()) as conn:
+        memories = dict(conn.execute("SELECT id, content FROM memories WHERE tenant_id = %s", (tenant,)).fetchall())
+        events = {r[0] for r in conn.execute("SELECT event_id FROM learning_events WHERE tenant_id = %s", (tenant,))}
+    return memories, events
+
+
+def _packets_of(result) -> dict:
+    return result.asset_materializations_for_node("team_packets")[0].metadata
+
+
+def test_team_packets_name_the_tenants_memories_and_a_rerun_writes_nothing(team_instance, team, pg_server):
+    import json
+    import sys
+
+    from firstrun import PROJECT
+
+    sys.path.insert(0, str(REPO / "tests" / "store"))
+    from eventgen import extracted
+
+    from nous_assets.store.backend import open_backend
+
+    instance, _ = team_instance
+    resource, (alice, _bob) = team
+    settings = resource.developer_settings(alice)
+    tenant = settings.tenant_id  # read from the settings: a tenant may hold several developers
+    with open_backend(settings, tenant_id=f"elsewhere-{uuid.uuid4().hex[:8]}") as other:  # ids differ from the mirror's
+        other.events.append(extracted("L-elsewhere", key=f"elsewhere:{uuid.uuid4().hex}"))
+    instance.add_dynamic_partitions(developers.name, [alice])
+    job = dg.Definitions(assets=TEAM_ASSETS, jobs=[team_job], resources={"team": resource}).resolve_job_def(
+        team_job.name
+    )
+    first = job.execute_in_process(partition_key=alice, instance=instance)
+    assert first.success
+    packets = _tenant_packets(pg_server, tenant)
+    memories, events = _tenant_ids(pg_server, tenant)
+    assert {p[1] for p in packets} >= {PROJECT}
+    named = {i for p in packets for i in json.loads(p[3])}
+    assert named and named <= set(memories)  # the tenant's memory ids, not the mirror's
+    assert all(p[4] in events for p in packets)  # built_from_event_id: an event of the tenant
+    project_packet = next(p for p in packets if p[1] == PROJECT)
+    assert all(memories[i] in project_packet[2] or memories[i][:40] in project_packet[2]
+               for i in json.loads(project_packet[3]))  # fmt: skip
+    meta = _packets_of(first)
+    assert meta["events_mirrored"].value == len(events) and meta["projects_written"].value >= 1
+
+    again = job.execute_in_process(partition_key=alice, instance=instance)  # nothing new: nothing written
+    meta = _packets_of(again)
+    assert (meta["events_mirrored"].value, meta["projects_written"].value, meta["packets_written"].value) == (0, 0, 0)
+    assert _tenant_packets(pg_server, tenant) == packets  # same rows, same created_at
+
+    # another writer of the tenant (a developer sharing it, a push): the mirror takes the whole log
+    learned = "Never deploy the widget service on Fridays without the release checklist."
+    with open_backend(settings, tenant_id=tenant) as shared:
+        new = shared.events.append(extracted(f"L-{uuid.uuid4().hex[:8]}", learned, project=PROJECT,
+                                             key=f"other-writer:{uuid.uuid4().hex}", concepts=["deploy"]))  # fmt: skip
+        shared.projection.project()
+    third = job.execute_in_process(partition_key=alice, instance=instance)
+    meta = _packets_of(third)
+    assert meta["events_mirrored"].value == 1 and meta["projects_written"].value >= 1
+    rebuilt = next(p for p in _tenant_packets(pg_server, tenant) if p[0] == project_packet[0])
+    assert learned in rebuilt[2] and new.event.event_id in json.loads(rebuilt[3])
+    assert rebuilt[4] == new.event.event_id  # built from the tenant's newest event
+
+
+def test_nous_pull_brings_the_team_packets_to_the_resolver(team_instance, team, pg_server, nous_env, monkeypatch,
+                                                            capsys):  # fmt: skip
+    """End to end: a developer's partition, ``nous serve`` on the tenant, ``nous pull``, the SessionStart hook."""
+    import json
+    import subprocess
+    import sys
+
+    from firstrun import PROJECT
+
+    sys.path.insert(0, str(REPO / "tests" / "service"))
+    from servekit import running, service_settings
+
+    from nous_assets.cli.main import main
+    from nous_assets.service import tokens
+
+    instance, _ = team_instance
+    resource, (alice, _bob) = team
+    tenant = resource.developer_settings(alice).tenant_id
+    instance.add_dynamic_partitions(developers.name, [alice])
+    job = dg.Definitions(assets=TEAM_ASSETS, jobs=[team_job], resources={"team": resource}).resolve_job_def(
+        team_job.name
+    )
+    assert job.execute_in_process(partition_key=alice, instance=instance).success
+    project_packet = next(p for p in _tenant_packets(pg_server, tenant) if p[1] == PROJECT)
+    first_line = next(line for line in project_packet[2].splitlines() if line.startswith("- "))
+
+    server_settings = service_settings(Path(nous_env["HOME"]).parent / "server", "postgres", tenant, pg_server.dsn())
+    with running(server_settings) as (url, _port, pool):
+        with pool.service_store() as store:
+            token = tokens.create(store, client_id="alice-laptop", tenant_id=tenant, scopes=("client",))
+        monkeypatch.setenv("NOUS_SERVER_URL", url)
+        monkeypatch.setenv("NOUS_SERVER_TOKEN", token)
+        assert main(["pull"]) == 0
+    assert "packet(s)" in capsys.readouterr().err
+
+    local = load_settings()
+    hook = {"session_id": "sess-team", "transcript_path": "/tmp/x.jsonl", "cwd": "/home/dev/widget",
+            "hook_event_name": "SessionStart", "source": "startup"}  # fmt: skip
+    proc = subprocess.run([sys.executable, "-I", "-m", "resolver", "session-start", "--data-dir",
+                           str(local.data_dir)], input=json.dumps(hook).encode(), capture_output=True,
+                          cwd=REPO, timeout=30)  # fmt: skip
+    assert proc.returncode == 0
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert first_line in context  # the team's packet for the project, printed for the project's cwd

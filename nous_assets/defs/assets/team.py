@@ -1,5 +1,6 @@
 """Team mode's assets, one partition per developer: extract into the developer's staging log, then publish
-it to the team's tenant of the PostgreSQL backend and project it there.
+it to the team's tenant of the PostgreSQL backend and project it there, then build the tenant's injection
+packets (``nous pull`` fetches them) over a mirror of the tenant's log (:mod:`nous_assets.team.packets`).
 
 They call the same domain functions as the laptop's ``transcripts`` and ``learning_events`` assets; only the
 settings differ (per developer, from :class:`~nous_assets.defs.team.TeamResource`). The local graph
@@ -23,6 +24,7 @@ from nous_assets.capture.scan import (
 )
 from nous_assets.defs.assets.capture import above_floor, run_source
 from nous_assets.defs.team import LLM_POOL, SINCE_TAG, TeamResource, developers
+from nous_assets.embed.registry import get_embedder
 from nous_assets.errors import ConfigError, NousError, storage_error
 from nous_assets.extract.registry import get_extractor
 from nous_assets.extract.worker import DrainStats, drain, enqueue_partition, incomplete_paths
@@ -34,6 +36,7 @@ from nous_assets.store.db import Connection
 from nous_assets.store.event_publish import publish_staging
 from nous_assets.store.floor import floor_or_default, get_floor, lower_floor
 from nous_assets.store.memory_state import Policy
+from nous_assets.team.packets import build_tenant_packets
 
 GROUP = "team"
 
@@ -183,4 +186,52 @@ def team_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.Mat
     )
 
 
-TEAM_ASSETS = [team_learning_events, team_events]
+@dg.asset(
+    partitions_def=developers,
+    deps=[team_events],
+    group_name=GROUP,
+    kinds={"sqlite", "postgres"},
+    description="Injection packets of the developer's tenant, for `nous pull`: the tenant's whole log (every "
+    "developer's) copied into a per-tenant mirror cortex.db under the staging root, projected, embedded, linked "
+    "and packed there by the laptop's steps, then written per project to the tenant's injection_cache (memory "
+    "ids and built_from_event_id in the tenant's event ids; a project whose packets are unchanged is not "
+    "rewritten).",
+)
+def team_packets(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
+    developer = context.partition_key
+    settings = team.developer_settings(developer)
+    if settings.backend != "postgres":
+        raise ConfigError("team mode builds packets for PostgreSQL: set NOUS_BACKEND=postgres and NOUS_PG_DSN")
+    staging_root = team.staging_dir(team.base_settings())
+    with open_backend(settings, tenant_id=settings.tenant_id) as shared:
+        stats = build_tenant_packets(
+            settings, staging_root, shared.events, shared.cache, embedder=get_embedder(settings)
+        )
+    if stats.memories_left_to_embed:
+        context.log.warning(f"{stats.tenant_id}: {stats.memories_left_to_embed} memories left to embed next run")
+    context.log.info(
+        f"{developer} (tenant {stats.tenant_id}): {stats.events_mirrored} events mirrored, "
+        f"{stats.projects_written} project(s) written, {stats.projects_unchanged} unchanged"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "developer": dg.MetadataValue.text(developer),
+            "tenant_id": dg.MetadataValue.text(stats.tenant_id),
+            "mirror": dg.MetadataValue.path(str(stats.mirror)),
+            "events_mirrored": dg.MetadataValue.int(stats.events_mirrored),
+            "events_already_mirrored": dg.MetadataValue.int(stats.events_already_mirrored),
+            "tenant_last_event_id": dg.MetadataValue.int(stats.tenant_last_event_id),
+            "events_projected": dg.MetadataValue.int(stats.events_projected),
+            "memories_embedded": dg.MetadataValue.int(stats.memories_embedded),
+            "memories_left_to_embed": dg.MetadataValue.int(stats.memories_left_to_embed),
+            "edges_written": dg.MetadataValue.int(stats.edges_written),
+            "projects_rebuilt_in_mirror": dg.MetadataValue.int(stats.projects_rebuilt),
+            "projects_written": dg.MetadataValue.int(stats.projects_written),
+            "projects_unchanged": dg.MetadataValue.int(stats.projects_unchanged),
+            "projects_emptied": dg.MetadataValue.int(stats.projects_emptied),
+            "packets_written": dg.MetadataValue.int(stats.packets_written),
+        }
+    )
+
+
+TEAM_ASSETS = [team_learning_events, team_events, team_packets]
