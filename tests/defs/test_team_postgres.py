@@ -301,14 +301,12 @@ def test_team_packets_name_the_tenants_memories_and_a_rerun_writes_nothing(team_
 def test_nous_pull_brings_the_team_packets_to_the_resolver(team_instance, team, pg_server, nous_env, monkeypatch,
                                                             capsys):  # fmt: skip
     """End to end: a developer's partition, ``nous serve`` on the tenant, ``nous pull``, the SessionStart hook."""
-    import json
-    import subprocess
     import sys
 
     from firstrun import PROJECT
 
     sys.path.insert(0, str(REPO / "tests" / "service"))
-    from servekit import running, service_settings
+    from servekit import running, service_settings, session_start_context
 
     from nous_assets.cli.main import main
     from nous_assets.service import tokens
@@ -334,11 +332,5 @@ def test_nous_pull_brings_the_team_packets_to_the_resolver(team_instance, team, 
     assert "packet(s)" in capsys.readouterr().err
 
     local = load_settings()
-    hook = {"session_id": "sess-team", "transcript_path": "/tmp/x.jsonl", "cwd": "/home/dev/widget",
-            "hook_event_name": "SessionStart", "source": "startup"}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-I", "-m", "resolver", "session-start", "--data-dir",
-                           str(local.data_dir)], input=json.dumps(hook).encode(), capture_output=True,
-                          cwd=REPO, timeout=30)  # fmt: skip
-    assert proc.returncode == 0
-    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    context = session_start_context(local.data_dir, "/home/dev/widget", "sess-team")
     assert first_line in context  # the team's packet for the project, printed for the project's cwd

@@ -6,6 +6,8 @@ import contextlib
 import dataclasses
 import http.client
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -16,6 +18,8 @@ from nous_assets.service import tokens, transport
 from nous_assets.service.app import create_app
 from nous_assets.service.pool import BackendPool
 from nous_assets.settings import Settings, load_settings
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclasses.dataclass
@@ -106,3 +110,13 @@ def running(settings: Settings, **app_options: Any) -> Iterator[tuple[str, int, 
         thread.join(timeout=30)
         sock.close()
         pool.close()
+
+
+def session_start_context(data_dir: Path, cwd: str, session_id: str = "sess-pull") -> str:
+    """What the real resolver (``python -I -m resolver session-start``) injects for ``cwd`` from ``data_dir``."""
+    hook = {"session_id": session_id, "transcript_path": "/tmp/x.jsonl", "cwd": cwd,
+            "hook_event_name": "SessionStart", "source": "startup"}  # fmt: skip
+    proc = subprocess.run([sys.executable, "-I", "-m", "resolver", "session-start", "--data-dir", str(data_dir)],
+                          input=json.dumps(hook).encode(), capture_output=True, cwd=REPO, timeout=30)  # fmt: skip
+    assert proc.returncode == 0
+    return json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]

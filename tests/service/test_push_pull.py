@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from eventgen import extracted, lifecycle
+from servekit import session_start_context
 
 from nous_assets.cli.main import main
 from nous_assets.settings import load_settings
@@ -172,13 +173,7 @@ def test_pull_writes_packets_the_resolver_reads(serve, client_env, tmp_path, cap
     assert main(["pull"]) == 0
     assert "2 packet(s) of 2 project(s)" in capsys.readouterr().err
     settings = load_settings()
-    hook = {"session_id": "sess-9", "transcript_path": "/tmp/x.jsonl", "cwd": str(workdir),
-            "hook_event_name": "SessionStart", "source": "startup"}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-I", "-m", "resolver", "session-start", "--data-dir",
-                           str(settings.data_dir)], input=json.dumps(hook).encode(), capture_output=True,
-                          cwd=REPO, timeout=30)  # fmt: skip
-    assert proc.returncode == 0
-    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    context = session_start_context(settings.data_dir, str(workdir), "sess-9")
     assert "run make lint before pushing" in context
     # a second pull after the server rebuilt the packets replaces them (no stale copy left)
     with served.backend() as backend:
