@@ -16,12 +16,15 @@ def test_a_collected_instance_left_as_the_current_state_storage_does_not_break_r
     pipe = pipeline_factory(str(tmp_path / "none" / "**" / "*.jsonl"))
     (tmp_path / "dagster").mkdir()
     gone = dg.DagsterInstance.local_temp(str(tmp_path / "dagster"))  # persistent: it has a state storage
-    stale = set_defs_state_storage(gone.defs_state_storage)
+    storage = gone.defs_state_storage
+    del gone
+    # collected before the storage is made current: a collection can also finalize a context manager an earlier
+    # test abandoned, whose exit sets the variable to None (which is how this test once failed in CI)
+    gc.collect()
+    stale = set_defs_state_storage(storage)
     stale.__enter__()
     try:
-        del gone
-        gc.collect()
-        assert DefsStateStorage.get() is not None  # the stale storage is what the next resolve would read
+        assert DefsStateStorage.get() is storage  # the stale storage (its instance gone) the next resolve would read
         (day,) = run_days(["2026-01-05"], resource=pipe.resource())
         assert day.success, day.error
         instance = dg.DagsterInstance.ephemeral()
