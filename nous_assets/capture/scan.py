@@ -28,6 +28,7 @@ from pathlib import Path
 
 from nous_assets.capture.days import FileDays, days_in, file_days, mtime_day
 from nous_assets.capture.discovery import DiscoveryResult, SkippedFile, TranscriptFile, discover
+from nous_assets.capture.lake import write_partition
 from nous_assets.capture.parser import (
     AgentLink,
     ParseResult,
@@ -350,4 +351,16 @@ def read_manifest(lake_dir: Path, date: str) -> PartitionScan:
             if "region_dates" in row:  # written before region ends: every day up to the scanned offset
                 row["region_ends"] = dict.fromkeys(row.pop("region_dates"), row["consumed_offset"])
             scan.files.append(FileScan(**row))
+    return scan
+
+
+def capture_day(settings: Settings, conn: Connection, date: str) -> PartitionScan:
+    """Scan one day's transcript lines (redacted) into its lake partition and manifest; returns the scan.
+
+    Cursors do not move here: they are promoted once the day's queue items are drained.
+    """
+    scan = scan_partition(settings, conn, date)
+    write_partition(settings.lake_dir, date, scan.turns, scan.quarantined, scan.agent_links,
+                    forget_projects=settings.opt_out_projects)  # fmt: skip
+    write_manifest(settings.lake_dir, scan)
     return scan

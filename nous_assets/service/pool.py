@@ -81,28 +81,25 @@ class BackendPool:
         except Exception:  # a closed SQLite connection raises on any attribute that touches it
             return False
 
+    def _service_store(self, conn: Any) -> ServiceStore:
+        if self.kind == "postgres":
+            from nous_assets.store.pg.service_store import PgServiceStore
+
+            return PgServiceStore(conn)
+        return SqliteServiceStore(conn)
+
     @contextlib.contextmanager
     def backend(self, tenant_id: str) -> Iterator[tuple[Backend, ServiceStore]]:
         """The tenant's providers and the service store, over one borrowed connection."""
         with self.connection() as conn:
-            if self.kind == "postgres":
-                from nous_assets.store.pg.service_store import PgServiceStore
-
-                backend, service = postgres_backend(conn, tenant_id), PgServiceStore(conn)
-            else:
-                backend, service = sqlite_backend(conn, tenant_id), SqliteServiceStore(conn)
-            yield dataclasses.replace(backend, close=lambda: None), service
+            bind = postgres_backend if self.kind == "postgres" else sqlite_backend
+            yield dataclasses.replace(bind(conn, tenant_id), close=lambda: None), self._service_store(conn)
 
     @contextlib.contextmanager
     def service_store(self) -> Iterator[ServiceStore]:
         """Only the service store (token checks, before the tenant is known)."""
         with self.connection() as conn:
-            if self.kind == "postgres":
-                from nous_assets.store.pg.service_store import PgServiceStore
-
-                yield PgServiceStore(conn)
-            else:
-                yield SqliteServiceStore(conn)
+            yield self._service_store(conn)
 
     def close(self) -> None:
         with self._lock:

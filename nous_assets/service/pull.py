@@ -9,19 +9,18 @@ down leaves the local cache as it was.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from nous_assets.service.client import Client
-from nous_assets.service.push import whoami
+from nous_assets.service.push import identity_of, whoami
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.injection_cache import PacketRow
+from nous_assets.store.protocols import CachedPacket
 from nous_assets.store.sqlite_backend import SqliteCacheStore
-from nous_assets.timeutil import now_iso
 
 PAGE = 200
-_ROW = ("cache_key", "project_id", "scope", "fingerprint_json", "packet_text", "memory_ids_json", "char_count",
-        "built_from_event_id", "created_at")  # fmt: skip
+_ROW = tuple(f.name for f in fields(CachedPacket))  # a PacketRow's columns, in order
 
 
 @dataclass
@@ -33,8 +32,7 @@ class PullReport:
 def fetch(client: Client, *, project_id: str | None, progress: Callable[[int], None] | None = None) -> list[dict]:
     """Every packet the server holds for the token's tenant (or one project of it), page by page."""
     me = whoami(client)
-    identity = {"project_id": project_id or "*", "session_id": f"pull:{now_iso()}", "client_id": me["client_id"],
-                "event_source": "fs_reconcile", "tenant_id": me["tenant_id"]}  # fmt: skip
+    identity = identity_of(me, "pull", "fs_reconcile", project_id)
     packets: list[dict[str, Any]] = []
     after = ""
     while True:

@@ -39,6 +39,12 @@ def whoami(client: Client) -> dict[str, Any]:
     return client.post("/v1/whoami", {})[1]
 
 
+def identity_of(me: dict[str, Any], verb: str, source: str, project_id: str | None = None) -> dict[str, Any]:
+    """The identity envelope of one ``nous push`` / ``nous pull`` run, for the token's own tenant and client."""
+    return {"project_id": project_id or "*", "session_id": f"{verb}:{now_iso()}", "client_id": me["client_id"],
+            "event_source": source, "tenant_id": me["tenant_id"]}  # fmt: skip
+
+
 def target(client: Client, me: dict[str, Any]) -> str:
     """The cursor's name: one per server and tenant (another server, or tenant, starts from the beginning)."""
     return f"{client.url}#{me['tenant_id']}"
@@ -76,8 +82,7 @@ def push(
     me = whoami(client)
     name = target(client, me)
     report = PushReport(cursor=push_cursor.get(conn, name))
-    identity = {"project_id": "*", "session_id": f"push:{now_iso()}", "client_id": me["client_id"],
-                "event_source": "historical_backfill", "tenant_id": me["tenant_id"]}  # fmt: skip
+    identity = identity_of(me, "push", "historical_backfill")
     store = EventStore(conn)
     while max_batches is None or report.batches < max_batches:
         batch = store.page(report.cursor, store.last_event_id(), batch_size)

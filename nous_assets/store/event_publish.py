@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nous_assets.errors import InvalidEventError
+from nous_assets.store import meta
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.events import LearningEvent, StoredEvent
 from nous_assets.store.protocols import EventStore
@@ -42,17 +43,14 @@ def _checkpoint_key(tenant_id: str) -> str:
 
 def published_through(conn: Connection, tenant_id: str) -> int:
     """The staging log's last event published to ``tenant_id`` (0: none yet)."""
-    row = conn.execute("SELECT value FROM nous_meta WHERE key = ?", (_checkpoint_key(tenant_id),)).fetchone()
-    return int(row[0]) if row else 0
+    value = meta.get(conn, _checkpoint_key(tenant_id))
+    return int(value) if value is not None else 0
 
 
 def record_published(conn: Connection, tenant_id: str, event_id: int) -> None:
     """Remember that the target holds every staging event up to ``event_id`` (called after its commit)."""
     with atomic(conn):
-        conn.execute(
-            "INSERT INTO nous_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (_checkpoint_key(tenant_id), str(event_id)),
-        )
+        meta.put(conn, _checkpoint_key(tenant_id), str(event_id))
 
 
 def valid_checkpoint(source: EventStore, target: EventStore, checkpoint: int) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+from nous_assets.store import meta
 from nous_assets.store.db import Connection, atomic
 
 KEY = "ingest_floor"
@@ -17,8 +18,7 @@ KEY = "ingest_floor"
 
 def get_floor(conn: Connection) -> str | None:
     """The recorded floor (``YYYY-MM-DD``), or None before the first backfill."""
-    row = conn.execute("SELECT value FROM nous_meta WHERE key = ?", (KEY,)).fetchone()
-    return str(row[0]) if row else None
+    return meta.get(conn, KEY)
 
 
 def lower_floor(conn: Connection, first: str, last: str | None = None) -> str:
@@ -33,10 +33,7 @@ def lower_floor(conn: Connection, first: str, last: str | None = None) -> str:
             reaches = last is None or date.fromisoformat(last) >= date.fromisoformat(current) - timedelta(days=1)
             if current <= first or not reaches:
                 return current
-        conn.execute(
-            "INSERT INTO nous_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (KEY, first),
-        )
+        meta.put(conn, KEY, first)
     return first
 
 

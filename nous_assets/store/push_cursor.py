@@ -7,6 +7,7 @@ idempotency keys turn into no-ops).
 
 from __future__ import annotations
 
+from nous_assets.store import meta
 from nous_assets.store.db import Connection, atomic
 
 _PREFIX = "push_cursor:"
@@ -14,8 +15,8 @@ _PREFIX = "push_cursor:"
 
 def get(conn: Connection, target: str) -> int:
     """The last acknowledged event id for ``target`` (0 before the first push)."""
-    row = conn.execute("SELECT value FROM nous_meta WHERE key = ?", (_PREFIX + target,)).fetchone()
-    return int(row[0]) if row else 0
+    value = meta.get(conn, _PREFIX + target)
+    return int(value) if value is not None else 0
 
 
 def advance(conn: Connection, target: str, event_id: int) -> int:
@@ -23,10 +24,7 @@ def advance(conn: Connection, target: str, event_id: int) -> int:
     with atomic(conn):
         current = get(conn, target)
         if event_id > current:
-            conn.execute(
-                "INSERT INTO nous_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (_PREFIX + target, str(event_id)),
-            )
+            meta.put(conn, _PREFIX + target, str(event_id))
             return event_id
         return current
 
@@ -34,7 +32,4 @@ def advance(conn: Connection, target: str, event_id: int) -> int:
 def reset(conn: Connection, target: str, event_id: int = 0) -> None:
     """Set the cursor back (``nous push --from-start``): everything after ``event_id`` is sent again."""
     with atomic(conn):
-        conn.execute(
-            "INSERT INTO nous_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (_PREFIX + target, str(event_id)),
-        )
+        meta.put(conn, _PREFIX + target, str(event_id))

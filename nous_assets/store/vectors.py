@@ -22,6 +22,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+from nous_assets.store import meta
 from nous_assets.store.db import Connection
 
 TABLE = "vectors"
@@ -76,11 +77,11 @@ def recreate_table(conn: Connection, dimensions: int, *, exists: bool) -> None:
 
 def model_info(conn: Connection) -> dict | None:
     """The recorded active model (``model``, ``dimensions``, ``status``...), or None when absent or unreadable."""
-    row = conn.execute("SELECT value FROM nous_meta WHERE key = ?", (META_KEY,)).fetchone()
-    if row is None:
+    value = meta.get(conn, META_KEY)
+    if value is None:
         return None
     try:
-        info = json.loads(row[0])
+        info = json.loads(value)
     except ValueError:
         return None
     if not isinstance(info, dict) or "model" not in info or "dimensions" not in info:
@@ -89,10 +90,7 @@ def model_info(conn: Connection) -> dict | None:
 
 
 def write_model_info(conn: Connection, info: Mapping) -> None:
-    conn.execute(
-        "INSERT INTO nous_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (META_KEY, json.dumps(dict(info), sort_keys=True)),
-    )
+    meta.put(conn, META_KEY, json.dumps(dict(info), sort_keys=True))
 
 
 def memory_rows(conn: Connection, model: str, dimensions: int) -> Iterator[sqlite3.Row]:

@@ -4,14 +4,12 @@ from dataclasses import replace
 
 import dagster as dg
 
-from nous_assets.capture.lake import write_partition
 from nous_assets.capture.scan import (
     PartitionScan,
+    capture_day,
     promote_cursors,
     read_manifest,
     record_file_progress,
-    scan_partition,
-    write_manifest,
 )
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
@@ -58,16 +56,7 @@ def transcripts(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mat
     with nous.connection() as conn:
         for date in context.partition_keys:
             try:
-                scan = scan_partition(settings, conn, date)
-                write_partition(
-                    settings.lake_dir,
-                    date,
-                    scan.turns,
-                    scan.quarantined,
-                    scan.agent_links,
-                    forget_projects=settings.opt_out_projects,
-                )
-                write_manifest(settings.lake_dir, scan)
+                scan = capture_day(settings, conn, date)
             except Exception as exc:
                 if storage_error(exc) is not None:
                     raise  # read-only, full or locked storage fails every day alike: stop with the reason

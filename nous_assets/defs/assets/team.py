@@ -13,14 +13,13 @@ from datetime import UTC, date, datetime
 
 import dagster as dg
 
-from nous_assets.capture.lake import read_turns, write_partition
+from nous_assets.capture.lake import read_turns
 from nous_assets.capture.scan import (
+    capture_day,
     plan_new_data,
     promote_cursors,
     read_manifest,
     record_file_progress,
-    scan_partition,
-    write_manifest,
 )
 from nous_assets.defs.assets.capture import above_floor, run_source
 from nous_assets.defs.team import LLM_POOL, SINCE_TAG, TeamResource, developers
@@ -73,13 +72,6 @@ class DeveloperRun:
     stats: DrainStats = field(default_factory=DrainStats)
 
 
-def _capture_day(settings: Settings, conn: Connection, day: str) -> None:
-    scan = scan_partition(settings, conn, day)
-    write_partition(settings.lake_dir, day, scan.turns, scan.quarantined, scan.agent_links,
-                    forget_projects=settings.opt_out_projects)  # fmt: skip
-    write_manifest(settings.lake_dir, scan)
-
-
 def capture_and_extract(
     settings: Settings, conn: Connection, days: list[str], *, source: str, worker: str
 ) -> DeveloperRun:
@@ -93,7 +85,7 @@ def capture_and_extract(
     done = []
     for day in days:
         try:
-            _capture_day(settings, conn, day)
+            capture_day(settings, conn, day)
         except Exception as exc:
             if storage_error(exc) is not None:
                 raise
@@ -153,6 +145,13 @@ def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) 
     )
 
 
+def _on_postgres(settings: Settings) -> Settings:
+    """The settings, once they name PostgreSQL: what the team shares lives there."""
+    if settings.backend != "postgres":
+        raise ConfigError("team mode shares through PostgreSQL: set NOUS_BACKEND=postgres and NOUS_PG_DSN")
+    return settings
+
+
 @dg.asset(
     partitions_def=developers,
     deps=[team_learning_events],
@@ -164,13 +163,10 @@ def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) 
 )
 def team_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
     developer = context.partition_key
-    with team.staging(developer) as (settings, conn):
-        if settings.backend != "postgres":
-            raise ConfigError("team mode publishes to PostgreSQL: set NOUS_BACKEND=postgres and NOUS_PG_DSN")
-        with open_backend(settings) as shared:  # the team's tenant (NOUS_TENANT): what every developer shares
-            stats = publish_staging(conn, shared.events, settings.tenant_id)
-            projected = shared.projection.project(policy=Policy.of(settings.thresholds))
-            checkpoint = shared.projection.checkpoint()
+    with team.staging(developer) as (settings, conn), open_backend(_on_postgres(settings)) as shared:
+        stats = publish_staging(conn, shared.events, settings.tenant_id)  # into the team's tenant (NOUS_TENANT)
+        projected = shared.projection.project(policy=Policy.of(settings.thresholds))
+        checkpoint = shared.projection.checkpoint()
     context.log.info(f"{developer}: {stats.published} events published, {stats.already_present} already there")
     return dg.MaterializeResult(
         metadata={
@@ -199,11 +195,9 @@ def team_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.Mat
 )
 def team_packets(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
     developer = context.partition_key
-    settings = team.developer_settings(developer)
-    if settings.backend != "postgres":
-        raise ConfigError("team mode builds packets for PostgreSQL: set NOUS_BACKEND=postgres and NOUS_PG_DSN")
+    settings = _on_postgres(team.developer_settings(developer))
     staging_root = team.staging_dir(team.base_settings())
-    with open_backend(settings, tenant_id=settings.tenant_id) as shared:
+    with open_backend(settings) as shared:
         stats = build_tenant_packets(
             settings, staging_root, shared.events, shared.cache, embedder=get_embedder(settings)
         )
