@@ -51,7 +51,8 @@ class Thresholds:
     archive_below: float = 0.1  # a memory whose score falls below this is archived
     rotation_bound: int = 2000  # memories kept per scope (a project, or the global scope); the rest archived
     recency_half_life_days: float = 30.0
-    injection_budget_chars: int = 8000
+    injection_budget_chars: int = 8000  # a ceiling, not a target: lines must earn their place
+    packet_min_confidence: float = 0.55  # retrieve/confidence.py: the bar a memory's evidence must reach
     # observers and interventions (issue 10, deliverable 5): when a candidate is emitted, kept, shown
     intervention_min_confidence: float = 0.6
     intervention_ttl_seconds: int = 7 * 86400
@@ -274,8 +275,9 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
         raise ConfigError(f"{path}: key 'thresholds.recall_budget_chars' must be in {low}..{high}")
     if thresholds.queue_max_attempts < 1:
         raise ConfigError(f"{path}: key 'thresholds.queue_max_attempts' must be >= 1")
-    if not 0 <= thresholds.intervention_min_confidence <= 1:
-        raise ConfigError(f"{path}: key 'thresholds.intervention_min_confidence' must be in [0, 1]")
+    for name in ("intervention_min_confidence", "packet_min_confidence"):
+        if not 0 <= getattr(thresholds, name) <= 1:
+            raise ConfigError(f"{path}: key 'thresholds.{name}' must be in [0, 1]")
     for name in ("intervention_ttl_seconds", "intervention_cooldown_seconds", "intervention_max_per_packet",
                  "intervention_repeat_sessions", "intervention_relearn_sessions", "intervention_failure_sessions",
                  "intervention_contradiction_min_pairs", "claude_md_min_sessions"):  # fmt: skip

@@ -66,6 +66,7 @@ SECTION_TITLES = {
     "relearn": "Re-learning flags",
     "injection-failures": "Injection failures",
     "interventions": "Active interventions",
+    "stale": "Stale in the checkout (not injected)",
 }
 ANSWERS = {
     "contradictions": "`nous review supersede OLD --by NEW` keeps the later fact, `validate ID` confirms one, "
@@ -73,6 +74,7 @@ ANSWERS = {
     "relearn": "`nous review validate ID` confirms the memory as it stands, `reject ID` archives it",
     "injection-failures": "`nous review validate ID` confirms it, `reject ID` archives it",
     "interventions": "`nous review dismiss ID` ends one (its key then cools down)",
+    "stale": "`nous review reject ID` archives it; it is injected again once its citation resolves",
 }
 
 

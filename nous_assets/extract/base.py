@@ -33,6 +33,9 @@ LEARNING_FIELDS: dict[str, str] = {
     "applies_when": "optional str: when the memory applies ('before committing', 'in lib/web/'), may be empty",
     "source_ref": "optional str: the file, command or API the memory is about",
     "slot": "optional str: the single-valued thing it sets (config:<file>[#key], gate:<repo>, cmd:…, tool:…)",
+    "status": "optional str: verified | stated | observed | hypothesis | refuted | superseded (nous_assets.status); "
+    "none: the default of its kind",
+    "evidence": "optional list[{status, uuid, what}]: the turns its status rests on (at most 16)",
 }
 
 #: Kinds a provider may emit. ``error_fix`` (now ``gotcha``) and ``fact`` (now ``architecture``) are the

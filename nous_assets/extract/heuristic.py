@@ -37,6 +37,7 @@ from nous_assets.extract.rules import (
     configuration,
     conventions,
     environment,
+    evidence,
     gotchas,
     render,
     speech,
@@ -51,7 +52,7 @@ class HeuristicExtractor:
     """Rule-based learning extractor (see module docstring). Deterministic and offline."""
 
     name = "heuristic"
-    version = "heuristic-2"
+    version = "heuristic-3"
 
     def __init__(self, *, max_per_batch: int = render.MAX_PER_BATCH, kind_caps: dict[str, int] | None = None) -> None:
         self.max_per_batch = max_per_batch
@@ -59,7 +60,8 @@ class HeuristicExtractor:
 
     def extract(self, batch: SessionBatch) -> list[dict[str, Any]]:
         cands: list[Cand] = []
-        for stream in build_streams(batch):
+        streams = build_streams(batch)
+        for stream in streams:
             cands.extend(speech.speech(stream))
             fixes, closers = gotchas.error_fixes(stream)
             cands.extend(fixes)
@@ -77,5 +79,6 @@ class HeuristicExtractor:
             cands.extend(conventions.conventions(stream))
             cands.extend(environment.environment(stream))
             cands.extend(commands.commands(stream, closers, {h for c in gate for h in c.hints}))
+        evidence.assess(streams, cands)
         chosen = render.select(cands, self.kind_caps, self.max_per_batch)
         return render.render(batch, chosen)

@@ -15,14 +15,15 @@ import polars as pl
 
 from nous_assets.errors import NousError
 from nous_assets.extract.base import KINDS
-from nous_assets.store.events import MEMORY_TYPES, REL_TYPES, SCOPES, TEMPORAL_CONFIDENCE
+from nous_assets.status import STATUSES
+from nous_assets.store.events import MAX_EVIDENCE, MEMORY_TYPES, REL_TYPES, SCOPES, TEMPORAL_CONFIDENCE
 from nous_assets.timeutil import normalize_time
 
 MIN_CONCEPTS, MAX_CONCEPTS = 3, 10
 #: ``slot`` names the single-valued thing a learning sets (a later learning of the same slot supersedes it):
 #: ``config:<file>[#<key>]``, ``gate:<repo>``, ``cmd:<purpose>[:…]``, ``tool:<purpose>``.
 SLOT_PATTERN = r"^(?:config|gate|cmd|tool):\S.{0,158}$"
-OPTIONAL_TEXT = ("weakens", "applies_when", "source_ref", "slot")
+OPTIONAL_TEXT = ("weakens", "applies_when", "source_ref", "slot", "status")
 
 
 class ExtractionSchemaError(NousError):
@@ -59,6 +60,14 @@ def _edges_ok(text: str) -> bool:
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w <= 1:
             return False
     return True
+
+
+def _evidence_ok(text: str) -> bool:
+    try:
+        evidence = json.loads(text)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(evidence, list) and len(evidence) <= MAX_EVIDENCE and all(isinstance(e, dict) for e in evidence)
 
 
 def _provenance_ok(text: str) -> bool:
@@ -103,6 +112,8 @@ class LearningSchema(pa.DataFrameModel):
     applies_when: str = pa.Field(nullable=True, str_length={"max_value": 200})
     source_ref: str = pa.Field(nullable=True, str_length={"max_value": 200})
     slot: str = pa.Field(nullable=True, str_matches=SLOT_PATTERN)
+    status: str = pa.Field(nullable=True, isin=list(STATUSES))
+    evidence_json: str
 
     @pa.check("concepts_json", name="3..10 unique normalised concepts")
     def concepts_valid(cls, data) -> pl.LazyFrame:  # noqa: N805
@@ -111,6 +122,10 @@ class LearningSchema(pa.DataFrameModel):
     @pa.check("edges_json", name="edges: target_index|target_id, rel_type, weight in [0,1]")
     def edges_valid(cls, data) -> pl.LazyFrame:  # noqa: N805
         return data.lazyframe.select(pl.col(data.key).map_elements(_edges_ok, return_dtype=pl.Boolean))
+
+    @pa.check("evidence_json", name="evidence: a list of at most 16 objects")
+    def evidence_valid(cls, data) -> pl.LazyFrame:  # noqa: N805
+        return data.lazyframe.select(pl.col(data.key).map_elements(_evidence_ok, return_dtype=pl.Boolean))
 
     @pa.check("provenance_json", name="provenance: session_id, uuids, line_offsets")
     def provenance_valid(cls, data) -> pl.LazyFrame:  # noqa: N805
@@ -144,6 +159,8 @@ _SCHEMA = {
     "applies_when": pl.Utf8,
     "source_ref": pl.Utf8,
     "slot": pl.Utf8,
+    "status": pl.Utf8,
+    "evidence_json": pl.Utf8,
 }
 
 
@@ -155,7 +172,7 @@ def _flatten(i: int, record: Any) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise ExtractionSchemaError(f"learning #{i} is not an object: {record!r:.80}")
     allowed = {"content", "type", "kind", "domain", "scope", "concepts", "edges", "valid_from", "valid_until",
-               "temporal_confidence", "anchor_uuid", "provenance", *OPTIONAL_TEXT}
+               "temporal_confidence", "anchor_uuid", "provenance", "evidence", *OPTIONAL_TEXT}
     unknown = set(record) - allowed
     if unknown:
         raise ExtractionSchemaError(f"learning #{i} has unknown keys {sorted(unknown)}")
@@ -177,6 +194,7 @@ def _flatten(i: int, record: Any) -> dict[str, Any]:
     row["concepts_json"] = _dump(record["concepts"])
     row["edges_json"] = _dump(record.get("edges", []))
     row["provenance_json"] = _dump(record["provenance"])
+    row["evidence_json"] = _dump(record.get("evidence", []))
     return row
 
 
@@ -209,5 +227,6 @@ def records_from_frame(frame: pl.DataFrame) -> list[dict[str, Any]]:
         rec["concepts"] = json.loads(row["concepts_json"])
         rec["edges"] = json.loads(row["edges_json"])
         rec["provenance"] = json.loads(row["provenance_json"])
+        rec["evidence"] = json.loads(row["evidence_json"])
         out.append(rec)
     return out

@@ -27,6 +27,7 @@ from nous_assets.reconcile.decision_matrix import History, decide_relearning
 from nous_assets.reconcile.judge import relearn_judge
 from nous_assets.reconcile.relearn import Decision, Held, Incoming, Judge, decide
 from nous_assets.settings import Settings, Thresholds
+from nous_assets.status import CLOSED
 from nous_assets.store import memory_lookup, queue, recurrence
 from nous_assets.store.db import Connection, atomic, open_db
 from nous_assets.store.events import OPEN_VALIDITY, EventStore, LearningEvent
@@ -237,8 +238,19 @@ def _reinforcement(
         "extractor_version": extractor_version,
         "provenance": rec["provenance"],
         "relearned_key": key,
+        **_claim(rec),
     }
     return redact_json(payload)[0]
+
+
+def _claim(rec: dict[str, Any]) -> dict[str, Any]:
+    """The record's status and the evidence it rests on, when the provider gave them (payload fields)."""
+    out: dict[str, Any] = {}
+    if rec.get("status"):
+        out["status"] = rec["status"]
+    if rec.get("evidence"):
+        out["evidence"] = rec["evidence"]
+    return out
 
 
 @dataclass(frozen=True)
@@ -301,6 +313,7 @@ def _extracted_payload(rec: dict[str, Any], edges: list[dict[str, Any]], decisio
         "temporal_confidence": rec["temporal_confidence"],
         "provenance": rec["provenance"],
         **_details(rec),
+        **_claim(rec),
     }
     if decision.near:  # a near-miss: kept apart, logged as a re-learning signal for later analysis
         payload["relearn"] = _relearn_flag(decision, "near_miss")
@@ -317,6 +330,12 @@ def _supersessions(origin: _Origin, decision: Any, slot: str | None, state: _Bat
         payload = {"superseded_by": closing.new, "reason": "slot", "slot": slot}
         events.append(origin.event("LearningSuperseded", closing.old, payload, key, valid_until=closing.at))
     return events
+
+
+def _disproved(origin: _Origin, target: str, rec: dict[str, Any], key: str, at: str | None) -> LearningEvent:
+    """A held memory this session refuted or superseded: a weakening that carries the new status and why."""
+    payload = {"reinforcement_delta": -0.2, "reason": rec["status"], **_claim(rec), "relearned_key": key}
+    return origin.event("LearningWeakened", target, redact_json(payload)[0], _relearn_key(key), valid_from=at)
 
 
 def _weakening(origin: _Origin, target: str, lid: str, key: str, at: str | None) -> LearningEvent:
@@ -377,6 +396,12 @@ def build_events(
             judge=judge,
             exclude=frozenset({old_lid} if old_lid else ()),
         )
+        if decision.reinforces and rec.get("status") in CLOSED:  # held, and this session disproved it
+            target = decision.target or ""
+            state.merged[lid] = target
+            events.append(_disproved(origin, target, rec, key, valid_from))
+            processed.append((index, events[-1].idempotency_key))
+            continue
         if decision.reinforces:  # the project already holds it: reinforce that memory instead
             target = decision.target or ""
             state.merged[lid] = target

@@ -38,9 +38,11 @@ from typing import Any
 import polars as pl
 
 from nous_assets.capture.redact import redact
+from nous_assets.retrieve.confidence import earns_line
 from nous_assets.retrieve.packet import format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
+from nous_assets.retrieve.stale_check import check_project
 from nous_assets.safety.guard import GUARD_VERSION
 from nous_assets.safety.review import refresh_holds
 from nous_assets.settings import ScoringWeights, Settings
@@ -107,6 +109,7 @@ class CacheStats:
     largest_packet_chars: int = 0
     held: int = 0  # memories the guard keeps out of packets (awaiting `nous review`)
     held_skipped: int = 0  # times a held memory was retrieved for a packet and left out
+    stale: int = 0  # memories whose citations no longer resolve in their project's checkout (not injected)
 
 
 def _paths(tool_uses_json: str) -> list[str]:
@@ -173,6 +176,9 @@ class Guarded:
     extra: int  # how many more results to retrieve so held ones do not shrink a packet
     notes: tuple[str, ...] = ()  # the active interventions of the packet's scope, most pressing first
     noted: frozenset[str] = frozenset()  # learnings a note already states: not repeated as a memory line
+    bar: float = 0.0  # the confidence a memory's evidence must reach (thresholds.packet_min_confidence)
+    stale: frozenset[int] = frozenset()  # memories whose citations no longer resolve in the project's checkout
+    known: int = 0  # memories of the packet's scope: the footer says how many are not shown
 
 
 def interventions_for(active: list[Any], project_id: str, limit: int) -> list[Any]:
@@ -195,7 +201,10 @@ def noted_learnings(notes: list[Any]) -> frozenset[str]:
 
 
 def _injectable(result: Any, project_id: str, guarded: Guarded) -> bool:
-    if result.memory_id in guarded.held or result.learning_id in guarded.noted:
+    """Not held, not already a note, not stale in the checkout, and its evidence earns a line."""
+    if result.memory_id in guarded.held or result.learning_id in guarded.noted or result.memory_id in guarded.stale:
+        return False
+    if not earns_line(result, guarded.bar):
         return False
     if result.scope == "global":
         return result.kind in GLOBAL_KINDS
@@ -241,6 +250,7 @@ def _render(
         approved=guarded.approved,
         max_global=MAX_GLOBALS,
         interventions=guarded.notes,
+        known=guarded.known,
     )
     return redact(packet.text), list(packet.memory_ids), len(packet.held)  # redacted again: defence in depth
 
@@ -305,7 +315,9 @@ def build_cache(
     digests = active_notes.packet_digests(conn)
     for project in [*projects, GLOBAL]:
         version = _version(conn, project)
-        verdict_changed = verdicts.global_changed or project in verdicts.projects
+        stale_ids, stale_changed = check_project(conn, project) if project != GLOBAL else (frozenset(), False)
+        stats.stale += len(stale_ids)
+        verdict_changed = verdicts.global_changed or project in verdicts.projects or stale_changed
         notes = interventions_for(active, project, settings.thresholds.intervention_max_per_packet)
         digest = notes_digest(notes)
         notes_changed = digests.get(project, notes_digest([])) != digest
@@ -314,7 +326,8 @@ def build_cache(
             continue
         profile = profiles.get(project) if project != GLOBAL else None
         extra = min(MAX_HELD_EXTRA, holds.count_held(conn, None if project == GLOBAL else project))
-        guarded = Guarded(held, approved, extra, tuple(a.payload_text for a in notes), noted_learnings(notes))
+        guarded = Guarded(held, approved, extra, tuple(a.payload_text for a in notes), noted_learnings(notes),
+                          settings.thresholds.packet_min_confidence, stale_ids, memory_search.count_in(conn, project))
         rows = []
         for fp in fingerprints_for(profile):
             results, held_found = _candidates_for(conn, settings, project, fp, embedder, guarded)

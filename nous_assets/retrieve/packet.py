@@ -41,6 +41,7 @@ from typing import Any
 
 from nous_assets.capture.redact import redact
 from nous_assets.reconcile.relearn import jaccard, signature
+from nous_assets.retrieve.confidence import sessions_of
 from nous_assets.safety.guard import classify
 
 FILTERED = "[filtered]"
@@ -142,7 +143,10 @@ class Packet:
 
 #: The packet's sections, in the order a session reads them, with the memory kinds each one holds.
 #: Legacy kinds still found in stored events: ``error_fix`` is a gotcha, ``fact`` is architecture.
+BRIEF_SECTION = "Project brief"
+BRIEF_SLOT = "brief:"  # the slot prefix of the project brief's memories (nous_assets/brief)
 SECTIONS: tuple[tuple[str, frozenset[str]], ...] = (
+    (BRIEF_SECTION, frozenset()),  # by slot, not kind: see section_of
     ("How to work with this user", frozenset({"preference", "correction"})),
     ("Workflow and quality gates", frozenset({"workflow", "convention", "command"})),
     ("Gotchas", frozenset({"gotcha", "error_fix"})),
@@ -159,6 +163,11 @@ HEADER_NOTE = (
 )
 MAX_WHEN_CHARS = 80
 MAX_SOURCE_CHARS = 60
+FOOTER = (
+    "_{n} more memor{s} not shown (hypotheses, stale, or below the evidence bar): `nous search` or MCP `recall` "
+    "finds them._"
+)
+FOOTER_ROOM = len(FOOTER) + 8  # kept free of bullets so the footer always fits
 DUPLICATE_JACCARD = 0.75  # the re-learning threshold: two bullets this alike say the same thing once
 
 
@@ -177,7 +186,10 @@ def _truncate(text: str, limit: int) -> str:
 
 
 def section_of(memory: Any) -> str:
-    """The packet section a memory belongs to, by its kind (unknown kinds: by type, else "Other notes")."""
+    """The packet section a memory belongs to: the brief's by its slot, the others by kind (unknown kinds: by
+    type, else "Other notes")."""
+    if str(_get(memory, "slot") or "").startswith(BRIEF_SLOT):
+        return BRIEF_SECTION
     kind = str(_get(memory, "kind") or "")
     if kind in _SECTION_OF:
         return _SECTION_OF[kind]
@@ -199,8 +211,16 @@ def _when(memory: Any) -> str:
     return _truncate(clean(_get(memory, "applies_when") or "").rstrip(" :.;,"), MAX_WHEN_CHARS)
 
 
+def _standing(memory: Any) -> str:
+    """What backs the memory, as a reader checks it: its status and, when more than one, its sessions."""
+    status = str(_get(memory, "status") or "")
+    sessions = sessions_of(memory)
+    return f"{status}, {sessions} sessions" if status and sessions > 1 else status
+
+
 def _bullet_parts(memory: Any, marks: Sequence[str] = ()) -> tuple[str, str, str]:
-    """(prefix, content, trailer) of one bullet: guard marks and when it applies; the memory; date and source."""
+    """(prefix, content, trailer) of one bullet: guard marks and when it applies; the memory; what backs it, the
+    date it was learned and its source."""
     content = clean(_get(memory, "content") or "")
     tags = [f"[{clean(m)}]" for m in marks]
     when = _when(memory)
@@ -208,7 +228,7 @@ def _bullet_parts(memory: Any, marks: Sequence[str] = ()) -> tuple[str, str, str
     source = _source(memory)
     if source and source.casefold() in content.casefold():
         source = ""  # the memory already names it: the line shows its source without repeating it
-    trailer = [t for t in (_learned(memory), source) if t]
+    trailer = [t for t in (_standing(memory), _learned(memory), source) if t]
     return prefix, content, f" ({' · '.join(trailer)})" if trailer else ""
 
 
@@ -295,6 +315,7 @@ def format_packet(
     max_bullet_chars: int = MAX_BULLET_CHARS,
     approved: Collection[int] = (),
     max_global: int | None = None,
+    known: int = 0,
 ) -> Packet:
     """Render ``results`` (most relevant first; ids or objects with ``memory_id``) as markdown.
 
@@ -307,9 +328,11 @@ def format_packet(
     the guard holds is left out (listed in ``Packet.held``) unless its id is in ``approved``; a bullet that
     repeats one already chosen (same words, Jaccard >= 0.75) is left out; at most ``max_global``
     scope-global memories are shown. ``interventions`` (observer notes) come first, under "Notes".
+    A footer says how many of the ``known`` memories of the packet's scope are not shown (hypotheses, stale, below
+    the bar or over the budget) and how to find them.
     ``len(text) <= budget_chars`` always holds; with nothing to show the packet is empty.
     """
-    budget = max(0, int(budget_chars))
+    budget = max(0, int(budget_chars) - (FOOTER_ROOM if known else 0))
     header = _truncate(f"**{clean(title) or 'Nous memory'}** — {HEADER_NOTE}", budget)
     lines = [header] if header else []
     used = len(header)
@@ -354,5 +377,8 @@ def format_packet(
             included.extend(memory_id for memory_id, _ in bullets)
     if not included and not note_lines:
         return Packet("", (), 0, tuple(held))
+    missing = known - len(included)
+    if missing > 0:
+        lines.append(FOOTER.format(n=missing, s="y is" if missing == 1 else "ies are"))
     text = "\n".join(lines)
     return Packet(text, tuple(included), len(text), tuple(held))

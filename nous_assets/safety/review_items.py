@@ -5,7 +5,9 @@
   injection failure, a near-miss that was kept apart);
 * **injection failures** — memories learned in ``intervention_relearn_sessions`` or more sessions that no
   session start ever carried (``access_log``);
-* **interventions** — the active interventions, with the reasons, confidence and evidence of each.
+* **interventions** — the active interventions, with the reasons, confidence and evidence of each;
+* **stale** — memories whose citations (a file, script, npm script, make target or mise task) no longer resolve
+  in the project's checkout on this machine: they are not injected until the user rejects or confirms them.
 
 Evidence is what lets the user judge without opening the database: the sessions and the days they learned
 it, the provenance (transcript file and line offsets), the NLI model and confidence. The answers are events
@@ -18,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nous_assets.settings import Thresholds
-from nous_assets.store import interventions, observations
+from nous_assets.store import interventions, observations, stale
 from nous_assets.store.db import Connection
 
 FLAG_DECISIONS = frozenset({"injection_failure", "rewrite", "near_miss"})
-SECTIONS = ("contradictions", "relearn", "injection-failures", "interventions")
+SECTIONS = ("contradictions", "relearn", "injection-failures", "interventions", "stale")
 
 
 @dataclass
@@ -139,6 +141,19 @@ def intervention_items(conn: Connection, now: str, project_id: str | None = None
     return out
 
 
+def stale_items(conn: Connection, project_id: str | None = None) -> list[Item]:
+    out = []
+    for row, content in stale.listed(conn, project_id):
+        missing = ", ".join(f"{u['kind']} {u['value']}" for u in row.unresolved)
+        out.append(Item(
+            "stale", str(row.memory_id), f"#{row.memory_id} cites what {row.checkout} no longer has: {missing} · "
+            f"project {row.project_id}", [row.memory_id], [content, f"checked {row.checked_at[:16]}"],
+            {"memory_id": row.memory_id, "project_id": row.project_id, "unresolved": row.unresolved,
+             "checkout": row.checkout, "checked_at": row.checked_at, "content": content},
+        ))  # fmt: skip
+    return out
+
+
 def review_items(
     conn: Connection, t: Thresholds, now: str, *, sections: tuple[str, ...] = SECTIONS, project_id: str | None = None
 ) -> dict[str, list[Item]]:
@@ -148,5 +163,6 @@ def review_items(
         "relearn": lambda: relearn_items(conn, project_id),
         "injection-failures": lambda: injection_failure_items(conn, t, project_id),
         "interventions": lambda: intervention_items(conn, now, project_id),
+        "stale": lambda: stale_items(conn, project_id),
     }
     return {name: build[name]() for name in SECTIONS if name in sections}

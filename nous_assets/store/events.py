@@ -19,6 +19,7 @@ import orjson
 
 from nous_assets import clocks
 from nous_assets.errors import InvalidEventError
+from nous_assets.status import STATUSES
 from nous_assets.store.db import Connection, IntegrityError, atomic
 from nous_assets.timeutil import normalize_time, now_iso
 
@@ -51,6 +52,7 @@ REQUIRED_PAYLOAD_KEYS: dict[str, frozenset[str]] = {
 }
 EXTRACTED_V2_KEYS = ("concepts", "edges")
 MAX_CONCEPTS = 64
+MAX_EVIDENCE = 16
 MAX_KEY_LENGTH = 512
 
 
@@ -200,6 +202,13 @@ def _validate_payload(event: LearningEvent, payload: Mapping[str, Any]) -> None:
             raise _fail(event, "a learning cannot supersede itself")
     elif kind == "LearningArchived":
         _require_text(event, "payload.reason", payload["reason"])
+    if "status" in payload and payload["status"] not in STATUSES:
+        raise _fail(event, f"payload.status {payload['status']!r} is not one of {STATUSES}")
+    evidence = payload.get("evidence", [])
+    if not isinstance(evidence, list) or not all(isinstance(e, dict) for e in evidence):
+        raise _fail(event, "payload.evidence must be a list of objects")
+    if len(evidence) > MAX_EVIDENCE:
+        raise _fail(event, f"payload.evidence has {len(evidence)} entries; at most {MAX_EVIDENCE}")
     if "concepts" in payload and kind != "LearningExtracted":
         concepts = payload["concepts"]
         if not isinstance(concepts, list) or not all(isinstance(c, str) and c.strip() for c in concepts):

@@ -194,6 +194,13 @@ def folders_of_sessions(conn: Connection, sessions: Iterable[str]) -> set[str]:
     return out
 
 
+def cwds_of(conn: Connection, project_id: str) -> list[str]:
+    """The directories the project's sessions ran in, shortest first (the main checkout before its worktrees
+    and subdirectories)."""
+    rows = conn.execute("SELECT alias FROM project_aliases WHERE kind = 'cwd' AND project_id = ?", (project_id,))
+    return sorted((r[0] for r in rows), key=lambda p: (len(p), p))
+
+
 def canonical_project(conn: Connection, project_id: str | None) -> str | None:
     """The canonical project for an id a user typed: a Claude Code folder maps to its project, else as is."""
     if not project_id:

@@ -54,6 +54,14 @@ def count(conn: Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
 
 
+def count_in(conn: Connection, project_id: str) -> int:
+    """Memories of one project ('*': the global ones) that still hold (not refuted or superseded)."""
+    where = "scope = 'global'" if project_id == "*" else "project_id = ? AND scope = 'project'"
+    params = () if project_id == "*" else (project_id,)
+    sql = f"SELECT count(*) FROM memories WHERE {where} AND status NOT IN ('refuted', 'superseded')"
+    return int(conn.execute(sql, params).fetchone()[0])
+
+
 def all_ids(conn: Connection) -> list[int]:
     return [int(r[0]) for r in conn.execute("SELECT id FROM memories ORDER BY id")]
 

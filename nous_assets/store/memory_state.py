@@ -13,6 +13,13 @@ re-learning adds the quotes it was said with that the memory does not hold yet (
 :data:`MAX_EXTRA_QUOTES`); Contradicted multiplies by its multiplier; Superseded multiplies by 0.5 and
 closes the validity window; Archived removes the memory from the active set. Events for an unknown or
 archived learning are ignored (counted in ``orphans``).
+
+Status (:mod:`nous_assets.status`): Extracted sets the payload's ``status`` (none: :func:`default_status` of its
+kind); a re-learning with a ``status`` strengthens it (never reviving a refuted or superseded one); Validated
+sets its payload's status, or ``verified`` when the user confirmed the memory in review; a Weakened with a
+``status`` (``refuted``, ``superseded``, or ``hypothesis`` when a later session put a claim back in doubt) sets it
+and, for refuted or superseded, closes the validity window at the event's valid time; Superseded makes it
+``superseded``.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from operator import attrgetter
 
 from nous_assets import clocks
 from nous_assets.settings import Thresholds
+from nous_assets.status import CLOSED, OBSERVED, STATUSES, SUPERSEDED, VERIFIED, default_status, strengthened
 from nous_assets.store.events import StoredEvent
 
 MEMORY_COLUMNS = (
@@ -54,6 +62,7 @@ MEMORY_COLUMNS = (
     "slot",
     "applies_when",
     "source_ref",
+    "status",
 )
 #: Optional payload fields (extraction schema) copied onto the memory when an event carries them.
 DETAIL_FIELDS = ("slot", "applies_when", "source_ref")
@@ -99,6 +108,7 @@ class Memory:
     slot: str | None = None
     applies_when: str | None = None
     source_ref: str | None = None
+    status: str = OBSERVED
     concepts: AbstractSet[str] = field(default_factory=set)
 
     def row(self) -> tuple:
@@ -142,6 +152,12 @@ def with_new_quotes(held: str, relearned: str) -> str:
             break
         held, added = grown, added + 1
     return held
+
+
+def _status(payload: dict) -> str | None:
+    """The payload's status when it names a known one (validated on append; older events carry none)."""
+    value = payload.get("status")
+    return value if value in STATUSES else None
 
 
 def _provenance(payload: dict) -> str | None:
@@ -212,10 +228,19 @@ class Projection:
         kind = ev.event_type
         if kind == "LearningValidated":
             mem.validated_at = ev.transaction_time
+            confirmed = (payload.get("review") or {}).get("decision") == "validated"
+            mem.status = _status(payload) or (VERIFIED if confirmed else mem.status)
         elif kind in ("LearningReinforced", "LearningWeakened"):
             mem.reinforcement_score += float(payload["reinforcement_delta"])
             if payload.get("reason") == "relearned" and payload.get("content"):
                 mem.content = with_new_quotes(mem.content, payload["content"])
+            incoming = _status(payload)
+            if incoming and kind == "LearningReinforced":
+                mem.status = strengthened(mem.status, incoming)
+            elif incoming:
+                mem.status = incoming
+                if incoming in CLOSED:
+                    self._close(mem, ev.valid_from or ev.transaction_time)
             # relevant again when it happened: a re-learning's session time (its valid_from), else now;
             # decay is the absence of use, never a use
             stamp = ev.valid_from or ev.transaction_time
@@ -229,12 +254,9 @@ class Projection:
             self._add_edge(mem.id, other, "contradicts", 1.0, ev.transaction_time)
         elif kind == "LearningSuperseded":
             mem.reinforcement_score *= self.policy.superseded_multiplier
-            closed = ev.valid_until or ev.transaction_time
-            if mem.valid_from is not None and closed < mem.valid_from:
-                closed = mem.valid_from
-            if mem.valid_until is None or closed < mem.valid_until:
-                mem.valid_until = closed
+            self._close(mem, ev.valid_until or ev.transaction_time)
             mem.superseded_by = payload["superseded_by"]
+            mem.status = SUPERSEDED
             newer = self._resolve_target(payload["superseded_by"])
             self._add_edge(newer, mem.id, "supersedes", 1.0, ev.transaction_time)
         elif kind == "LearningArchived":
@@ -247,6 +269,14 @@ class Projection:
         self._union_concepts(mem, payload.get("concepts", ()))
         mem.last_event_id = ev.event_id
         self.touched.add(lid)
+
+    @staticmethod
+    def _close(mem: Memory, at: str) -> None:
+        """End the validity window at ``at`` (never before it began, never later than an earlier close)."""
+        if mem.valid_from is not None and at < mem.valid_from:
+            at = mem.valid_from
+        if mem.valid_until is None or at < mem.valid_until:
+            mem.valid_until = at
 
     def _union_concepts(self, mem: Memory, raw: Iterable[str]) -> None:
         if not raw:
@@ -290,6 +320,7 @@ class Projection:
                 get("slot") or None,
                 get("applies_when") or None,
                 get("source_ref") or None,
+                _status(payload) or default_status(get("kind")),
             )
             self.memories[lid] = mem
             self.by_id[mem.id] = lid
@@ -305,6 +336,7 @@ class Projection:
             for name in DETAIL_FIELDS:
                 if payload.get(name):
                     setattr(mem, name, payload[name])
+            mem.status = _status(payload) or mem.status
             if ev.valid_from is not None:
                 mem.valid_from = ev.valid_from
             if ev.valid_until is not None:

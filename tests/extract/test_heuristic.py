@@ -159,7 +159,7 @@ def test_no_duplicates_within_a_batch():
 
 def test_extractor_identity():
     ex = HeuristicExtractor()
-    assert ex.name == "heuristic" and ex.version == "heuristic-2"
+    assert ex.name == "heuristic" and ex.version == "heuristic-3"
     assert HeuristicExtractor().extract(SessionBatch("p", "s", "2026-01-01", [])) == []
 
 

@@ -32,11 +32,26 @@ def test_real_queued_message_counts_as_user_speech():
     assert p["anchor_uuid"].startswith("queued:")
 
 
-def test_real_autonomy_preference_is_global():
-    # spotter fa812bfe L671: "continue until all are done"
-    (p,) = of_kind(extract(excerpt(SPOTTER_A0Y, 660, 680)), "preference")
-    assert "without stopping to ask" in p["content"] and "continue until all are done" in p["content"]
-    assert p["scope"] == "global"
+def test_real_task_scoped_request_is_not_a_standing_rule():
+    # spotter fa812bfe L671: "continue until all are done" asks for this task's work, it is not how to work
+    out = extract(excerpt(SPOTTER_A0Y, 660, 680))
+    assert not [r for r in out if r["kind"] in ("preference", "correction", "decision")]
+    assert not [r for r in out if "continue until all are done" in r["content"]]
+    assert not [r for r in out if r["scope"] == "global"]
+
+
+def test_task_requests_are_not_rules_while_rules_said_mid_task_are():
+    out = run(
+        assistant("Two of the five migrations are done."),
+        user("Please keep going with the rest of them without asking."),
+        assistant("Done with the third."),
+        user("Now fix the failing test in tests/test_api.py."),
+        assistant("Fixed."),
+        user("From now on, never commit directly to main."),
+    )
+    prefs = of_kind(out, "preference")
+    assert [p["content"] for p in prefs] == ['User preference: "From now on, never commit directly to main."']
+    assert prefs[0]["status"] == "stated"
 
 
 def test_real_remark_about_the_product_stays_in_its_project_while_one_said_to_claude_is_global():

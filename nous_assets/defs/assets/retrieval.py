@@ -131,7 +131,9 @@ def edges(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Materiali
     description="Precomputed SessionStart packets per project (one per likely fingerprint: default and recent "
     "branches) and a global packet, sanitised, redacted and under the character budget, framed as recalled "
     "notes; memories the packet guard flags (remote code, force-push to main, skipped permissions, disabled "
-    "checks, exfiltration, secrets) are held out for `nous review`; the active interventions of a packet's scope "
+    "checks, exfiltration, secrets) are held out for `nous review`; only verified, stated and observed memories "
+    "whose evidence reaches thresholds.packet_min_confidence enter, and none whose citations no longer resolve in "
+    "the project's checkout (listed as stale by `nous review`); the active interventions of a packet's scope "
     "come first, under Notes.",
 )
 def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
@@ -150,6 +152,7 @@ def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg
             "largest_packet_chars": dg.MetadataValue.int(rows[1]),
             "memories_held_for_review": dg.MetadataValue.int(stats.held),
             "held_memories_left_out": dg.MetadataValue.int(stats.held_skipped),
+            "stale_memories_left_out": dg.MetadataValue.int(stats.stale),
             "budget_chars": dg.MetadataValue.int(settings.thresholds.injection_budget_chars),
         }
     )

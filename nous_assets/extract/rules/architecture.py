@@ -206,7 +206,8 @@ def _explanations(s: Stream) -> list[Cand]:
             continue
         ref = first_code_ref(content)
         c = cand("architecture", content, turn, s.gpos[apos], [s.turns[pos], turn], content, sub=5,
-                 applies_when=f"when working with {ref}" if ref else "", source_ref=ref, score=2.5)  # fmt: skip
+                 applies_when=f"when working with {ref}" if ref else "", source_ref=ref, score=2.5,
+                 basis="prose")  # fmt: skip
         c.hints = [ref] if ref else []
         out.append(c)
     return out
@@ -236,7 +237,7 @@ def _locations(s: Stream) -> list[Cand]:
             layout = "Layout: " + "; ".join(paths)
             c = cand("architecture", cap(layout, MAX_CONTENT + 60), turn, s.gpos[pos], [turn], layout, sub=19,
                      applies_when="when finding where things live", source_ref=paths[0].split(":")[0],
-                     score=2.5 + (0.5 if s.sidechain else 0))  # fmt: skip
+                     score=2.5 + (0.5 if s.sidechain else 0), basis="prose")  # fmt: skip
             c.hints = [p.split(":")[0] for p in paths[:4]]
             out.append(c)
             lines = [x for x in lines if x not in paths]
@@ -247,7 +248,7 @@ def _locations(s: Stream) -> list[Cand]:
             where = posixpath.dirname(ref) if "/" in ref else ""
             c = cand("architecture", cap(line, MAX_CONTENT), turn, s.gpos[pos], [turn], line, sub=20 + k,
                      applies_when=f"when working in {where}/" if where else f"when working with {ref}",
-                     source_ref=ref, score=2.0 + (0.5 if s.sidechain else 0))  # fmt: skip
+                     source_ref=ref, score=2.0 + (0.5 if s.sidechain else 0), basis="prose")  # fmt: skip
             c.hints = [ref]
             out.append(c)
     return out
@@ -293,7 +294,7 @@ def _rel(call: Call) -> str:
 
 def _cand(s: Stream, call: Call, kind: str, content: str, rel: str, *, slot: str, score: float) -> Cand:
     c = cand(kind, content, call.turn, s.gpos[call.pos], call.turns(), content, sub=3, source_ref=rel,
-             applies_when=f"when working with {rel}", score=score)  # fmt: skip
+             applies_when=f"when working with {rel}", score=score, basis="file")  # fmt: skip
     c.slot = slot
     c.hints = [rel]
     return c

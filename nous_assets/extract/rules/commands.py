@@ -141,7 +141,7 @@ def _candidate(s: Stream, call: Call, cmd: str, cat: str, fam: str, *, after_fix
     score = {"test": 2.0, "build": 1.6, "lint": 1.4, "migration": 1.6, "install": 1.0, "run": 1.5, "github": 1.5}[cat]
     score += (3 if after_fix else 0) + (2 if asked else 0) + (1 if where or len(cmd.split()) > 2 else 0)
     c = cand("command", content, call.turn, s.gpos[call.pos], call.turns(), cmd, applies_when=_WHEN[cat],
-             source_ref=cmd if len(cmd) <= 60 else fam, score=score)  # fmt: skip
+             source_ref=cmd if len(cmd) <= 60 else fam, score=score, basis="check")  # fmt: skip
     c.hints = [cmd, "Bash"]
     c.link_key = f"{fam}@{call.pos}" if after_fix else None
     c.domain = shell.CATEGORY_DOMAIN[cat]

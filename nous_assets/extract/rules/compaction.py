@@ -150,7 +150,8 @@ def _errors(s: Stream, pos: int, body: str) -> list[Cand]:
         content = filters.scrub(content) or ""
         if len(words(content)) < 6:
             continue
-        out.append(_cand(s, pos, "gotcha", content, k, score=3.0 + (1 if fixed else 0)))
+        out.append(_cand(s, pos, "gotcha", content, k, score=3.0 + (1 if fixed else 0),
+                         basis="summary" if fixed else "prose"))
     return out
 
 
@@ -166,7 +167,7 @@ def _notes(s: Stream, pos: int, body: str) -> list[Cand]:
             continue
         kind = "gotcha" if re.search(r"\b(?:doesn'?t|does not|can'?t|cannot|not supported|must|required?|needs?|"
                                      r"fails?|breaks?|stale|instead)\b", text, I) else "architecture"  # fmt: skip
-        out.append(_cand(s, pos, kind, cap(upper_first(text), MAX_CONTENT), 40 + k, score=2.0))
+        out.append(_cand(s, pos, kind, cap(upper_first(text), MAX_CONTENT), 40 + k, score=2.0, basis="prose"))
     return out
 
 
@@ -192,7 +193,7 @@ def _files(s: Stream, pos: int, body: str) -> list[Cand]:
         if len(words(first)) < 3 or filters.one_off(first) or filters.conflict(first):
             continue
         content = cap(f"{path}: {upper_first(first)}.", MAX_CONTENT)
-        c = _cand(s, pos, "architecture", content, 140 + k, score=1.8)
+        c = _cand(s, pos, "architecture", content, 140 + k, score=1.8, basis="summary")
         c.source_ref = path
         c.applies_when = f"when working on {path}"
         out.append(c)
@@ -207,7 +208,7 @@ def _decisions(s: Stream, pos: int, body: str) -> list[Cand]:
         text = _plain(head)
         if len(words(text)) < 5 or filters.one_off(text) or _PROGRESS_RE.match(text):
             continue
-        out.append(_cand(s, pos, "decision", cap("Decision: " + text, MAX_CONTENT), 80 + k, score=2.5))
+        out.append(_cand(s, pos, "decision", cap("Decision: " + text, MAX_CONTENT), 80 + k, score=2.5, basis="prose"))
     return out
 
 
@@ -221,16 +222,17 @@ def _user_messages(s: Stream, pos: int, body: str, said: set[str]) -> list[Cand]
         if "preference" not in kinds:
             continue
         content = cap(f'User preference: "{quote([msg], 240)}"', MAX_CONTENT)
-        c = _cand(s, pos, "preference", content, 120 + k, score=2.5)
+        c = _cand(s, pos, "preference", content, 120 + k, score=2.5, basis="user")
         out.append(c)
     return out
 
 
-def _cand(s: Stream, pos: int, kind: str, content: str, sub: int, *, score: float) -> Cand:
+def _cand(s: Stream, pos: int, kind: str, content: str, sub: int, *, score: float, basis: str) -> Cand:
     t = s.turns[pos]
     ref = first_code_ref(content)
     ref = ref if len(ref) <= 40 and not re.search(r"[{}()\[\]\s]", ref) else ""
     c = cand(kind, content, t, s.gpos[pos], [t], content, sub=sub, source_ref=ref,
-             applies_when=f"when working with {ref}" if ref and kind != "preference" else "", score=score)  # fmt: skip
+             applies_when=f"when working with {ref}" if ref and kind != "preference" else "", score=score,
+             basis=basis)  # fmt: skip
     c.hints = [ref] if ref else []
     return c

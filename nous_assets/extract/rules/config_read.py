@@ -119,6 +119,6 @@ def _npm_scripts(s: Stream) -> list[Cand]:
 def _cand(s: Stream, call: Call, rel: str, facts: str, *, kind: str = "configuration") -> Cand:
     content = cap(f"{rel}: {facts}.", MAX_CONTENT)
     c = cand(kind, content, call.turn, s.gpos[call.pos], call.turns(), content,
-             applies_when=f"when working with {rel}", source_ref=rel, score=2.5)  # fmt: skip
+             applies_when=f"when working with {rel}", source_ref=rel, score=2.5, basis="file")  # fmt: skip
     c.slot, c.domain = f"config:{rel}#read", "configuration"
     return c

@@ -174,7 +174,7 @@ def _candidate(s: Stream, path: str, calls: list[Call], fix_uuids: set[str]) -> 
     c = cand("configuration", content, first.turn, s.gpos[first.pos], turns,
              f"{rel} {' '.join(added[:3])} {reason}", sub=1, applies_when=f"when changing {rel}", source_ref=rel,
              score=1 + (2 if fix_uuids.intersection(first.turn.uuids) else 0) + (1 if reason else 0)
-             - (0.5 if created else 0))  # fmt: skip
+             - (0.5 if created else 0), basis="edit")  # fmt: skip
     c.hints = [rel, first.name]
     c.slot = f"config:{rel}"
     return c

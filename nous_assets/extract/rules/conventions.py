@@ -49,6 +49,15 @@ def is_instruction_file(path: str) -> bool:
     return posixpath.basename(path).lower() in _INSTRUCTION_NAMES or "/.learnings/" in path or "/memory/" in path
 
 
+def auto_loaded(path: str) -> bool:
+    """A file Claude Code puts in every session's context itself (``CLAUDE.md``, ``CLAUDE.local.md``, the
+    auto-memory ``MEMORY.md``, ``.claude/rules/``): a rule read from it is already there; repeating it in a
+    packet only spends the budget. Rules a session *adds* to it are still learned: they are the user's new ones."""
+    path = path.replace("\\", "/")
+    name = posixpath.basename(path).lower()
+    return name in ("claude.md", "claude.local.md") or path.endswith("/memory/MEMORY.md") or "/.claude/rules/" in path
+
+
 def conventions(s: Stream) -> list[Cand]:
     out: list[Cand] = []
     for call in s.calls:
@@ -56,7 +65,7 @@ def conventions(s: Stream) -> list[Cand]:
             continue
         if call.name in EDIT_TOOLS:
             out.extend(_rules(s, call, _added_text(call), strong_only=False))
-        elif call.name == "Read" and call.result is not None:
+        elif call.name == "Read" and call.result is not None and not auto_loaded(call.path):
             out.extend(_rules(s, call, re.sub(r"^\s*\d+[→\t]", "", call.result.text, flags=re.M), strong_only=True))
     if not s.sidechain:
         out.extend(_cited(s))
@@ -85,7 +94,8 @@ def _rules(s: Stream, call: Call, text: str, *, strong_only: bool) -> list[Cand]
         turn = call.turn if not strong_only else (call.result_turn or call.turn)
         pos = call.pos if not strong_only or call.result_pos is None else call.result_pos
         c = cand("convention", content, turn, s.gpos[pos], call.turns(), line, sub=60 + k, source_ref=ref,
-                 applies_when="", score=3.0 if not strong_only else 2.0)  # fmt: skip
+                 applies_when="", score=3.0 if not strong_only else 2.0,
+                 basis="file" if strong_only else "edit")  # fmt: skip
         c.hints = [rel]
         out.append(c)
         if len(out) >= MAX_PER_FILE:
@@ -122,5 +132,5 @@ def _cited(s: Stream) -> list[Cand]:
             ref = first_code_ref(rule)
             content = cap(f"Project rule (from the instruction files): {upper_first(rule)}", MAX_CONTENT)
             out.append(cand("convention", content, turn, s.gpos[pos], [turn], rule, sub=90 + k, source_ref=ref,
-                            score=2.5))  # fmt: skip
+                            score=2.5, basis="prose"))  # fmt: skip
     return out

@@ -103,6 +103,7 @@ def correction(
         temporal=conf,
         scope=user_scope(said + " " + (context or "")),
         score=3.0,
+        basis="user",
     )
     c.weakens = cap(weakens or said, 200)
     return c, idx

@@ -90,7 +90,7 @@ def option_choice(s: Stream, pos: int, turn: Turn, compact: str, episode: list[T
         return []
     content = fit([f"Decision (the user chose option {label.upper()}): {chosen}"], MAX_CONTENT)
     return [cand("decision", content, turn, s.gpos[pos], [turn, episode[-1]], chosen, scope=user_scope(chosen),
-                 score=2.5)]  # fmt: skip
+                 score=2.5, basis="user")]  # fmt: skip
 
 
 def approval(s: Stream, pos: int, turn: Turn, first: str, episode: list[Turn]) -> tuple[list[Cand], bool]:
@@ -104,7 +104,7 @@ def approval(s: Stream, pos: int, turn: Turn, first: str, episode: list[Turn]) -
     content = fit(
         [f"Decision: {proposal.rstrip('.')}", f' (proposed by Claude, approved by the user: "{said}")'], MAX_CONTENT
     )
-    return [cand("decision", content, turn, s.gpos[pos], [turn, episode[-1]], proposal, score=2.5)], True
+    return [cand("decision", content, turn, s.gpos[pos], [turn, episode[-1]], proposal, score=2.5, basis="user")], True
 
 
 def asks(text: str) -> bool:
@@ -179,5 +179,5 @@ def answers(s: Stream) -> list[Cand]:
             turn = call.result_turn or call.turn
             pos = call.result_pos if call.result_pos is not None else call.pos
             out.append(cand("decision", content, turn, s.gpos[pos], [call.turn, turn], f"{question} {answer}",
-                            sub=k, score=3.0))  # fmt: skip
+                            sub=k, score=3.0, basis="user"))  # fmt: skip
     return out

@@ -68,7 +68,8 @@ def _claude_hooks(s: Stream) -> list[Cand]:
     for event, (command, p) in found.items():
         content = f"Claude Code hooks in this project: {event} runs `{command}`."
         c = cand("workflow", cap(content, MAX_CONTENT), s.turns[p], s.gpos[p], [s.turns[p]], content,
-                 applies_when=f"on Claude Code's {event} event", source_ref=command, score=3.0)  # fmt: skip
+                 applies_when=f"on Claude Code's {event} event", source_ref=command, score=3.0,
+                 basis="file")  # fmt: skip
         c.slot, c.domain = f"tool:claude-hook-{event}", "workflow"
         out.append(c)
     return out
@@ -85,7 +86,7 @@ def _mcp_servers(s: Stream) -> list[Cand]:
             content = f"The project uses the `{name}` MCP server; when it drops, reconnect it with `/mcp`."
             when = f"when the {name} MCP tools stop answering"
             c = cand("configuration", content, s.turns[p], s.gpos[p], [s.turns[p]], content,
-                     applies_when=when, source_ref="/mcp", score=2.5)  # fmt: skip
+                     applies_when=when, source_ref="/mcp", score=2.5, basis="file")  # fmt: skip
             c.slot, c.domain = f"tool:mcp-{name}", "tooling"
             out.append(c)
     return out
@@ -106,7 +107,7 @@ def _worktree_branch(s: Stream) -> list[Cand]:
             )
             when = f"when you need `{branch}` in a worktree"
             c = cand("gotcha", cap(content, MAX_CONTENT), call.turn, s.gpos[call.pos], call.turns(), content,
-                     applies_when=when, source_ref="git worktree", score=3.5)  # fmt: skip
+                     applies_when=when, source_ref="git worktree", score=3.5, basis="file")  # fmt: skip
             c.slot, c.domain = f"tool:git-worktree-{branch}", "git"
             return [c]
     return []
@@ -137,7 +138,7 @@ def _default_branch(s: Stream) -> list[Cand]:
     )
     when = "when a command or skill assumes the default branch"
     c = cand("gotcha", content, s.turns[p], s.gpos[p], [s.turns[p]], content,
-             applies_when=when, source_ref="git", score=3.5)  # fmt: skip
+             applies_when=when, source_ref="git", score=3.5, basis="file")  # fmt: skip
     c.slot, c.domain = "tool:git-default-branch", "git"
     return [c]
 
@@ -172,7 +173,7 @@ def _left_out_of_commits(s: Stream) -> list[Cand]:
             "leave it out of commits (stage explicit paths)."
         )
         c = cand("gotcha", content, call.turn, s.gpos[call.pos], call.turns(), content,
-                 applies_when="when staging a commit", source_ref=path, score=2.5)  # fmt: skip
+                 applies_when="when staging a commit", source_ref=path, score=2.5, basis="file")  # fmt: skip
         c.slot, c.domain = f"config:{path}#local-change", "git"
         out.append(c)
     return out[:3]
@@ -203,7 +204,7 @@ def _blanket_add(s: Stream) -> list[Cand]:
         how = add.group(0).strip() if add else "git add -A"
         content = f"`{how}` committed local files ({named}){size}; stage explicit paths or add them to .gitignore."
         c = cand("gotcha", cap(content, MAX_CONTENT), call.turn, s.gpos[call.pos], call.turns(), content,
-                 applies_when="when staging a commit", source_ref="git add", score=3.0)  # fmt: skip
+                 applies_when="when staging a commit", source_ref="git add", score=3.0, basis="file")  # fmt: skip
         c.slot, c.domain = "tool:git-blanket-add", "git"
         return [c]
     return []

@@ -230,6 +230,7 @@ def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | 
         applies_when=f"when running `{cap(fam, 40)}`",
         source_ref=failed_cmd if len(failed_cmd) <= 60 else fam,
         score=3 + len(edits) + len(commands) + (1 if explanation else 0),
+        basis="check",
     )
     c.hints = [*edits, failed_cmd, "Bash"]
     c.link_key = f"{fam}@{ok_call.pos}"
@@ -297,8 +298,11 @@ def diagnoses(s: Stream) -> list[Cand]:
             when = f"when running `{cap(shell.family(failing.command), 40)}`" if failing else (
                 f"when working with {ref}" if ref else "")  # fmt: skip
             score = 2.0 + (1.5 if _STRONG_RE.search(body) else 0) + (1.0 if fix else 0) + (0.5 if failing else 0)
+            # the check that failed before the diagnosis passes after it: the diagnosis fixed it; any other
+            # passing check only says the work went on, and the sentence stays the assistant's reasoning
+            fixed = failing is not None and shell.family(failing.command) == shell.family(confirm.command)
             c = cand("gotcha", content, turn, s.gpos[pos], [turn, *confirm.turns()], body, sub=10 + k,
-                     applies_when=when, source_ref=ref, score=score)  # fmt: skip
+                     applies_when=when, source_ref=ref, score=score, basis="check" if fixed else "prose")  # fmt: skip
             c.hints = [ref] if ref else []
             found.append((confirm.pos, c))
     return _final_resolutions(found)
@@ -416,7 +420,7 @@ def why_comments(s: Stream) -> list[Cand]:
             rel = short_path(call.path, call.turn.cwd)
             content = cap(f"{rel}: {upper_first(text.rstrip('.'))}.", MAX_CONTENT)
             c = cand("gotcha", content, call.turn, s.gpos[call.pos], call.turns(), text, sub=70 + k,
-                     applies_when=f"when changing {rel}", source_ref=rel, score=2.5)  # fmt: skip
+                     applies_when=f"when changing {rel}", source_ref=rel, score=2.5, basis="edit")  # fmt: skip
             c.hints = [rel]
             out.append(c)
             break

@@ -14,7 +14,7 @@ import re
 
 from nous_assets.extract.rules import decisions
 from nous_assets.extract.rules.session import Cand, Stream, cand
-from nous_assets.extract.rules.text import FILLER_RE, I, fit, quote, sentences, temporal, user_scope, words
+from nous_assets.extract.rules.text import FILLER_RE, I, fit, quote, temporal, user_scope, words
 from nous_assets.turns import Turn
 
 MAX_CONTENT = 320
@@ -69,25 +69,20 @@ _LABEL = {"preference": "User preference", "decision": "Decision", "fact": "User
 _KIND = {"preference": "preference", "decision": "decision", "fact": "architecture"}
 
 
-_AUTONOMY_RE = re.compile(
-    r"\b(?:continue|keep going|carry on|work) (?:until|till) (?:all|everything|it'?s|they'?re|the \w+) (?:are |is )?"
-    r"(?:done|finished|complete)\b|\b(?:continue|go on) with (?:the |all )?(?:remaining|rest|other)\b"
-    r"|\btackle (?:them|those|these|all|the rest)\b|\bwork through (?:them|all|the rest|the list)\b"
-    r"|\ball the way through\b|\bdon'?t (?:stop|ask)(?: to ask)? (?:after|between|for)\b"
-    r"|\bwithout (?:stopping|asking)\b",
+_TASK_RE = re.compile(
+    r"(?<!for )\bnow\b|\bthis time\b|\bfor this\b|\byet\b|\bnext\b|\bthe (?:rest|remaining|other ones)\b"
+    r"|\bthis (?:pr|file|one|branch|change|commit|issue|bug|test|function|step|task|plan|session)\b|\btoday\b"
+    r"|\blet'?s\b|\b(?:continue|keep going|carry on|go on|proceed)\b|\btackle\b|\bwork through\b",
     I,
 )
 
 
-def autonomy(s: Stream, pos: int, turn: Turn, text: str) -> Cand | None:
-    """'continue until all are done', 'tackle them': the user wants Claude to work through a list unprompted."""
-    m = _AUTONOMY_RE.search(text)
-    if not m:
-        return None
-    said = quote([next((x for x in sentences(text) if _AUTONOMY_RE.search(x)), text)], 160)
-    content = fit([f'User preference: keep working through all remaining tasks without stopping to ask ("{said}")'],
-                  MAX_CONTENT)  # fmt: skip
-    return cand("preference", content, turn, s.gpos[pos], [turn], said, sub=9, scope="global", score=2.5)
+def standing(sentence: str) -> bool:
+    """A rule for the future or a principle of the project, not a request for the task at hand: "always …",
+    "from now on …" hold whatever else the sentence says; otherwise nothing may tie it to the work of the moment
+    ("now", "this PR", "next", "the rest", "let's", "continue …"). "Continue until all are done" asks for this
+    task's work; it is not how to work."""
+    return bool(HIGH_RE.search(sentence)) or not _TASK_RE.search(sentence)
 
 
 _CHECKING_RE = re.compile(
@@ -105,7 +100,7 @@ def checking_question(s: Stream, pos: int, turn: Turn, text: str) -> Cand | None
     step = m.group(1).strip()
     content = fit([f'User expectation: {step} before calling the work done (the user checked: "{quote([text], 80)}")'],
                   MAX_CONTENT)  # fmt: skip
-    return cand("preference", content, turn, s.gpos[pos], [turn], text, sub=8, score=2.0)
+    return cand("preference", content, turn, s.gpos[pos], [turn], text, sub=8, score=2.0, basis="user")
 
 
 def classify(sentence: str) -> str | None:
@@ -139,7 +134,7 @@ def statements(s: Stream, pos: int, turn: Turn, sents: list[str], used: set[int]
             i += 1
             continue
         label = classify(sents[i])
-        if label is None:
+        if label is None or label == "preference" and not standing(sents[i]):
             i += 1
             continue
         picked, i = _group(sents, i, label, used)
@@ -151,7 +146,7 @@ def statements(s: Stream, pos: int, turn: Turn, sents: list[str], used: set[int]
         out.append(
             cand(
                 _KIND[label], content, turn, s.gpos[pos], [turn], said, sub=sub, temporal=conf, scope=scope,
-                score=2.5 if label != "fact" else 1.5,
+                score=2.5 if label != "fact" else 1.5, basis="user",
             )  # fmt: skip
         )
         sub += 1

@@ -14,6 +14,7 @@ from typing import Any
 from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.concepts import extract_concepts, infer_domain
 from nous_assets.extract.rules.session import TOOL_NAMES, Cand
+from nous_assets.status import CLOSED
 from nous_assets.turns import Turn
 
 MAX_PER_BATCH = 60
@@ -39,7 +40,7 @@ def select(
 ) -> list[Cand]:
     """Unique, capped candidates in transcript order."""
     caps = KIND_CAPS if kind_caps is None else kind_caps
-    ranked = sorted(cands, key=lambda c: (-c.score, c.pos, c.sub))
+    ranked = sorted(cands, key=lambda c: (c.status in CLOSED, -c.score, c.pos, c.sub))  # what holds first
     kept: list[Cand] = []
     bags: list[set[str]] = []
     for c in ranked:
@@ -155,6 +156,8 @@ def _record(batch: SessionBatch, c: Cand, concepts: list[str], domain: str, edge
         },
         "applies_when": c.applies_when[:120],
         "source_ref": c.source_ref[:120],
+        "status": c.status,
+        "evidence": c.evidence,
     }
     if c.slot:
         record["slot"] = c.slot[:160]

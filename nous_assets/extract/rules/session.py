@@ -133,6 +133,9 @@ class Cand:
     link_key: str | None = None  # command family (ties a command to the gotcha it closed)
     domain: str | None = None
     families: frozenset[str] = frozenset()
+    basis: str = "prose"  # what the candidate rests on (:mod:`~nous_assets.extract.rules.evidence`)
+    status: str = ""  # set by evidence.assess: the basis's status, then what the rest of the session showed
+    evidence: list[dict[str, str]] = field(default_factory=list)
 
 
 def cand(
@@ -149,10 +152,13 @@ def cand(
     applies_when: str = "",
     source_ref: str = "",
     score: float = 1.0,
+    basis: str,
 ) -> Cand:
+    """A candidate; ``basis`` says what it rests on (the user's words, a passing check, a file, an edit, the
+    assistant's prose, a compaction summary), which decides its status (:mod:`.evidence`)."""
     return Cand(
         kind, content, anchor, pos, sub, list(turns), concept_text or content, temporal=temporal, scope=scope,
-        applies_when=applies_when, source_ref=source_ref, score=score,
+        applies_when=applies_when, source_ref=source_ref, score=score, basis=basis,
     )  # fmt: skip
 
 

@@ -67,9 +67,9 @@ def _message(
     out, approved = decisions.approval(s, pos, turn, sents[0], spoken)
     if approved:
         sents = sents[1:]
-    for found in (preferences.autonomy(s, pos, turn, compact), preferences.checking_question(s, pos, turn, compact)):
-        if found is not None:
-            out.append(found)
+    found = preferences.checking_question(s, pos, turn, compact)
+    if found is not None:
+        out.append(found)
     if TRIVIAL_RE.match(compact) or len(words(compact)) < 3 or not sents:
         return out
     used: set[int] = set()

@@ -80,7 +80,8 @@ def quality_gate(s: Stream) -> list[Cand]:
     last = dict(windows[-1])
     anchor_call = last.get(gate[0], commits[-1])
     c = cand("workflow", content, anchor_call.turn, s.gpos[anchor_call.pos], [*anchor_call.turns(), commits[-1].turn],
-             " ".join(gate), applies_when="before committing", source_ref=gate[0], score=6.0)  # fmt: skip
+             " ".join(gate), applies_when="before committing", source_ref=gate[0], score=6.0,
+             basis="check")  # fmt: skip
     c.slot = f"gate:{repo}"
     c.hints = list(gate)
     c.domain = "workflow"
@@ -134,7 +135,7 @@ def task_tracker(s: Stream) -> list[Cand]:
         first = min((call for _, call in stages.values()), key=lambda c: c.pos)
         c = cand("workflow", content, first.turn, s.gpos[first.pos], [call.turn for _, call in stages.values()],
                  content, applies_when="when picking up, claiming or finishing work", source_ref=tool,
-                 score=5.0)  # fmt: skip
+                 score=5.0, basis="check")  # fmt: skip
         c.slot = "tool:tasks"
         c.domain = "workflow"
         out.append(c)
@@ -227,7 +228,8 @@ def git_hooks(s: Stream) -> list[Cand]:
         elif blocked:
             text += "; fix what it reports rather than skipping it"
         c = cand("workflow", cap(text + ".", MAX_CONTENT), call.turn, s.gpos[call.pos], call.turns(), text,
-                 applies_when=f"before `{verb}`", source_ref=verb, score=4.5 + (1 if blocked else 0))  # fmt: skip
+                 applies_when=f"before `{verb}`", source_ref=verb, score=4.5 + (1 if blocked else 0),
+                 basis="file")  # fmt: skip
         c.slot = f"tool:hook-{hook}"
         c.domain = "workflow"
         out.append(c)

@@ -87,7 +87,8 @@ def test_migration_004_partitions_the_vectors_and_keeps_every_row(database, monk
     from nous_assets.store.identity import ProjectMap
     from nous_assets.store.pg.projection import PgProjectionStore
 
-    before = [m for m in pgdb.MIGRATIONS if m[0] < 4]
+    # the schema before 004, plus the memory status column today's projection writes (006)
+    before = [m for m in pgdb.MIGRATIONS if m[0] < 4 or m[1].endswith("_memory_status.sql")]
     monkeypatch.setattr(pgdb, "MIGRATIONS", before)
     monkeypatch.setattr(PgProjectionStore, "_project_map", lambda self: ProjectMap())  # no aliases table yet
     conn = pgdb.open_pg(database)
@@ -106,7 +107,7 @@ def test_migration_004_partitions_the_vectors_and_keeps_every_row(database, monk
         old = conn.execute(rows).fetchall()
         assert len(old) == 10 and conn.execute("SELECT to_regclass('idx_memory_vectors_hnsw_3')").fetchone()[0]
         monkeypatch.undo()
-        assert pgdb.migrate(conn) == [v for v, _, _ in pgdb.MIGRATIONS if v >= 4]
+        assert pgdb.migrate(conn) == [m[0] for m in pgdb.MIGRATIONS if m not in before]
         assert conn.execute(rows).fetchall() == old
         partitioned = conn.execute("SELECT relkind FROM pg_class WHERE relname = 'memory_vectors'").fetchone()[0]
         assert partitioned == "p"

@@ -1,0 +1,304 @@
+"""Evidence: what a candidate rests on, and what the rest of its session showed about it.
+
+Every rule says what its candidate rests on (its *basis*); the basis gives the first status
+(:mod:`nous_assets.status`): the user's own words are ``stated``, a check or command that ran and passed is
+``verified``, what a file or tool result showed and the edits the session made are ``observed``, the
+assistant's reasoning is a ``hypothesis``. A compaction summary is the assistant's account of its own work:
+``observed`` where it reports a fix (the session got past the error), a hypothesis otherwise.
+
+Then the session after the candidate can change it (:func:`assess`):
+
+* **refuted** — the user rejects what the assistant just said ("no", "that's not it", "try again", "I don't
+  think so"), or the assistant itself says it was wrong before the user speaks again;
+* **verified** — the user confirms it ("yes, exactly", "that's it", "good catch", "correct");
+* **superseded** — a file it cites is deleted or moved (``rm``, ``git rm``, ``git mv``, ``mv``), an edit it rests
+  on is undone (``git checkout -- F``, ``git restore F``, a later edit putting the old text back), or a
+  decision is reversed (a later decision of the user on the same subject that says "actually", "instead",
+  "let's not", "go back to" …).
+
+Each change is recorded in the candidate's ``evidence`` with the turn it rests on, so a reader can check it.
+The same session-level facts feed the worker's cross-session step (a file deleted in a later session
+supersedes what earlier sessions learned about it): :func:`removed_paths` is shared with it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from nous_assets.extract.rules.session import EDIT_TOOLS, Call, Cand, Stream
+from nous_assets.extract.rules.text import I, cap, clean_md, one_line, strip_noise
+from nous_assets.status import HYPOTHESIS, OBSERVED, REFUTED, STATED, SUPERSEDED, VERIFIED
+
+BASIS_STATUS = {
+    "user": STATED,
+    "check": VERIFIED,
+    "file": OBSERVED,
+    "edit": OBSERVED,
+    "summary": OBSERVED,
+    "prose": HYPOTHESIS,
+}
+BASIS_WHAT = {
+    "user": "said by the user",
+    "check": "a check or command that passed",
+    "file": "read from a file or tool result",
+    "edit": "a change the session made",
+    "summary": "the session's compaction summary (a fix it reports)",
+    "prose": "the assistant's reasoning",
+}
+MAX_EVIDENCE = 4
+
+_REJECT_RE = re.compile(
+    r"^\W*(?:no|nope|nah|wrong|incorrect|not quite|not really|i don'?t think (?:so|that'?s)|try again|"
+    r"that'?s not (?:it|right|correct|true|the (?:real )?(?:issue|problem|cause|reason))|that isn'?t (?:it|right)|"
+    r"it'?s not (?:that|the)|that (?:didn'?t|did not|doesn'?t|does not) (?:work|help|fix|make sense))\b"
+    r"|\b(?:that'?s|that is|this is|you'?re|you are) (?:wrong|not right|incorrect|not correct|not true)\b"
+    r"|\bnot the (?:real |actual )?(?:issue|problem|cause|reason)\b|\bthat'?s not (?:it|how|why|what)\b"
+    r"|\b(?:doesn'?t|does not) make sense\b|\bdon'?t (?:blame|assume)\b",
+    I,
+)
+_CONFIRM_RE = re.compile(
+    r"^\W*(?:yes|yep|yeah|exactly|correct|right|indeed|good catch|that'?s (?:it|right|correct|true)|"
+    r"makes sense|you'?re right|spot on)\b(?![^.!?\n]{0,40}\b(?:but|however|although)\b)",
+    I,
+)
+_SELF_REFUTE_RE = re.compile(
+    r"\b(?:(?:that|this|it) (?:was|is)n'?t (?:the|a) (?:real )?(?:issue|problem|cause)|not (?:actually )?the "
+    r"(?:issue|problem|cause)|i was wrong|that'?s wrong|that was wrong|my (?:earlier|previous) "
+    r"(?:diagnosis|assumption|theory|explanation) was|the real (?:issue|problem|cause) (?:is|was))\b",
+    I,
+)
+_REVERSAL_RE = re.compile(
+    r"\b(?:actually|instead|change of plan|scratch that|on second thought|let'?s not|don'?t (?:do|use|go with)|"
+    r"go back to|revert|undo|rather than|no longer|not anymore)\b",
+    I,
+)
+_UNDO_RE = re.compile(r"^git (?:checkout (?:HEAD )?--|restore)(?! --staged)\s+(.+)$")
+_WORD_RE = re.compile(r"[a-z0-9_./:-]{4,}")
+
+
+@dataclass(frozen=True)
+class Removal:
+    """A path the session deleted or moved away (relative to its cwd), when and by which command."""
+
+    path: str
+    at: str
+    uuid: str
+    command: str
+
+
+def initial(c: Cand) -> None:
+    """The candidate's first status and evidence: those of its basis."""
+    c.status = BASIS_STATUS.get(c.basis, HYPOTHESIS)
+    c.evidence = [{"status": c.status, "uuid": c.anchor.uuid, "what": BASIS_WHAT.get(c.basis, c.basis)}]
+
+
+def change(c: Cand, status: str, uuid: str, what: str) -> None:
+    """Record a later turn that changed what the candidate's status is."""
+    c.status = status
+    if len(c.evidence) < MAX_EVIDENCE:
+        c.evidence.append({"status": status, "uuid": uuid, "what": cap(one_line(what), 160)})
+
+
+def assess(streams: Iterable[Stream], cands: list[Cand]) -> None:
+    """Every candidate's status: its basis's, then what the rest of the session showed (module docstring)."""
+    streams = list(streams)
+    for c in cands:
+        initial(c)
+    removals = [r for s in streams for r in removed_paths(s)]
+    undone = [u for s in streams for u in _undone_edits(s)]
+    main = [s for s in streams if not s.sidechain]
+    for c in cands:
+        at = c.anchor.timestamp or ""
+        _superseded_by_removal(c, at, removals)
+        if c.status == SUPERSEDED:
+            continue
+        _superseded_by_undo(c, at, undone)
+        if c.status != SUPERSEDED:
+            for s in main:
+                _answered(c, s)
+    for c in cands:
+        if c.kind == "decision" and c.status not in (SUPERSEDED, REFUTED):
+            _reversed(c, [o for o in cands if o is not c and o.kind in ("decision", "correction", "preference")])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# what the user said next
+
+
+def _answered(c: Cand, s: Stream) -> None:
+    """The user's next message after an assistant claim rejects or confirms it; the assistant takes it back."""
+    pos = _stream_pos(s, c.anchor)
+    if pos is None or c.anchor.role != "assistant":
+        return
+    spoken = 0  # assistant messages after the claim: the user answers the last one or two
+    for p in range(pos + 1, len(s.turns)):
+        t = s.turns[p]
+        if t.role == "assistant" and t.text.strip():
+            if _SELF_REFUTE_RE.search(t.text) and _shares(c, t.text):
+                change(c, REFUTED, t.uuid, "the assistant then said: " + t.text[:120])
+                return
+            spoken += 1
+        if p in s.user_positions and p not in s.task_positions:
+            if spoken > 1:
+                return
+            said = one_line(clean_md(strip_noise(t.text)))
+            if _REJECT_RE.search(said[:200]):
+                change(c, REFUTED, t.uuid, f'the user answered: "{said[:120]}"')
+            elif _CONFIRM_RE.match(said) and c.status == HYPOTHESIS:
+                change(c, VERIFIED, t.uuid, f'the user confirmed: "{said[:120]}"')
+            return
+
+
+def _stream_pos(s: Stream, turn) -> int | None:
+    for p, t in enumerate(s.turns):
+        if t is turn or (t.uuid == turn.uuid and t.source_path == turn.source_path):
+            return p
+    return None
+
+
+def _shares(c: Cand, text: str) -> bool:
+    """The later text is about the same thing: two or more of the candidate's longer words."""
+    mine = set(_WORD_RE.findall(c.content.lower()))
+    return len(mine & set(_WORD_RE.findall(text.lower()))) >= 2
+
+
+# ---------------------------------------------------------------------------------------------------------
+# files deleted or moved, edits undone
+
+
+def removed_paths(s: Stream) -> list[Removal]:
+    """Paths a stream's successful commands deleted or moved away, relative to the command's cwd."""
+    out: list[Removal] = []
+    for call in s.calls:
+        if not call.command or s.status(call) != "ok":
+            continue
+        for seg in re.split(r"\s*(?:&&|;|\|\||\n)\s*", call.command):
+            for path in _removed_by(seg):
+                rel = _relative(path, call.turn.cwd)
+                if rel:
+                    out.append(Removal(rel, call.turn.timestamp or "", call.turn.uuid, cap(seg, 120)))
+    return out
+
+
+def _removed_by(segment: str) -> list[str]:
+    try:
+        toks = shlex.split(segment)
+    except ValueError:
+        return []
+    if not toks:
+        return []
+    if toks[0] in ("rm", "unlink"):
+        return [t for t in toks[1:] if not t.startswith("-")]
+    if toks[:2] == ["git", "rm"] and "--cached" not in toks:
+        return [t for t in toks[2:] if not t.startswith("-")]
+    if toks[:2] == ["git", "mv"] or toks[0] == "mv":
+        args = [t for t in toks[(2 if toks[0] == "git" else 1) :] if not t.startswith("-")]
+        return args[:-1] if len(args) >= 2 else []
+    return []
+
+
+def _relative(path: str, cwd: str | None) -> str:
+    """``path`` relative to ``cwd`` ('' for what is outside it, a glob or a variable)."""
+    if not path or re.search(r"[*?$`{}<>]", path):
+        return ""
+    if path.startswith("/"):
+        root = (cwd or "").rstrip("/") + "/"
+        if root == "/" or not path.startswith(root):
+            return ""
+        path = path[len(root) :]
+    path = posixpath.normpath(path.removeprefix("./"))
+    return "" if path in (".", "") or path.startswith("..") else path
+
+
+def cites(text: str, path: str) -> bool:
+    """``text`` names ``path`` (a file, or a directory with something under it) as a whole path segment."""
+    target = path.rstrip("/")
+    if "/" not in target and "." not in target:
+        return False  # a bare word ("docs", "build") is prose as often as a path
+    return bool(re.search(rf"(?<![\w./-]){re.escape(target)}(?:/[\w./-]*)?(?![\w-])", text))
+
+
+def _cited_text(c: Cand) -> str:
+    return " ".join([c.content, c.source_ref, *c.hints])
+
+
+def _superseded_by_removal(c: Cand, at: str, removals: list[Removal]) -> None:
+    for r in removals:
+        if r.at > at and cites(_cited_text(c), r.path):
+            change(c, SUPERSEDED, r.uuid, f"`{r.command}` removed {r.path}")
+            return
+
+
+def _undone_edits(s: Stream) -> list[Removal]:
+    """Files whose changes a later command or edit undid (``git checkout -- F``, ``git restore F``, an edit that
+    puts back the exact text an earlier edit replaced)."""
+    out: list[Removal] = []
+    for call in s.calls:
+        if call.command and s.status(call) == "ok":
+            for seg in re.split(r"\s*(?:&&|;|\n)\s*", call.command):
+                m = _UNDO_RE.match(seg.strip())
+                if m:
+                    for path in m.group(1).split():
+                        rel = _relative(path.strip("'\""), call.turn.cwd)
+                        if rel:
+                            out.append(Removal(rel, call.turn.timestamp or "", call.turn.uuid, cap(seg, 120)))
+    out.extend(_reverse_edits(s))
+    return out
+
+
+def _reverse_edits(s: Stream) -> list[Removal]:
+    replaced: dict[tuple[str, str], Call] = {}
+    out: list[Removal] = []
+    for call in s.calls:
+        if call.name not in EDIT_TOOLS or not call.ok or not call.path:
+            continue
+        old, new = str(call.inp.get("old_string") or ""), str(call.inp.get("new_string") or "")
+        if not old.strip() and not new.strip():
+            continue
+        if (call.path, new) in replaced and new.strip():
+            rel = _relative(call.path, call.turn.cwd) or posixpath.basename(call.path)
+            out.append(Removal(rel, call.turn.timestamp or "", call.turn.uuid, f"an edit put back {rel}'s old text"))
+        replaced[(call.path, old)] = call
+    return out
+
+
+def _superseded_by_undo(c: Cand, at: str, undone: list[Removal]) -> None:
+    if c.basis not in ("edit", "check", "summary") and c.kind != "configuration":
+        return
+    for u in undone:
+        if u.at > at and cites(_cited_text(c), u.path):
+            change(c, SUPERSEDED, u.uuid, f"undone: {u.command}")
+            return
+
+
+# ---------------------------------------------------------------------------------------------------------
+# decisions reversed
+
+
+def _reversed(decision: Cand, others: list[Cand]) -> None:
+    """A later decision of the user on the same subject that reverses this one supersedes it."""
+    at = decision.anchor.timestamp or ""
+    mine = _subject(decision)
+    for o in others:
+        later = (o.anchor.timestamp or "") > at
+        if not later or o.basis != "user" or not _REVERSAL_RE.search(o.concept_text or o.content):
+            continue
+        theirs = _subject(o)
+        if len(mine & theirs) >= 2 and len(mine & theirs) / max(1, min(len(mine), len(theirs))) >= 0.3:
+            change(decision, SUPERSEDED, o.anchor.uuid, "reversed later: " + o.content[:120])
+            return
+
+
+def _subject(c: Cand) -> set[str]:
+    return {w for w in _WORD_RE.findall((c.concept_text or c.content).lower()) if w not in _STOP}
+
+
+_STOP = frozenset(
+    "that this with from have they them then than what when will would should could about there their these those "
+    "your yours into only just also like want make sure lets user said answered asked decision claude".split()
+)
+
