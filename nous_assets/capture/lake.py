@@ -331,3 +331,29 @@ def read_turns(lake_dir: Path, date: str) -> list[Turn]:
     if not path.exists():
         return []
     return frame_turns(pl.read_parquet(path))
+
+
+def _partitions(lake_dir: Path, dates: Iterable[str] | None) -> list[Path]:
+    if dates is None:
+        return sorted((lake_dir / "transcripts").glob("date=*/turns.parquet"))
+    return [p for p in (turns_path(lake_dir, d) for d in sorted(set(dates))) if p.exists()]
+
+
+def session_folders(lake_dir: Path, dates: Iterable[str] | None = None) -> set[tuple[str, str]]:
+    """(Claude Code folder, session id) of every session with turns on ``dates`` (None: on any day)."""
+    out: set[tuple[str, str]] = set()
+    for path in _partitions(lake_dir, dates):
+        frame = pl.read_parquet(path, columns=["project_id", "session_id"]).unique()
+        out.update((f, s) for f, s in frame.iter_rows())
+    return out
+
+
+def session_turns(lake_dir: Path, sessions: Collection[str]) -> list[Turn]:
+    """Every turn of ``sessions`` on every day of the lake (subagents included: they carry their session's id), in
+    file order: what a step that looks across a project's whole history reads (the project brief)."""
+    wanted = list(sessions)
+    frames = [pl.read_parquet(p).filter(pl.col("session_id").is_in(wanted)) for p in _partitions(lake_dir, None)]
+    frames = [f for f in frames if f.height]
+    if not frames:
+        return []
+    return sorted(frame_turns(pl.concat(frames, how="diagonal_relaxed")), key=lambda t: (t.source_path, t.byte_start))

@@ -9,16 +9,18 @@ compared with. Each rule family lives in its own module under :mod:`nous_assets.
   (:mod:`~nous_assets.extract.rules.gotchas`);
 * compaction summaries — their errors-and-fixes, problem-solving notes and decisions
   (:mod:`~nous_assets.extract.rules.compaction`);
-* workflow — the quality gate before commits, the task tracker, git hooks
-  (:mod:`~nous_assets.extract.rules.workflow`);
+* workflow — the task tracker, git hooks (:mod:`~nous_assets.extract.rules.workflow`);
 * configuration — the net change per config file (:mod:`~nous_assets.extract.rules.configuration`) and
   the settings a session looked up: ports, override files, formatter plugins, npm scripts
   (:mod:`~nous_assets.extract.rules.config_read`);
 * architecture — stack, scripts, explanations and where things live
   (:mod:`~nous_assets.extract.rules.architecture`);
 * environment — Claude Code hooks, MCP servers, git worktrees, the default branch, files to leave out of
-  commits (:mod:`~nous_assets.extract.rules.environment`);
-* commands worth knowing (:mod:`~nous_assets.extract.rules.commands`).
+  commits (:mod:`~nous_assets.extract.rules.environment`).
+
+The canonical commands and the quality gate are not one session's to say: the project brief mines them across
+sessions (:mod:`nous_assets.brief`). Every candidate's status comes from its evidence
+(:mod:`~nous_assets.extract.rules.evidence`).
 
 Task prompts, pasted text, one-off details and bypasses are filtered (:mod:`~nous_assets.extract.rules.filters`);
 ``acompact-`` subagent side-calls are ignored entirely, and thinking is never read.
@@ -31,7 +33,6 @@ from typing import Any
 from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.rules import (
     architecture,
-    commands,
     compaction,
     config_read,
     configuration,
@@ -63,13 +64,11 @@ class HeuristicExtractor:
         streams = build_streams(batch)
         for stream in streams:
             cands.extend(speech.speech(stream))
-            fixes, closers = gotchas.error_fixes(stream)
+            fixes = gotchas.error_fixes(stream)
             cands.extend(fixes)
             cands.extend(gotchas.diagnoses(stream))
             cands.extend(gotchas.why_comments(stream))
             cands.extend(compaction.summaries(stream))
-            gate = workflow.quality_gate(stream)
-            cands.extend(gate)
             cands.extend(workflow.task_tracker(stream))
             cands.extend(workflow.git_hooks(stream))
             fix_uuids = {u for c in fixes for t in c.turns for u in t.uuids}
@@ -78,7 +77,6 @@ class HeuristicExtractor:
             cands.extend(architecture.architecture(stream))
             cands.extend(conventions.conventions(stream))
             cands.extend(environment.environment(stream))
-            cands.extend(commands.commands(stream, closers, {h for c in gate for h in c.hints}))
         evidence.assess(streams, cands)
         chosen = render.select(cands, self.kind_caps, self.max_per_batch)
         return render.render(batch, chosen)

@@ -22,7 +22,12 @@ Safety: first :func:`~nous_assets.safety.review.refresh_holds` records which mem
 for ``nous review``; those never enter a packet (``format_packet`` checks every bullet again, so a hold
 cannot be missed). Scope-global memories enter a packet only when they say how to work with the user
 (preferences, corrections, workflow, conventions; never a command, a configuration, a diagnosis or a
-stored "fact", which is usually a task prompt), and at most :data:`MAX_GLOBALS` of them.
+stored "fact", which is usually a task prompt), and at most :data:`MAX_GLOBALS` of them; in another project's
+packet only once :data:`GLOBAL_MIN_SESSIONS` sessions said it (one exchange is not a rule for every project).
+
+Selection: a memory enters only when its status may be injected and its evidence reaches the bar
+(:mod:`~nous_assets.retrieve.confidence`), and not when its citations no longer resolve in the project's
+checkout (:mod:`~nous_assets.retrieve.stale_check`); the budget is a ceiling, and the footer counts the rest.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from typing import Any
 import polars as pl
 
 from nous_assets.capture.redact import redact
-from nous_assets.retrieve.confidence import earns_line
+from nous_assets.retrieve.confidence import earns_line, sessions_of
 from nous_assets.retrieve.packet import format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
@@ -62,6 +67,7 @@ PACKETS_CHECKED = f"injection_cache:{GUARD_VERSION}:format-{PACKET_FORMAT}"
 # configuration and diagnoses belong to one project, and a stored global "fact" is usually a task prompt.
 GLOBAL_KINDS = frozenset({"preference", "correction", "workflow", "convention"})
 MAX_GLOBALS = 3  # a packet carries at most a few global memories; the rest of the budget is the project's
+GLOBAL_MIN_SESSIONS = 2  # a global memory reaches other projects only once more than one session said it
 # A SessionStart packet's query is only a hint (the project's most-touched files and its branch): what the
 # project has learned again and again, and lately, matters more than which file names it shares with the hint.
 PACKET_WEIGHTS = ScoringWeights(text=0.1, concept=0.1, vector=0.1, graph=0.05, reinforce=0.35, temporal=0.15,
@@ -207,7 +213,8 @@ def _injectable(result: Any, project_id: str, guarded: Guarded) -> bool:
     if not earns_line(result, guarded.bar):
         return False
     if result.scope == "global":
-        return result.kind in GLOBAL_KINDS
+        elsewhere = result.project_id != project_id  # learned in another project (or the global packet)
+        return result.kind in GLOBAL_KINDS and (not elsewhere or sessions_of(result) >= GLOBAL_MIN_SESSIONS)
     return project_id != GLOBAL
 
 

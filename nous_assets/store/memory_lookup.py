@@ -85,6 +85,29 @@ def project_matches(conn: Connection, project_id: str, match: str, *, limit: int
     return [(r[0], r[1]) for r in rows]
 
 
+def citing(conn: Connection, project_id: str, text: str) -> list[tuple[str, str, str | None, str]]:
+    """(learning_id, content and source, valid_from, source session) of the project's memories that still hold
+    and mention ``text`` (a path a session removed) anywhere in their content or source."""
+    rows = conn.execute(
+        "SELECT learning_id, content || ' ' || coalesce(source_ref, ''), valid_from, source_session FROM memories "
+        "WHERE project_id = ? AND status NOT IN ('refuted', 'superseded') "
+        "AND instr(content || ' ' || coalesce(source_ref, ''), ?) > 0 ORDER BY id",
+        (project_id, text),
+    ).fetchall()
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def by_slot_prefix(conn: Connection, project_id: str, prefix: str) -> dict[str, tuple[str, str]]:
+    """{slot: (learning_id, content)} of the project's memories on slots starting with ``prefix`` that still hold
+    (the project brief's, ``brief:``): what a new brief is compared with."""
+    rows = conn.execute(
+        "SELECT slot, learning_id, content FROM memories WHERE project_id = ? AND substr(slot, 1, ?) = ? "
+        "AND status NOT IN ('refuted', 'superseded') ORDER BY id",
+        (project_id, len(prefix), prefix),
+    ).fetchall()
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
 def injected_clocks(conn: Connection, session_id: str, *, limit: int) -> list[str]:
     """Vector clock texts of the memories injected into ``session_id``, most recently injected first.
 

@@ -1,6 +1,6 @@
 """Helpers for the extractor tests: real transcript excerpts (by file and line) and hand-made turns.
 
-Real excerpts come from the shared corpus (``../shared/data/transcripts`` and ``transcripts-dev2``); a test
+Real excerpts come from the shared corpus (``../shared/data/transcripts``, ``transcripts-dev2`` and ``-dev3``); a test
 names the file and the 1-based JSONL lines it rests on, so a reader can open the same lines.
 """
 
@@ -24,6 +24,7 @@ from nous_assets.extract.schema import validate_learnings
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 DEV = DATA / "transcripts"
 DEV2 = DATA / "transcripts-dev2"
+DEV3 = DATA / "transcripts-dev3"
 SPOTTER_GQC = "spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 SPOTTER_DOV = "spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
 SPOTTER_FUM = "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"
@@ -42,10 +43,17 @@ _EVALUATOR = "context-evaluator/-Users-cedricteyton-Code-agents-md-evaluator"
 EVAL_TREE = f"{_EVALUATOR}/8ecab05f-4481-43d6-9428-a6b177981877.jsonl"
 EVAL_PHANTOM = f"{_EVALUATOR}/31b1be44-3380-444d-8a6f-78bc9463a310.jsonl"
 AGENTV_DOCS = "agentv/-home-christso-projects-agentv/acc53d32-5580-4747-9273-e2acff2ba566.jsonl"
+IRONCLAW = "ironclaw/-home-alexc-Projects-ironclaw"
+IRONCLAW_MERGE = f"{IRONCLAW}/69ab36dd-71af-4a82-aad3-010e919c39c7.jsonl"
+IRONCLAW_COVERAGE = f"{IRONCLAW}/005dee17-eda7-475f-9656-e4dd3ce1c130.jsonl"
+_FLUTTER = "flutter-docker-image/-home-eligio-Code-worktrees-flutter-docker-image"
+FLUTTER_REVIEW = f"{_FLUTTER}-sandy-hill-flutter-docker-image/4382554b-f1e9-425c-9589-29ec37048779.jsonl"
+FLUTTER_VERIFY = f"{_FLUTTER}-warm-orbit-flutter-docker-image/9c4f30d9-7a7f-49b7-93b3-062fbf14c199.jsonl"
+WAKIL_CI = "wakil/-Users-ebridges-Projects-wakil/5c5242ad-8f8c-4e31-a7f7-ad2e7b2a94ac.jsonl"
 
 
 def _path(rel: str) -> Path:
-    for root in (DEV, DEV2):
+    for root in (DEV, DEV2, DEV3):
         if (root / rel).is_file():
             return root / rel
     pytest.skip(f"shared transcript {rel} not found under {DATA}")

@@ -6,6 +6,7 @@ from excerpts import AGENTV_DOCS, CIPHER_MIGRATION, assistant, contents, edit, e
 
 from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.rules import conventions
+from nous_assets.extract.rules.conventions import _rule_lines, blocks
 
 
 def test_real_rules_written_to_the_memory_file():
@@ -25,3 +26,27 @@ def test_headings_and_vague_lines_are_not_rules():
     new = "## Notes\n\nSome thoughts about the project.\n- Nice ideas for later\n"
     turns = [assistant("", edit("/home/dev/proj/CLAUDE.md", "e1", "", new)), result("e1", "updated")]
     assert conventions.conventions(stream_of(SessionBatch("p", "s", "d", turns))) == []
+
+
+def test_a_rule_wrapped_over_lines_is_one_rule_not_fragments():
+    text = (
+        "## Working agreement\n\n"
+        "- Never hand-edit `CHANGELOG.md`: it is generated from commit\n"
+        "  messages by `git-cliff`, see `cliff.toml`.\n"
+        "- Read `docs/TROUBLESHOOTING.md` before starting: it exists precisely so a\n"
+        "  known bug is not debugged twice.\n"
+    )
+    assert blocks(text)[1] == ("- Never hand-edit `CHANGELOG.md`: it is generated from commit messages by `git-cliff`, "
+                               "see `cliff.toml`.")  # fmt: skip
+    rules = _rule_lines(text, strong_only=True)
+    assert rules == ["Never hand-edit `CHANGELOG.md`: it is generated from commit messages by `git-cliff`, see "
+                     "`cliff.toml`."]  # fmt: skip
+
+
+def test_a_memory_files_frontmatter_is_not_a_rule():
+    text = ("---\nname: feedback_validator\ndescription: `renovate-config-validator` must run before every push\n"
+            "metadata: type: feedback\n---\n\n"
+            "Never push `.github/renovate.json` without running `npx renovate-config-validator` first.\n")  # fmt: skip
+    assert _rule_lines(text, strong_only=True) == [
+        "Never push `.github/renovate.json` without running `npx renovate-config-validator` first."
+    ]

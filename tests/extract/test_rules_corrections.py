@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from excerpts import CIPHER_DEV, EPISODIC_LARGE, assistant, edit, excerpt, extract, of_kind, result, run, user
 
+from nous_assets.turns import ToolUse
+
 
 def test_real_correction_quotes_the_user_and_names_what_it_weakens():
     # cipher-box 2095544c, L34-L45: "switch to the phase 12 branch" -> Claude creates feat/phase-12-mfa ->
@@ -53,3 +55,18 @@ def test_not_x_but_y_after_a_rejected_tool_call():
 def test_questions_are_not_corrections():
     assert run(assistant("I ran the tests, all green."), user("how long did the suite take?")) == []
     assert run(assistant("Frontend on :5173."), user("ok now how am i meant to get a code?")) == []
+
+
+def test_status_reports_and_requests_for_work_are_not_corrections():
+    # the shapes that filled packets with "User correction:" lines: the moment's state, a new task, an answer
+    # typed instead of picking a question's option
+    assert of_kind(run(assistant("CI should be green now."), user("It is still failing, look at the logs.")),
+                   "correction") == []  # fmt: skip
+    asked = assistant("Which one?", ToolUse("q1", "AskUserQuestion", '{"questions": []}'))
+    refused = result("q1", "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+                     is_error=True)  # fmt: skip
+    assert of_kind(run(asked, refused, user("Fix the bugs in the CLI flags.")), "correction") == []
+    kept = run(assistant("It will sort itself out once CI catches up."),
+               user("No, investigate and fix it instead of just saying it will work itself out."))  # fmt: skip
+    (c,) = of_kind(kept, "correction")
+    assert c["status"] == "stated" and "instead of just saying" in c["content"]

@@ -67,3 +67,12 @@ def test_lets_use_is_a_decision():
     (d,) = of_kind(run(assistant("Which framework?"), user("let's go with FastAPI for the backend instead of Flask.")),
                    "decision")  # fmt: skip
     assert d["type"] == "learning" and "fastapi" in d["concepts"]
+
+
+def test_approving_the_next_step_decides_nothing():
+    # flutter-docker-image 390ab778: "Update `research.md` with all this and draft the change proposals?" — "Ok."
+    a = assistant("The research is complete.\n\nShall I update `research.md` with all this and draft the proposals?")
+    assert of_kind(run(a, user("Ok.")), "decision") == []
+    b = assistant("Flutter scaffolds Java 17. Should we keep Java 17 for the Android image rather than 21?")
+    (d,) = of_kind(run(b, user("yes")), "decision")
+    assert "Keep Java 17" in d["content"] and d["status"] == "stated"

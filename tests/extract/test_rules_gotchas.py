@@ -59,7 +59,7 @@ def test_real_hypothesis_blaming_the_tool_is_not_kept():
     assert not any("compiler bug" in r["content"] for r in out)
 
 
-def test_refuted_diagnosis_is_dropped_confirmed_one_kept():
+def test_diagnosis_the_same_check_disproves_is_refuted_confirmed_one_kept():
     t = [
         assistant("", bash("make test", "b1")),
         result("b1", "Exit code 2\nerror: cannot import name 'Client' from 'httpx'", is_error=True),
@@ -74,9 +74,11 @@ def test_refuted_diagnosis_is_dropped_confirmed_one_kept():
         assistant("", bash("make test", "b3")),
         result("b3", "12 passed"),
     ]
-    diags = [c.content for c in gotchas.diagnoses(stream_of_turns(t))]
-    assert any("shadows the `httpx` package" in d for d in diags)
-    assert not any("http2" in d for d in diags)
+    diags = {c.content: c for c in gotchas.diagnoses(stream_of_turns(t))}
+    (kept,) = [c for d, c in diags.items() if "shadows the `httpx` package" in d]
+    (wrong,) = [c for d, c in diags.items() if "http2" in d]
+    assert kept.basis == "check"  # the check that failed before it passed after it
+    assert wrong.status == "refuted" and "failed again" in wrong.evidence[-1]["what"]
 
 
 def test_real_why_comment_in_code():
@@ -115,7 +117,16 @@ def test_real_fallout_of_a_conflicted_rebase_is_no_gotcha():
     # the push then fails on duplicate interfaces the merge left in ClientChart.tsx, fixed by deleting them: that
     # resolution's fallout. A later, unrelated failure (`npx knip` rejecting a knip.json key) is still a gotcha.
     s = stream_of(excerpt(EPISODIC_LARGE, 130, 240))
-    fixes, _ = gotchas.error_fixes(s)
+    fixes = gotchas.error_fixes(s)
     texts = [c.content for c in fixes + gotchas.diagnoses(s)]
     assert not any("ClientChart" in t for t in texts)
     assert any(t.startswith("`npx knip` failed with") for t in texts)
+
+
+def test_a_comment_wrapped_over_lines_is_read_whole():
+    lines = ["[tasks.lint]", "# Not in CI: Renovate validates the config on its own branch, so a", "# local check",
+             "# is the only one that runs before pushing.", 'run = "npx renovate-config-validator"']  # fmt: skip
+    assert gotchas.comments(lines) == [
+        "Not in CI: Renovate validates the config on its own branch, so a local check is the only one that runs "
+        "before pushing."
+    ]

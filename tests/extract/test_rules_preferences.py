@@ -121,3 +121,15 @@ def test_stated_facts_are_knowledge():
 )
 def test_trivial_messages_produce_nothing(text):
     assert run(assistant("Working on it."), user(text)) == []
+
+
+def test_a_rule_asked_to_be_written_down_is_standing_and_a_request_is_not():
+    # ironclaw 8c6a2d14: "Note, update Claude.md to indicate that git work trees should always be used …"
+    out = run(
+        assistant("Moved tempfile to [dependencies]."),
+        user("Note, update CLAUDE.md to indicate that git worktrees should always be used so several terminals work."),
+        assistant("Done."),
+        user("Analyze changes since the last release tag and tell me if this should be a major or minor release."),
+    )
+    (p,) = of_kind(out, "preference")
+    assert "should always be used" in p["content"] and p["status"] == "stated"

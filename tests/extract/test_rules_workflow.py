@@ -1,4 +1,4 @@
-"""Workflow (rules/workflow.py): the quality gate, the task tracker, git hooks."""
+"""Workflow (rules/workflow.py): the task tracker, git hooks."""
 
 from __future__ import annotations
 
@@ -7,21 +7,9 @@ from excerpts import EPISODIC_LARGE, FASTHOOKS, SPOTTER_4TE, SPOTTER_GQC, conten
 from nous_assets.extract.rules import workflow
 
 
-def test_real_quality_gate_is_ordered_and_has_no_counts():
-    # spotter 258c7280: before each commit the session ran compile --warnings-as-errors, mix test, credo --strict
-    (gate,) = workflow.quality_gate(stream_of(whole(SPOTTER_GQC)))
-    assert gate.content.startswith(
-        "Quality gate before committing in spotter: `mix compile --warnings-as-errors`, then `mix test`, "
-        "then `mix credo --strict`"
-    )
-    assert gate.slot == "gate:spotter" and gate.applies_when == "before committing"
-    assert "tests" not in gate.content.split("(")[0].lower().replace("mix test", "")
-
-
-def test_real_session_without_commits_has_no_gate_or_tracker():
+def test_real_session_without_a_tracker_has_none():
     # fasthooks sample_main_transcript: a few commands, no commit, no task tracker
-    s = stream_of(whole(FASTHOOKS))
-    assert workflow.quality_gate(s) == [] and workflow.task_tracker(s) == []
+    assert workflow.task_tracker(stream_of(whole(FASTHOOKS))) == []
 
 
 def test_real_task_tracker_life_cycle_with_ids_replaced():

@@ -2,16 +2,22 @@
 
 from nous_assets.defs.assets.capture import learning_events, transcripts, transcripts_schema
 from nous_assets.defs.assets.insight import metrics
-from nous_assets.defs.assets.memory import memories, replay_equals_projection, retention, session_outcomes
+from nous_assets.defs.assets.memory import (
+    memories,
+    project_history,
+    replay_equals_projection,
+    retention,
+    session_outcomes,
+)
 from nous_assets.defs.assets.observe import interventions
 from nous_assets.defs.assets.reconciliation import nli_results_asset
 from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
 
 PIPELINE_ASSETS = [
-    transcripts, learning_events, session_outcomes, retention, memories, embeddings, edges, nli_results_asset,
-    interventions, injection_cache, metrics,
+    transcripts, learning_events, project_history, session_outcomes, retention, memories, embeddings, edges,
+    nli_results_asset, interventions, injection_cache, metrics,
 ]  # fmt: skip
-"""Capture -> extract -> judge outcomes -> decay and archive -> project -> embed -> link / find contradictions ->
-observe -> cache -> metrics, in dependency order."""
+"""Capture -> extract -> read each project's history (brief, removals) -> judge outcomes -> decay and archive ->
+project -> embed -> link / find contradictions -> observe -> cache -> metrics, in dependency order."""
 
 ASSET_CHECKS = [transcripts_schema, replay_equals_projection]

@@ -100,7 +100,39 @@ def retention(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mater
 
 @daily_asset(
     group_name=GROUP,
-    deps=[learning_events, session_outcomes, retention],
+    deps=[learning_events],
+    kinds={"sqlite"},
+    description="What each project's whole history shows (every project with turns in the partition; its sessions "
+    "read back from the lake): the project brief (nous_assets/brief: canonical commands, quality gate, release and "
+    "deploy procedures, repository rules, a one-paragraph layout; each item a memory on a brief:<key> slot with its "
+    "status and evidence; a changed item supersedes the one it replaces, the same brief writes nothing), and "
+    "memories citing a path a later session deleted or moved, superseded with the command as evidence.",
+)
+def project_history(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
+    from nous_assets.brief.update import update_projects
+    from nous_assets.defs.assets.capture import run_source
+
+    settings = nous.settings()
+    with nous.connection() as conn:
+        stats = update_projects(conn, settings.lake_dir, context.partition_keys, source=run_source(context),
+                              policy=Policy.of(settings.thresholds))  # fmt: skip
+    return dg.MaterializeResult(
+        metadata={
+            "projects": dg.MetadataValue.int(stats.projects),
+            "brief_items": dg.MetadataValue.int(stats.items),
+            "items_learned_or_changed": dg.MetadataValue.int(stats.learned),
+            "items_replaced": dg.MetadataValue.int(stats.replaced),
+            "items_retired": dg.MetadataValue.int(stats.retired),
+            "paths_removed": dg.MetadataValue.int(stats.removed_paths),
+            "superseded_by_removal": dg.MetadataValue.int(stats.superseded_by_removal),
+            "events_written": dg.MetadataValue.int(stats.events_written),
+        }
+    )
+
+
+@daily_asset(
+    group_name=GROUP,
+    deps=[learning_events, project_history, session_outcomes, retention],
     kinds={"sqlite"},
     description="Current memories projected from learning_events with the configured policy (incremental "
     "from its checkpoint; re-materialising a partition is a no-op once caught up). The only step that "

@@ -5,5 +5,5 @@ results), :mod:`.session` (streams, tool calls, user messages, task prompts), :m
 never become a memory) and :mod:`.render` (selection and the record shape). Rule families: :mod:`.speech`
 (dispatching user messages to :mod:`.corrections`, :mod:`.preferences`, :mod:`.decisions`),
 :mod:`.gotchas`, :mod:`.compaction`, :mod:`.workflow`, :mod:`.configuration`, :mod:`.architecture`,
-:mod:`.commands`.
+:mod:`.environment`; :mod:`.evidence` gives every candidate its status.
 """

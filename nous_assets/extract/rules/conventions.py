@@ -103,10 +103,38 @@ def _rules(s: Stream, call: Call, text: str, *, strong_only: bool) -> list[Cand]
     return out
 
 
+_BLOCK_START_RE = re.compile(r"^\s*(?:[-*•+]\s|\d+[.)]\s|#{1,6}\s|>|\||```|~~~)")
+
+
+def blocks(text: str) -> list[str]:
+    """Markdown as its blocks, each on one line: a list item or paragraph wrapped over several lines is one
+    block ("`docs/X.md` — a dated log of real bugs and" + "what fixed them." is one rule, not two fragments)."""
+    out: list[list[str]] = []
+    joinable = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            joinable = False
+            continue
+        if joinable and not _BLOCK_START_RE.match(raw):
+            out[-1].append(line)
+        else:
+            out.append([line])
+        joinable = not line.startswith(("#", "```", "~~~", "|"))
+    return [" ".join(b) for b in out]
+
+
+_FRONTMATTER_RE = re.compile(r"\A\s*---\s*\n.*?\n---\s*(?:\n|\Z)", re.S)
+
+
 def _rule_lines(text: str, *, strong_only: bool) -> list[str]:
     out = []
-    for raw in clean_md(text).splitlines():
-        line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", raw).strip()
+    pieces = []
+    for block in blocks(_FRONTMATTER_RE.sub("", text)):  # a memory file's frontmatter is metadata, not rules
+        block = re.sub(r"^\s*(?:[-*•+]|\d+[.)])\s*", "", block)
+        pieces.extend(sentences(block) if len(words(block)) > 60 else [block])
+    for raw in pieces:
+        line = clean_md(raw).strip()
         n = len(words(line))
         if n < 6 or n > 60 or line.endswith(":") or line == "[code]":
             continue

@@ -49,13 +49,43 @@ _NEGATED_RE = re.compile(
 )
 
 
+_LESSON_RE = re.compile(
+    r"\b(?:instead of|rather than) (?:just |simply )?\w+ing\b|\b(?:don'?t|do not|never|stop|avoid|quit) \w+"
+    r"|\byou (?:should(?:n'?t| not)?|need to|have to|must|forgot|missed|ignored|broke)\b"
+    r"|\bwithout (?:asking|checking|testing|verifying|running|reading|looking|confirming)\b|\bbefore (?:you )?\w+ing\b"
+    r"|\balways\b|\bi (?:told|asked) you\b|\bnot what i (?:asked|wanted)\b|\bno longer\b"
+    r"|\bnot the \w+ i (?:was looking for|meant|wanted)\b"
+    r"|\bwrong (?:file|branch|directory|dir|path|place|command|function|approach|repo|project|version|way)\b"
+    r"|\b(?:real|actual|root) (?:cause|problem|issue)\b|^actually\b|\bactually,"
+    r"|\b(?:is|was|are|were) (?:the |a |an )?[\w./:@-]+(?: [\w./:@-]+){0,4},? not (?:the |a )?[\w./:@-]+"
+    r"|\bnot [\w./:@-]+(?: [\w./:@-]+){0,3},? but\b|^(?:no|nope|wrong|incorrect)\b[,.!]?\s+\w+(?:\s+\w+){3,}",
+    I,
+)
+_FREE_ANSWER_TOOLS = frozenset({"AskUserQuestion"})  # rejecting its options is answering in one's own words
+
+
+def lesson(text: str) -> bool:
+    """A correction worth remembering says how to work or what is true ("don't mock the database", "instead of
+    just saying it will work itself out", "the issue is the formatter, not the runner"); "it is still failing",
+    "fix the bugs in the CLI flags" or a question report the moment or ask for work: they are not kept."""
+    return bool(_LESSON_RE.search(text)) and not text.rstrip().endswith("?")
+
+
+def _rejected(between: list[Turn]) -> bool:
+    """A tool call of Claude's the user refused (not a question's options the user answered in words)."""
+    refused = {tr.tool_use_id for t in between for tr in t.tool_results
+               if tr.is_error and "doesn't want to proceed" in tr.text}  # fmt: skip
+    names = {u.id: u.name for t in between for u in t.tool_uses}
+    return any(names.get(i) not in _FREE_ANSWER_TOOLS for i in refused)
+
+
 def correction(
     s: Stream, pos: int, turn: Turn, sents: list[str], episode: list[Turn], between: list[Turn], after: list[Turn]
 ) -> tuple[Cand, set[int]] | None:
     """The correction in a user message (and the indexes of the sentences it used), or None."""
     if not episode:
         return None
-    rejected = any(tr.is_error and "doesn't want to proceed" in tr.text for t in between for tr in t.tool_results)
+    rejected = _rejected(between)
     interrupted = any(is_interrupt(t) for t in between[-3:])
     start = _marker(sents)
     if start is None and rejected:
@@ -75,6 +105,8 @@ def correction(
         picked.append(sents[j])
         idx.add(j)
     said = quote(picked, 220)
+    if not lesson(said):
+        return None
     context, weak = _context(episode, rejected, interrupted)
     follow = _followup(after)
     negated = _NEGATED_RE.search(" ".join(picked))

@@ -74,6 +74,25 @@ ONE_OFF_RE = re.compile(
     r"(?:pr|pull request|merge request)|close (?:the|this) (?:pr|pull request|issue))\b",
     I,
 )
+_CHOICE_RE = re.compile(
+    r"\b(?:use|using|keep|store|switch(?:es|ing)?|migrat\w* to|adopt|stay (?:on|with)|go with|put .{1,40} in|split|"
+    r"derive|read (?:it |them )?from|pin|prefer|default to|instead of|rather than|over|live in|lives in|"
+    r"move .{1,40} to|enable|disable|turn (?:on|off)|set .{1,40} to|replace|remove|drop)\b",
+    I,
+)
+_NEXT_STEP_RE = re.compile(
+    r"^(?:(?:now|then|also|next|first)\s+)?(?:update|write|draft|create|add|archive|grep|check|verify|test|open|file|"
+    r"post|rename|fix|implement|refactor|document|look|investigate|read|summari[sz]e|try|spell out|leave)\b",
+    I,
+)
+
+
+def choice(proposal: str) -> bool:
+    """A proposal that chooses how things are ("keep Java 17", "store the index next to wakil.db") rather than
+    the next step of the task ("update research.md with all this"): approving a step decides nothing lasting."""
+    return bool(_CHOICE_RE.search(proposal)) and not _NEXT_STEP_RE.match(proposal)
+
+
 _SECTION_RE = re.compile(
     r"^(?:the )?(?:approach|plan|proposal|recommendation|solution|proposed (?:fix|change)s?)\b", I
 )
@@ -98,7 +117,7 @@ def approval(s: Stream, pos: int, turn: Turn, first: str, episode: list[Turn]) -
     if not (APPROVAL_RE.match(first) and episode and asks(episode[-1].text)):
         return [], False
     proposal = _proposal(episode[-1].text)
-    if not proposal or ONE_OFF_RE.match(proposal):
+    if not proposal or ONE_OFF_RE.match(proposal) or not choice(proposal):
         return [], True
     said = cap(first, 30).replace('"', "'")
     content = fit(

@@ -57,14 +57,18 @@ _REJECT_RE = re.compile(
     r"it'?s not (?:that|the)|that (?:didn'?t|did not|doesn'?t|does not) (?:work|help|fix|make sense))\b"
     r"|\b(?:that'?s|that is|this is|you'?re|you are) (?:wrong|not right|incorrect|not correct|not true)\b"
     r"|\bnot the (?:real |actual )?(?:issue|problem|cause|reason)\b|\bthat'?s not (?:it|how|why|what)\b"
-    r"|\b(?:doesn'?t|does not) make sense\b|\bdon'?t (?:blame|assume)\b",
+    r"|\b(?:doesn'?t|does not) make sense\b|\bdon'?t (?:blame|assume)\b"
+    r"|\b(?:it'?s|that'?s|it is|that is|it was|that was|this is) not (?:using|the|a|an|what|why|how|because|caused)\b"
+    r"|\b(?:your|the|that) ['\"]?(?:fix|change|theory|diagnosis|explanation)['\"]? "
+    r"(?:didn'?t|did not|doesn'?t|does not) (?:work|help|fix)\b",
     I,
 )
 _CONFIRM_RE = re.compile(
-    r"^\W*(?:yes|yep|yeah|exactly|correct|right|indeed|good catch|that'?s (?:it|right|correct|true)|"
-    r"makes sense|you'?re right|spot on)\b(?![^.!?\n]{0,40}\b(?:but|however|although)\b)",
+    r"^\W*(?:(?:yes|yep|yeah),? )?(?:exactly|correct|indeed|good catch|that'?s (?:it|right|correct|true)|"
+    r"you'?re right|spot on)\b(?![^.!?\n]{0,40}\b(?:but|however|although)\b)",
     I,
 )
+"""Agreeing with what was said, not a "yes" to a question: "yes" answers "Want me to …?" and approves a step."""
 _SELF_REFUTE_RE = re.compile(
     r"\b(?:(?:that|this|it) (?:was|is)n'?t (?:the|a) (?:real )?(?:issue|problem|cause)|not (?:actually )?the "
     r"(?:issue|problem|cause)|i was wrong|that'?s wrong|that was wrong|my (?:earlier|previous) "
@@ -75,6 +79,9 @@ _REVERSAL_RE = re.compile(
     r"\b(?:actually|instead|change of plan|scratch that|on second thought|let'?s not|don'?t (?:do|use|go with)|"
     r"go back to|revert|undo|rather than|no longer|not anymore)\b",
     I,
+)
+_REVISION_RE = re.compile(
+    r"^\W*(?:decision:\s*)?\W*(?:actually|change of plan|scratch that|on second thought|wait)\b", I
 )
 _UNDO_RE = re.compile(r"^git (?:checkout (?:HEAD )?--|restore)(?! --staged)\s+(.+)$")
 _WORD_RE = re.compile(r"[a-z0-9_./:-]{4,}")
@@ -88,10 +95,13 @@ class Removal:
     at: str
     uuid: str
     command: str
+    session: str = ""
 
 
 def initial(c: Cand) -> None:
-    """The candidate's first status and evidence: those of its basis."""
+    """The candidate's first status and evidence: those of its basis (once: a rule may have set them)."""
+    if c.status:
+        return
     c.status = BASIS_STATUS.get(c.basis, HYPOTHESIS)
     c.evidence = [{"status": c.status, "uuid": c.anchor.uuid, "what": BASIS_WHAT.get(c.basis, c.basis)}]
 
@@ -117,7 +127,7 @@ def assess(streams: Iterable[Stream], cands: list[Cand]) -> None:
         if c.status == SUPERSEDED:
             continue
         _superseded_by_undo(c, at, undone)
-        if c.status != SUPERSEDED:
+        if c.status != SUPERSEDED and c.basis in ("prose", "summary"):  # the assistant's claims
             for s in main:
                 _answered(c, s)
     for c in cands:
@@ -148,9 +158,15 @@ def _answered(c: Cand, s: Stream) -> None:
             said = one_line(clean_md(strip_noise(t.text)))
             if _REJECT_RE.search(said[:200]):
                 change(c, REFUTED, t.uuid, f'the user answered: "{said[:120]}"')
-            elif _CONFIRM_RE.match(said) and c.status == HYPOTHESIS:
+            elif _CONFIRM_RE.match(said) and c.status == HYPOTHESIS and not _asked(s, pos, p):
                 change(c, VERIFIED, t.uuid, f'the user confirmed: "{said[:120]}"')
             return
+
+
+def _asked(s: Stream, start: int, end: int) -> bool:
+    """The assistant's last words before the user's answer end on a question: the answer is to the question."""
+    texts = [t.text for t in s.turns[start:end] if t.role == "assistant" and t.text.strip()]
+    return bool(texts) and clean_md(texts[-1]).rstrip().endswith("?")
 
 
 def _stream_pos(s: Stream, turn) -> int | None:
@@ -171,16 +187,26 @@ def _shares(c: Cand, text: str) -> bool:
 
 
 def removed_paths(s: Stream) -> list[Removal]:
-    """Paths a stream's successful commands deleted or moved away, relative to the command's cwd."""
+    """Paths a stream's successful commands deleted or moved away, relative to the session's cwd (a ``cd`` earlier
+    in the same command moves where a relative path points)."""
     out: list[Removal] = []
     for call in s.calls:
         if not call.command or s.status(call) != "ok":
             continue
+        root = (call.turn.cwd or "").rstrip("/")
+        here = root
         for seg in re.split(r"\s*(?:&&|;|\|\||\n)\s*", call.command):
+            moved = re.match(r"^cd\s+(['\"]?)([^'\"\s;&|]+)\1\s*$", seg.strip())
+            if moved:
+                target = moved.group(2)
+                here = posixpath.normpath(target if target.startswith("/") else posixpath.join(here, target))
+                continue
             for path in _removed_by(seg):
-                rel = _relative(path, call.turn.cwd)
+                absolute = path if path.startswith("/") else posixpath.join(here, path)
+                rel = _relative(absolute, root) if root else ""
                 if rel:
-                    out.append(Removal(rel, call.turn.timestamp or "", call.turn.uuid, cap(seg, 120)))
+                    out.append(Removal(rel, call.turn.timestamp or "", call.turn.uuid, cap(seg, 120),
+                                       call.turn.session_id))  # fmt: skip
     return out
 
 
@@ -191,7 +217,7 @@ def _removed_by(segment: str) -> list[str]:
         return []
     if not toks:
         return []
-    if toks[0] in ("rm", "unlink"):
+    if toks[0] in ("rm", "unlink", "rmdir"):
         return [t for t in toks[1:] if not t.startswith("-")]
     if toks[:2] == ["git", "rm"] and "--cached" not in toks:
         return [t for t in toks[2:] if not t.startswith("-")]
@@ -219,7 +245,7 @@ def cites(text: str, path: str) -> bool:
     target = path.rstrip("/")
     if "/" not in target and "." not in target:
         return False  # a bare word ("docs", "build") is prose as often as a path
-    return bool(re.search(rf"(?<![\w./-]){re.escape(target)}(?:/[\w./-]*)?(?![\w-])", text))
+    return bool(re.search(rf"(?<![\w./-]){re.escape(target)}(?:/[\w./-]*)?(?![\w-]|\.\w)", text))
 
 
 def _cited_text(c: Cand) -> str:
@@ -233,10 +259,22 @@ def _superseded_by_removal(c: Cand, at: str, removals: list[Removal]) -> None:
             return
 
 
-def _undone_edits(s: Stream) -> list[Removal]:
-    """Files whose changes a later command or edit undid (``git checkout -- F``, ``git restore F``, an edit that
-    puts back the exact text an earlier edit replaced)."""
-    out: list[Removal] = []
+@dataclass(frozen=True)
+class Undo:
+    """A change the session undid: a whole file restored (``reverts`` empty) or one edit put back (``reverts``:
+    the uuid of the turn whose edit was reverted)."""
+
+    path: str
+    at: str
+    uuid: str
+    command: str
+    reverts: str = ""
+
+
+def _undone_edits(s: Stream) -> list[Undo]:
+    """Changes a later command or edit undid (``git checkout -- F``, ``git restore F``, an edit that puts back the
+    exact text an earlier edit replaced)."""
+    out: list[Undo] = []
     for call in s.calls:
         if call.command and s.status(call) == "ok":
             for seg in re.split(r"\s*(?:&&|;|\n)\s*", call.command):
@@ -245,32 +283,39 @@ def _undone_edits(s: Stream) -> list[Removal]:
                     for path in m.group(1).split():
                         rel = _relative(path.strip("'\""), call.turn.cwd)
                         if rel:
-                            out.append(Removal(rel, call.turn.timestamp or "", call.turn.uuid, cap(seg, 120)))
+                            out.append(Undo(rel, call.turn.timestamp or "", call.turn.uuid, cap(seg, 120)))
     out.extend(_reverse_edits(s))
     return out
 
 
-def _reverse_edits(s: Stream) -> list[Removal]:
+def _reverse_edits(s: Stream) -> list[Undo]:
     replaced: dict[tuple[str, str], Call] = {}
-    out: list[Removal] = []
+    out: list[Undo] = []
     for call in s.calls:
         if call.name not in EDIT_TOOLS or not call.ok or not call.path:
             continue
         old, new = str(call.inp.get("old_string") or ""), str(call.inp.get("new_string") or "")
         if not old.strip() and not new.strip():
             continue
-        if (call.path, new) in replaced and new.strip():
+        earlier = replaced.get((call.path, new)) if new.strip() else None
+        if earlier is not None:
             rel = _relative(call.path, call.turn.cwd) or posixpath.basename(call.path)
-            out.append(Removal(rel, call.turn.timestamp or "", call.turn.uuid, f"an edit put back {rel}'s old text"))
+            out.append(Undo(rel, call.turn.timestamp or "", call.turn.uuid, f"an edit put back {rel}'s old text",
+                            earlier.turn.uuid))  # fmt: skip
         replaced[(call.path, old)] = call
     return out
 
 
-def _superseded_by_undo(c: Cand, at: str, undone: list[Removal]) -> None:
+def _superseded_by_undo(c: Cand, at: str, undone: list[Undo]) -> None:
+    """An edit the candidate rests on was undone: by a whole-file restore of a file it cites, or by an edit that
+    put back the exact text one of its own turns replaced."""
     if c.basis not in ("edit", "check", "summary") and c.kind != "configuration":
         return
+    own = {t.uuid for t in [c.anchor, *c.turns]}
     for u in undone:
-        if u.at > at and cites(_cited_text(c), u.path):
+        if u.at <= at:
+            continue
+        if (u.reverts in own) if u.reverts else cites(_cited_text(c), u.path):
             change(c, SUPERSEDED, u.uuid, f"undone: {u.command}")
             return
 
@@ -280,15 +325,20 @@ def _superseded_by_undo(c: Cand, at: str, undone: list[Removal]) -> None:
 
 
 def _reversed(decision: Cand, others: list[Cand]) -> None:
-    """A later decision of the user on the same subject that reverses this one supersedes it."""
+    """A later decision of the user that reverses this one supersedes it: one on the same subject that says so
+    ("instead", "let's not", "go back to" …), or the very next decision when it opens with "actually" /
+    "change of plan" / "scratch that" (those revise what was just decided, whatever words they use)."""
     at = decision.anchor.timestamp or ""
     mine = _subject(decision)
-    for o in others:
-        later = (o.anchor.timestamp or "") > at
-        if not later or o.basis != "user" or not _REVERSAL_RE.search(o.concept_text or o.content):
-            continue
+    later = sorted((o for o in others if (o.anchor.timestamp or "") > at and o.basis == "user"),
+                   key=lambda o: o.anchor.timestamp or "")  # fmt: skip
+    for i, o in enumerate(later):
+        said = o.concept_text or o.content
         theirs = _subject(o)
-        if len(mine & theirs) >= 2 and len(mine & theirs) / max(1, min(len(mine), len(theirs))) >= 0.3:
+        shared = len(mine & theirs)
+        on_subject = shared >= 2 and shared / max(1, min(len(mine), len(theirs))) >= 0.3
+        next_decision = o.kind == "decision" and not any(x.kind == "decision" for x in later[:i])
+        if (on_subject and _REVERSAL_RE.search(said)) or (next_decision and _REVISION_RE.search(said)):
             change(decision, SUPERSEDED, o.anchor.uuid, "reversed later: " + o.content[:120])
             return
 

@@ -6,6 +6,8 @@
 * one-off details: test counts ("87 tests, 0 failures"), commit hashes, PR/issue numbers, one-time codes —
   true once, noise in every later session; a sentence carrying one is dropped from a memory;
 * rebase/merge conflict resolutions: they concern one branch at one moment;
+* slips of the moment (a mistyped path or flag, a file not there, code that did not compile yet): fixing them
+  teaches nothing the next session needs;
 * bypasses presented as fixes (``--no-verify``, ``git push --force``, ``HUSKY=0``, ``|| true``, skipping a
   check): a check that was skipped was not fixed.
 
@@ -85,6 +87,27 @@ _TRANSIENT_RE = re.compile(
     r"Resource temporarily unavailable|Text file busy|database is locked",
     I,
 )
+
+
+# errors of the moment's own making: a mistyped path or flag, a file not there, code being written that did not
+# compile yet. The next session will not hit them again; an error of the project's setup (a missing tool, a
+# dependency, a version, a config) it will.
+_SLIP_RE = re.compile(
+    r"pathspec '.*' did not match|No such file or directory|is not a working tree|not a git repository"
+    r"|Unknown JSON field|unknown (?:shorthand )?(?:flag|option|field|argument)|unrecognized (?:option|argument)"
+    r"|invalid (?:option|argument)|unexpected argument|accepts \d+ arg|did you mean"
+    r"|\berror\[E\d{4}\]|mismatched closing delimiter|unclosed delimiter|\bSyntaxError\b|\bIndentationError\b"
+    r"|\bNameError\b|is not defined\b|cannot find (?:type|value|function|macro|struct|trait|module|name)"
+    r"|expected .{1,40}, found|unexpected (?:token|EOF|end of)|\bTS\d{4}\b|has no attribute"
+    r"|undefined (?:variable|name|method|function|reference)|Unresolved reference|parse error",
+    I,
+)
+
+
+def slip(error: str) -> bool:
+    """True when a failure is a slip of the session's own: a path, flag or field it got wrong, or code it was still
+    writing (a compile or syntax error). Fixing it teaches nothing the next session needs."""
+    return bool(_SLIP_RE.search(error))
 
 
 def transient(text: str) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from nous_assets.extract.rules import filters, shell
+from nous_assets.extract.rules import evidence, filters, shell
 from nous_assets.extract.rules.session import EDIT_TOOLS, Call, Cand, Stream, cand
 from nous_assets.extract.rules.text import (
     PLAN_START_RE,
@@ -36,6 +36,7 @@ from nous_assets.extract.rules.text import (
     upper_first,
     words,
 )
+from nous_assets.status import REFUTED
 from nous_assets.turns import Turn
 
 FIX_WINDOW = 40  # stream positions in which a failing command must be fixed
@@ -116,13 +117,12 @@ def _in(windows: list[tuple[int, int]], pos: int) -> bool:
     return any(lo <= pos <= hi for lo, hi in windows)
 
 
-def error_fixes(s: Stream) -> tuple[list[Cand], dict[int, str]]:
-    """Error->fix gotchas, plus {index of the closing call in s.calls: error line} for the commands rule."""
+def error_fixes(s: Stream) -> list[Cand]:
+    """Error->fix gotchas: a failing command, what was done, and the same command passing."""
     aftermath = conflict_aftermath(s)
     bash = [(i, c) for i, c in enumerate(s.calls) if c.command]
     consumed: set[int] = set()
     out: list[Cand] = []
-    closers: dict[int, str] = {}
     for n, (i, call) in enumerate(bash):
         if s.status(call) != "fail" or i in consumed or call.result_pos is None or _in(aftermath, call.pos):
             continue
@@ -151,8 +151,7 @@ def error_fixes(s: Stream) -> tuple[list[Cand], dict[int, str]]:
         found = _error_fix(s, chain, success[1], fam)
         if found is not None:
             out.append(found)
-            closers[success[0]] = found.concept_text
-    return out, closers
+    return out
 
 
 def _families(cmd: str) -> set[str]:
@@ -178,8 +177,8 @@ def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | 
             errors.append(line)
     if not errors or filters.conflict(" ".join(errors)) or fam in ("git rebase", "git merge", "git cherry-pick"):
         return None
-    if filters.transient(" ".join(errors)):
-        return None  # a lock file or the network: nothing the next session can learn
+    if filters.transient(" ".join(errors)) or filters.slip(errors[0]):
+        return None  # a lock file, the network, a slip of the moment: nothing the next session can learn
     errors = [cap(e, 120) for e in errors]
     edits, commands, fix_turns = _fix_steps(s, chain, ok_call, fam)
     if edits and not commands and all(_TEST_FILE_RE.search(e) for e in edits) and _ASSERTION_RE.search(errors[0]):
@@ -190,7 +189,7 @@ def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | 
     for t in s.turns[first.pos + 1 : ok_call.pos + 1]:
         if t.role == "assistant" and t.text.strip():
             explanation = key_sentence(t.text, 150, mode="explain")
-            if explanation and not _HEDGE_RE.search(explanation):
+            if explanation and not _HEDGE_RE.search(explanation) and len(words(explanation.rstrip("…"))) >= 5:
                 break
             explanation = ""
     failed_cmd = shell.clean_cmd(first.command, cwd, 90)
@@ -233,7 +232,6 @@ def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | 
         basis="check",
     )
     c.hints = [*edits, failed_cmd, "Bash"]
-    c.link_key = f"{fam}@{ok_call.pos}"
     return c
 
 
@@ -274,18 +272,17 @@ def _fix_steps(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> tuple[l
 
 
 def diagnoses(s: Stream) -> list[Cand]:
-    """Confirmed diagnoses from assistant text (see the module docstring)."""
+    """Diagnoses from assistant text (see the module docstring): confirmed ones as learnings, the others as
+    hypotheses (kept searchable, never injected; the user's answer may still refute or confirm them)."""
     checks = [c for c in s.calls if is_check(s, c) and s.status(c) in ("ok", "fail")]
     failures = [c for c in s.calls if c.command and s.status(c) == "fail"]
     aftermath = conflict_aftermath(s)
-    found: list[tuple[int, Cand]] = []  # (position of the confirming check, candidate)
+    found: list[tuple[int, Cand]] = []  # (position of the confirming check, or -1 when none, candidate)
     for pos, turn in s.assistant_texts():
         if _in(aftermath, pos):
             continue
         for k, (sent, fix) in enumerate(_diagnostic_sentences(turn.text)):
             confirm = _confirmation(s, pos, checks, failures, sent)
-            if confirm is None:
-                continue
             body = strip_opener(sent).rstrip(":")
             text = upper_first(body)
             if fix:
@@ -300,12 +297,26 @@ def diagnoses(s: Stream) -> list[Cand]:
             score = 2.0 + (1.5 if _STRONG_RE.search(body) else 0) + (1.0 if fix else 0) + (0.5 if failing else 0)
             # the check that failed before the diagnosis passes after it: the diagnosis fixed it; any other
             # passing check only says the work went on, and the sentence stays the assistant's reasoning
-            fixed = failing is not None and shell.family(failing.command) == shell.family(confirm.command)
-            c = cand("gotcha", content, turn, s.gpos[pos], [turn, *confirm.turns()], body, sub=10 + k,
-                     applies_when=when, source_ref=ref, score=score, basis="check" if fixed else "prose")  # fmt: skip
+            fixed = confirm is not None and failing is not None
+            fixed = fixed and shell.family(failing.command) == shell.family(confirm.command)
+            c = cand("gotcha", content, turn, s.gpos[pos], [turn, *(confirm.turns() if confirm else [])], body,
+                     sub=10 + k, applies_when=when, source_ref=ref, score=score if confirm else score - 1.5,
+                     basis="check" if fixed else "prose")  # fmt: skip
             c.hints = [ref] if ref else []
-            found.append((confirm.pos, c))
+            again = None if confirm or failing is None else _next_check(checks, pos, shell.family(failing.command))
+            if again is not None and s.status(again) == "fail":  # the check it was to fix failed again
+                evidence.initial(c)
+                evidence.change(c, REFUTED, (again.result_turn or again.turn).uuid,
+                                f"`{shell.clean_cmd(again.command, again.turn.cwd, 60)}` failed again after it")
+            found.append((confirm.pos if confirm else -1 - pos, c))
     return _final_resolutions(found)
+
+
+def _next_check(checks: list[Call], pos: int, family: str | None = None) -> Call | None:
+    """The first check after ``pos`` within the window (of ``family`` when given)."""
+    return next(
+        (c for c in checks if 0 <= c.pos - pos <= CONFIRM_WINDOW and family in (None, shell.family(c.command))), None
+    )
 
 
 def _diagnostic_sentences(text: str) -> list[tuple[str, str]]:
@@ -348,7 +359,7 @@ def _diagnostic_sentences(text: str) -> list[tuple[str, str]]:
 
 def _confirmation(s: Stream, pos: int, checks: list[Call], failures: list[Call], sent: str) -> Call | None:
     """The passing check that confirms a diagnosis made at ``pos``, or None (refuted or never checked)."""
-    nxt = next((c for c in checks if c.pos >= pos and c.pos - pos <= CONFIRM_WINDOW), None)
+    nxt = _next_check(checks, pos)
     if nxt is None or s.status(nxt) != "ok":
         return None
     if _refuted_between(s, pos, nxt.pos):
@@ -409,12 +420,7 @@ def why_comments(s: Stream) -> list[Cand]:
             continue
         if re.search(r"\.(?:md|txt|rst|json|lock)$|(?:^|/)(?:test|tests|spec)/", call.path):
             continue
-        added = _added_lines(call)
-        for k, line in enumerate(added):
-            m = _COMMENT_RE.match(line)
-            if not m:
-                continue
-            text = m.group(1).strip()
+        for k, text in enumerate(comments(_added_lines(call))):
             if len(words(text)) < 6 or not _WHY_RE.search(text) or _HEDGE_RE.search(text) or filters.one_off(text):
                 continue
             rel = short_path(call.path, call.turn.cwd)
@@ -426,6 +432,24 @@ def why_comments(s: Stream) -> list[Cand]:
             break
         if len(out) >= MAX_COMMENTS:
             break
+    return out
+
+
+def comments(lines: list[str]) -> list[str]:
+    """The comments among added lines, a comment wrapped over consecutive lines joined into one."""
+    out: list[str] = []
+    joining = False
+    for line in lines:
+        m = _COMMENT_RE.match(line)
+        if not m or not m.group(1).strip():
+            joining = False
+            continue
+        text = m.group(1).strip()
+        if joining:
+            out[-1] = f"{out[-1]} {text}"
+        else:
+            out.append(text)
+        joining = True
     return out
 
 

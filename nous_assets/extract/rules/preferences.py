@@ -42,7 +42,7 @@ PREF_RE = re.compile(
 )
 FACT_RE = re.compile(
     r"\b(?:i'?m|i am) (?:using|on|running|working (?:on|with)|based in|a|an|the)\b"
-    r"|\bmy (?:name|email|username|machine|os|setup|laptop|computer|editor|shell|role|team|company)\b"
+    r"|\bmy (?:name|email|username|os|setup|editor|shell|role|team|company)\b"
     r"|\bwe'?re (?:in|on|using|running|deploying|targeting|building)\b|\bwe are (?:in|on|using|running)\b"
     r"|\b(?:our|this|the) (?:api|server|app|application|project|repo|repository|database|db|ci|backend|frontend|"
     r"service|cluster|stack|codebase|pipeline|deployment|production|staging|team|branch|main branch)\b"
@@ -69,8 +69,12 @@ _LABEL = {"preference": "User preference", "decision": "Decision", "fact": "User
 _KIND = {"preference": "preference", "decision": "decision", "fact": "architecture"}
 
 
+_RULE_RE = re.compile(r"\b(?:should|must|will|to) (?:always|never)\b|\b(?:always|never) be\b", I)
 _TASK_RE = re.compile(
-    r"(?<!for )\bnow\b|\bthis time\b|\bfor this\b|\byet\b|\bnext\b|\bthe (?:rest|remaining|other ones)\b"
+    r"^(?:please |ok,? |so,? |note,? |then )?(?:analy[sz]e|create|update|investigate|fix|add|remove|delete|write|"
+    r"implement|refactor|help|tell|show|find|review|plan|iteratively|go|do|try|look|open|merge|push|commit|release|"
+    r"check|rebase|rename|move|draft|prepare|summari[sz]e|explain|describe|research|verify|test|restart)\b"
+    r"|(?<!for )\bnow\b|\bthis time\b|\bfor this\b|\byet\b|\bnext\b|\bthe (?:rest|remaining|other ones)\b"
     r"|\bthis (?:pr|file|one|branch|change|commit|issue|bug|test|function|step|task|plan|session)\b|\btoday\b"
     r"|\blet'?s\b|\b(?:continue|keep going|carry on|go on|proceed)\b|\btackle\b|\bwork through\b",
     I,
@@ -82,7 +86,7 @@ def standing(sentence: str) -> bool:
     "from now on …" hold whatever else the sentence says; otherwise nothing may tie it to the work of the moment
     ("now", "this PR", "next", "the rest", "let's", "continue …"). "Continue until all are done" asks for this
     task's work; it is not how to work."""
-    return bool(HIGH_RE.search(sentence)) or not _TASK_RE.search(sentence)
+    return bool(HIGH_RE.search(sentence) or _RULE_RE.search(sentence)) or not _TASK_RE.search(sentence)
 
 
 _CHECKING_RE = re.compile(
@@ -134,7 +138,7 @@ def statements(s: Stream, pos: int, turn: Turn, sents: list[str], used: set[int]
             i += 1
             continue
         label = classify(sents[i])
-        if label is None or label == "preference" and not standing(sents[i]):
+        if label is None or label in ("preference", "fact") and not standing(sents[i]):
             i += 1
             continue
         picked, i = _group(sents, i, label, used)

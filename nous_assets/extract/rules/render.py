@@ -167,7 +167,7 @@ def _record(batch: SessionBatch, c: Cand, concepts: list[str], domain: str, edge
 
 
 def _edges(chosen: list[Cand], concepts: list[list[str]]) -> list[list[dict[str, Any]]]:
-    """Corrections relate to the gotchas/decisions that followed them; commands depend on the fix they closed."""
+    """Corrections relate to the gotchas/decisions that followed them; preferences to what they are about."""
     edges: list[list[dict[str, Any]]] = [[] for _ in chosen]
 
     def add(src: int, dst: int, rel: str, weight: float) -> None:
@@ -194,8 +194,4 @@ def _edges(chosen: list[Cand], concepts: list[list[str]]) -> list[list[dict[str,
             for j, other in enumerate(chosen):
                 if other.kind in ("command", "configuration", "workflow") and shared[j] >= 2:
                     add(i, j, "relates_to", 0.3 + 0.1 * shared[j])
-        elif c.kind == "command" and c.link_key:
-            for j, other in enumerate(chosen):
-                if other.kind == "gotcha" and other.link_key == c.link_key:
-                    add(i, j, "depends_on", 0.7)
     return edges

@@ -130,7 +130,6 @@ class Cand:
     applies_when: str = ""
     source_ref: str = ""
     slot: str | None = None
-    link_key: str | None = None  # command family (ties a command to the gotcha it closed)
     domain: str | None = None
     families: frozenset[str] = frozenset()
     basis: str = "prose"  # what the candidate rests on (:mod:`~nous_assets.extract.rules.evidence`)

@@ -1,7 +1,8 @@
-"""Workflow: how work gets done in this repository — the quality gate, the task tracker, the hooks.
+"""Workflow: how work gets done in this repository — the task tracker, the hooks.
 
-* **Quality gate** (one memory per repository, ``slot`` ``gate:<repo>``): the checks that passed before the
-  session's commits, in the order they ran, with no output (test counts are true once).
+The quality gate is the project brief's (:mod:`nous_assets.brief.gate`): the checks run before commits across
+sessions, not one session's.
+
 * **Task tracker** (``slot`` ``tool:tasks``): a command-line tracker used through its life cycle — find,
   inspect, claim, close, sync, create — with ids replaced by ``<id>``, e.g. ``bd ready`` / ``bd show <id>``
   / ``bd update <id> --status in_progress`` / ``bd close <id>``, or ``gh issue list`` / ``gh issue view``.
@@ -14,14 +15,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections import Counter
 
-from nous_assets.extract.rules import filters, shell
-from nous_assets.extract.rules.session import Call, Cand, Stream, cand, repo_name
+from nous_assets.extract.rules import shell
+from nous_assets.extract.rules.session import Call, Cand, Stream, cand
 from nous_assets.extract.rules.text import ANSI_RE, I, cap
 
 MAX_CONTENT = 360
-GATE_CATEGORIES = frozenset({"test", "lint", "build"})
 _ID_RE = re.compile(r"^(?:[A-Za-z][\w]*-[a-z0-9]{2,}(?:\.\d+)*|#?\d+|[a-z]+-\d+)$")
 _LIFECYCLE = (  # (stage, subcommands, label)
     ("find", ("ready", "list", "search", "next"), "find"),
@@ -37,72 +36,6 @@ _HOOK_RE = re.compile(
     r"|^\S.*?\.{4,}(?:Passed|Failed|Skipped)$|pre-commit (?:validation|hook|check)|pre-push hook",
     I | re.M,
 )
-
-
-# ---------------------------------------------------------------------------------------------------------
-# quality gate
-
-
-def quality_gate(s: Stream) -> list[Cand]:
-    """The ordered checks that passed before this session's commits, as one memory."""
-    windows: list[list[tuple[str, Call]]] = []
-    current: list[tuple[str, Call]] = []
-    commits: list[Call] = []
-    for call in s.calls:
-        if not call.command or s.status(call) != "ok":
-            continue
-        fam = shell.family(call.command)
-        if fam == "git commit" or re.search(r"(?:^|&&|;)\s*git commit\b", call.command):
-            if not filters.bypass(call.command) and current:
-                windows.append(current)
-                commits.append(call)
-            current = []
-            continue
-        for check in _checks(call):
-            if check not in (c for c, _ in current):
-                current.append((check, call))
-    if not windows:
-        return []
-    counts: Counter[str] = Counter(c for w in windows for c in {name for name, _ in w})
-    order: dict[str, float] = {}
-    for w in windows:
-        for i, (c, _) in enumerate(w):
-            order.setdefault(c, i / max(1, len(w)))
-    need = max(1, len(windows) // 2)
-    gate = sorted((c for c in counts if counts[c] >= need), key=lambda c: order[c])
-    gate = [c for c in gate if not any(o != c and o.startswith(c + " ") for o in gate)]  # `mix compile` < `… --w…`
-    if len(gate) < 2:
-        return []
-    gate = gate[:5]
-    repo = repo_name(s.cwd)
-    steps = ", then ".join(f"`{c}`" for c in gate)
-    content = cap(f"Quality gate before committing in {repo}: {steps} (run in this order; all must pass).", MAX_CONTENT)
-    last = dict(windows[-1])
-    anchor_call = last.get(gate[0], commits[-1])
-    c = cand("workflow", content, anchor_call.turn, s.gpos[anchor_call.pos], [*anchor_call.turns(), commits[-1].turn],
-             " ".join(gate), applies_when="before committing", source_ref=gate[0], score=6.0,
-             basis="check")  # fmt: skip
-    c.slot = f"gate:{repo}"
-    c.hints = list(gate)
-    c.domain = "workflow"
-    return [c]
-
-
-def _checks(call: Call) -> list[str]:
-    """The whole-project checks one command ran (a compound command can run several)."""
-    out = []
-    for seg in re.split(r"\s*(?:&&|;|\n)\s*", call.command):
-        seg = seg.strip()
-        cat = shell.category(seg)
-        if cat not in GATE_CATEGORIES:
-            continue
-        cleaned = shell.clean_cmd(seg, call.turn.cwd, 70)
-        if shell.path_args(seg) or "…" in cleaned or filters.bypass(seg) or re.search(r"--(?:seed|only|grep)\b", seg):
-            continue  # one file or one test is not the gate
-        cleaned = re.sub(r"\s+--(?:trace|verbose|color|max-failures=\S+)\b", "", cleaned)
-        if cleaned not in out:
-            out.append(cleaned)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,0 +1,34 @@
+"""The entry point: :func:`mine_brief` turns every session of one project into its brief items."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nous_assets.brief.commands import mine_commands
+from nous_assets.brief.gate import mine_gate
+from nous_assets.brief.item import SECTIONS, BriefItem
+from nous_assets.brief.layout import mine_layout
+from nous_assets.brief.manifests import read_manifests
+from nous_assets.brief.procedures import mine_procedures
+from nous_assets.brief.rules import mine_rules
+from nous_assets.brief.timeline import build_timeline
+from nous_assets.extract.base import SessionBatch
+
+
+def mine_brief(sessions: Sequence[SessionBatch]) -> list[BriefItem]:
+    """The project brief of one repository: its commands, gate, procedures, rules and layout.
+
+    ``sessions`` are every session of the project (main session and subagents in each batch, in file
+    order), in any order. Pure and deterministic: the same sessions give the same items, in section order
+    (commands, gate, procedures, rules, layout), then key.
+    """
+    views = build_timeline(sessions)
+    book = read_manifests(views)
+    items = [
+        *mine_commands(views, book),
+        *mine_gate(views),
+        *mine_procedures(views),
+        *mine_rules(views),
+        *mine_layout(views, book),
+    ]
+    return sorted(items, key=lambda i: (SECTIONS.index(i.section), i.key))
