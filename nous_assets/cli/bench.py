@@ -40,6 +40,13 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
             Path(args.gold), Path(args.transcripts), results_dir, workdir=Path(args.workdir) if args.workdir else None
         )
         return 0
+    if args.bench == "replay":
+        from nous_assets.evaluate.replay import run as run_replay
+
+        if not args.transcripts:
+            raise NousError("bench replay needs --transcripts DIR")
+        run_replay(Path(args.transcripts), results_dir, workdir=Path(args.workdir) if args.workdir else None)
+        return 0
     if args.bench == "hooks":
         from nous_assets.evaluate.hooks import run as run_hooks
 
@@ -63,7 +70,6 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-
 def register(add: AddCommand) -> None:
     """The ``bench`` subparser."""
     p = add(
@@ -74,12 +80,22 @@ def register(add: AddCommand) -> None:
         "memories (gold learnings: lays the transcripts out as Claude Code does, backfills them in a scratch "
         "data dir, runs the installed SessionStart hook for each gold project cwd; prints store and packet "
         "recall and anti-hit rates per source, memories per session, mean packet size; last line "
-        "'packet recall: R anti-hit: A').",
+        "'packet recall: R anti-hit: A'), "
+        "replay (no labels: replays the transcripts in start order in a scratch install, each session's packet "
+        "printed by the installed hook from a store holding only the sessions that had ended; scores how many of "
+        "what each later session of a project needed again — commands, edited files, errors, corrections seen in "
+        "an earlier session — the packet mentions (coverage) and how many packet lines the session used "
+        "(uptake), against an empty packet and the last session's commands; last line "
+        "'replay coverage: C uptake: U').",
     )
-    p.add_argument("bench", choices=["hooks", "retrieval", "search", "memories"])
+    p.add_argument("bench", choices=["hooks", "retrieval", "search", "memories", "replay"])
     p.add_argument("--gold", metavar="FILE",
                    help="memories: gold learnings JSONL (e.g. ../shared/data/gold/gold-dev.jsonl)")  # fmt: skip
-    p.add_argument("--transcripts", metavar="DIR", help="memories: the transcripts the gold was written from")
+    p.add_argument(
+        "--transcripts",
+        metavar="DIR",
+        help="memories: the transcripts the gold was written from; replay: the ones to replay",
+    )
     p.add_argument("--locomo", metavar="FILE", help="retrieval: a LoCoMo JSON file (e.g. ../shared/data/locomo-dev/…)")
     p.add_argument("--k", type=int, default=10, help="retrieval: recall@k (default 10)")
     p.add_argument("--starts", type=int, default=200, help="hooks: session starts per profile (default 200)")
@@ -90,6 +106,9 @@ def register(add: AddCommand) -> None:
         help="hooks: memories per corpus (default 1000 10000); search: (default 10000 100000)",
     )
     p.add_argument("--queries", type=int, default=100, help="search: queries per size (default 100)")
-    p.add_argument("--workdir", help="scratch directory (default: a new temp dir; memories: the temp dir is "
-                   "removed afterwards, a given one must be new or empty and is kept for inspection)")
+    p.add_argument(
+        "--workdir",
+        help="scratch directory (default: a new temp dir; memories, replay: the temp dir "
+        "is removed afterwards, a given one must be new or empty and is kept for inspection)",
+    )
     p.add_argument("--out-dir", default="benchmarks/results", help="where figures are saved")
