@@ -7,12 +7,26 @@ rule that applies:
    (:func:`resolver.project.read_repository`; a linked worktree's ``gitdir`` → ``commondir``);
 2. ``worktree-path`` — a conventional worktree layout names it (``<repo>-worktrees/<name>``,
    ``<repo>.worktrees/<name>``, ``<repo>/.worktrees/<name>``, ``<repo>/.claude/worktrees/<name>``);
-3. ``worktree-add`` — a session ran ``git worktree add`` creating this directory (or one above it);
-4. ``named-checkout`` — it sits in ``<dir>/worktrees/<name>`` and ``<dir>`` is a directory sessions ran in
+3. ``worktree-add`` — a session ran ``git worktree add`` creating this directory (or one above it), or a
+   ``git worktree list`` a session ran listed it as a linked worktree of the main one (git's own word);
+4. ``worktree-layout`` — it fits the layout the linked worktrees of one repository showed (see below);
+5. ``worktree-path`` — the worktree managers' layout ``<dir>/worktrees/<repo>/<name>/<repo>`` (the
+   repository's name repeated around the worktree's): the main checkout is ``<dir>/<repo>``;
+6. ``named-checkout`` — it sits in ``<dir>/worktrees/<name>`` and ``<dir>`` is a directory sessions ran in
    or named (``cd``, ``git -C``);
-5. ``subdirectory`` — it lies below the directory its session started in, or below a directory sessions
+7. ``subdirectory`` — it lies below the directory its session started in, or below a directory sessions
    ran in, both inside a repository (a ``gitBranch`` recorded) or both outside one;
-6. otherwise the directory is its own key (``branch`` when inside some repository, else ``folder``).
+8. otherwise the directory is its own key (``branch`` when inside some repository, else ``folder``).
+
+A layout (rule 4) is learned from two linked worktrees of one main checkout (listed or added) whose paths
+differ in exactly one segment: ``<prefix>/<name>/<suffix>``. Tools that create worktrees put every new one
+there, and a listing only shows those still present when it ran, so a gone directory of another session
+that fits it (same prefix, any one segment, same suffix, or below such a directory) is one more worktree
+of that repository. To never join two repositories, a layout counts only when its prefix or suffix names
+the repository (a segment equal to the main checkout's name, or that name followed by ``-``, ``.`` or
+``_``: ``~/wt/app/<name>/app``, ``app-worktrees/<name>``), never a shared folder such as ``~/wt/<name>``;
+its prefix is never a home directory; and a directory that fits the layouts of two repositories joins
+neither.
 
 Home directories, ``/`` and temp roots are never keys for other directories. Keys that share a normalised
 remote URL are one repository; the one seen first names it. The project id is the key's Claude Code
@@ -30,6 +44,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import combinations
 
 from nous_assets.identity.evidence import NO_TIME, Evidence
 from resolver.project import is_home_like, project_id_from_cwd, read_repository, worktree_main
@@ -48,6 +63,9 @@ Probe = Callable[[str], tuple[bool, GitFacts | None]]
 
 MAIN_CHECKOUT = "main-checkout"
 _GENERIC_WORKTREES = re.compile(r"^(?P<main>/.+?)/worktrees/[^/]+(?:/.*)?$")
+_MANAGED_WORKTREES = re.compile(r"^(?P<dir>/.+?)/worktrees/(?P<repo>[^/]+)/[^/]+/(?P=repo)(?:/.*)?$")
+
+Layout = tuple[tuple[str, ...], tuple[str, ...]]  # (prefix segments, suffix segments) around the varying one
 
 
 def probe_disk(path: str) -> tuple[bool, GitFacts | None]:
@@ -77,6 +95,7 @@ class _Resolver:
         self.fresh: dict[str, GitFacts | None] = {}
         self.keys: dict[str, tuple[str, str]] = {}
         self.adds = sorted(((path, base) for base, path in ev.worktree_adds), key=lambda a: (-len(a[0]), a))
+        self.layouts = learn_layouts(ev.worktree_adds)
         self.sessions_of: dict[str, set[str]] = defaultdict(set)
         for session, path in ev.session_paths:
             self.sessions_of[path].add(session)
@@ -108,15 +127,28 @@ class _Resolver:
         facts = self.git(path)
         if facts is not None:
             return facts.main, "git"
-        for rule, other in (
-            ("worktree-path", worktree_main(path)),
-            ("worktree-add", self._added_from(path)),
-            ("named-checkout", self._named_checkout(path)),
-            ("subdirectory", self._enclosing(path)),
-        ):
+        rules: tuple[tuple[str, Callable[[], str | None]], ...] = (
+            ("worktree-path", lambda: worktree_main(path)),
+            ("worktree-add", lambda: self._added_from(path)),
+            ("worktree-layout", lambda: self._fits_layout(path, visiting)),
+            ("worktree-path", lambda: managed_worktree_main(path)),
+            ("named-checkout", lambda: self._named_checkout(path)),
+            ("subdirectory", lambda: self._enclosing(path)),
+        )
+        for rule, find in rules:
+            other = find()
             if other is not None and other != path:
                 return self.key(other, visiting)[0], rule
         return path, "branch" if self.has_branch(path) else "folder"
+
+    def _fits_layout(self, path: str, visiting: frozenset[str]) -> str | None:
+        """The main checkout whose learned layout ``path`` fits, when every fitting layout is one repository's."""
+        parts = tuple(path.split("/"))
+        mains = sorted({main for layout, main in self.layouts if fits(parts, layout)})
+        if not mains or path in mains:
+            return None
+        keys = {self.key(main, visiting)[0] for main in mains}
+        return mains[0] if len(keys) == 1 else None
 
     def _added_from(self, path: str) -> str | None:
         for target, base in self.adds:
@@ -145,6 +177,59 @@ class _Resolver:
                 return above
             below, above = above, os.path.dirname(above)
         return None
+
+
+def learn_layouts(worktree_adds: dict[tuple[str, str], str]) -> list[tuple[Layout, str]]:
+    """(layout, main checkout) for every pair of linked worktrees of one main checkout whose paths differ in
+    exactly one segment, when the layout names the repository and its prefix is no home (module doc)."""
+    linked: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    for base, path in worktree_adds:
+        linked[base].add(tuple(path.split("/")))
+    out: set[tuple[Layout, str]] = set()
+    for main, paths in linked.items():
+        for a, b in combinations(sorted(paths), 2):
+            if len(a) != len(b):
+                continue
+            differ = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+            if len(differ) != 1:
+                continue
+            prefix, suffix = a[: differ[0]], a[differ[0] + 1 :]
+            if len(prefix) > 1 and not is_home_like("/".join(prefix)) and _names_repository(main, prefix, suffix):
+                out.add(((prefix, suffix), main))
+    return sorted(out)
+
+
+def _names_repository(main: str, prefix: tuple[str, ...], suffix: tuple[str, ...]) -> bool:
+    """Whether a segment of the layout below the main checkout's parent directory is the main checkout's name,
+    or that name followed by ``-``, ``.`` or ``_`` (``app-worktrees``): folders above it (``/home/u/code``)
+    say nothing about the repository."""
+    name = os.path.basename(main)
+    if not name:
+        return False
+    above = tuple(os.path.dirname(main).split("/"))
+    shared = 0
+    while shared < min(len(above), len(prefix)) and above[shared] == prefix[shared]:
+        shared += 1
+    return any(
+        seg == name or (seg.startswith(name) and seg[len(name) : len(name) + 1] in ("-", ".", "_"))
+        for seg in prefix[shared:] + suffix
+    )
+
+
+def fits(parts: tuple[str, ...], layout: Layout) -> bool:
+    """Whether a path (split on ``/``) is ``<prefix>/<any one segment>/<suffix>`` or lies below one."""
+    prefix, suffix = layout
+    n = len(prefix)
+    return len(parts) > n + len(suffix) and parts[:n] == prefix and parts[n + 1 : n + 1 + len(suffix)] == suffix
+
+
+def managed_worktree_main(path: str) -> str | None:
+    """``<dir>/<repo>`` for ``<dir>/worktrees/<repo>/<name>/<repo>`` (or below), never a home directory."""
+    match = _MANAGED_WORKTREES.match(path)
+    if match is None:
+        return None
+    main = f"{match.group('dir')}/{match.group('repo')}"
+    return None if is_home_like(main) else main
 
 
 def resolve(ev: Evidence, stored: dict[str, GitFacts] | None = None, probe: Probe = probe_disk) -> Resolution:

@@ -2,7 +2,8 @@
 
 Called by the ``learning_events`` asset for the turns of its days, before extraction and projection, so
 that events are projected (and packets built) under the canonical project. A database that has events
-but never ran identity (an upgrade) is bootstrapped from every lake day once.
+but never ran identity (an upgrade) is bootstrapped from every lake day once, and again once whenever the
+evidence reader learns to see more (:data:`EVIDENCE_VERSION`), so days read before then are not missing it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from nous_assets.store.projector import get_checkpoint, set_checkpoint
 from nous_assets.timeutil import now_iso
 
 BOOTSTRAPPED = "identity:bootstrap"
+EVIDENCE_VERSION = 2  # 2: `git worktree list` output in tool results
 
 
 @dataclass
@@ -66,7 +68,7 @@ def load(conn: Connection) -> tuple[Evidence, dict[str, GitFacts]]:
 def refresh(conn: Connection, *, lake_dir: Path | None = None, probe=probe_disk) -> IdentityStats:
     """Re-resolve every alias from the stored evidence; move memories whose project changed (one transaction)."""
     stats = IdentityStats()
-    if lake_dir is not None and not get_checkpoint(conn, BOOTSTRAPPED):
+    if lake_dir is not None and get_checkpoint(conn, BOOTSTRAPPED) < EVIDENCE_VERSION:
         stats.bootstrapped_days = _bootstrap(conn, lake_dir)
     ev, stored = load(conn)
     resolution = resolve(ev, stored, probe)
@@ -81,7 +83,7 @@ def refresh(conn: Connection, *, lake_dir: Path | None = None, probe=probe_disk)
         stats.memories_moved = len(remapped)
         store.mark_packets_stale(conn, {p for pair in remapped.values() for p in pair})
         if lake_dir is not None:
-            set_checkpoint(conn, 1, BOOTSTRAPPED)
+            set_checkpoint(conn, EVIDENCE_VERSION, BOOTSTRAPPED)
     stats.projects = len({p for (kind, _), (p, _e) in resolution.aliases.items() if kind == "cwd"})
     return stats
 
