@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 from nous_assets.extract.rules.text import cap
 
+SLOT = "brief:"
+"""The slot prefix of the brief's memories (``brief:cmd:test``, ``brief:layout`` …): how packets, the confidence
+bar and the history step know a memory is the brief's."""
 SECTIONS = ("commands", "gate", "procedures", "rules", "layout")
 STATUSES = ("verified", "observed", "stated")
 MAX_EVIDENCE = 6

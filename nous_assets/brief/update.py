@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nous_assets.brief.item import BriefItem
+from nous_assets.brief.item import SLOT, BriefItem
 from nous_assets.brief.mine import mine_brief
 from nous_assets.capture.lake import session_folders, session_turns
 from nous_assets.extract.base import SessionBatch
@@ -47,7 +47,6 @@ from nous_assets.store.memory_state import Policy
 from nous_assets.store.projector import project as project_events
 
 VERSION = "brief-1"
-SLOT = "brief:"
 KIND = {"commands": "command", "gate": "workflow", "procedures": "workflow", "rules": "convention",
         "layout": "architecture"}  # fmt: skip
 TYPE = {"command": "knowledge", "workflow": "learning", "convention": "learning", "architecture": "knowledge"}
@@ -171,13 +170,14 @@ def _root(session: str) -> str:
 def removal_events(
     conn: Connection, project: str, removals: list[Removal], *, source: str, stats: HistoryStats | None = None
 ) -> list[LearningEvent]:
-    """Status weakenings of the project's memories that cite a path a later session removed."""
+    """Status weakenings of the project's memories that cite a path a later session removed (not the brief's own:
+    the miner already leaves removed paths out of it, and a changed item replaces the old one)."""
     stats = stats or HistoryStats()
     stats.removed_paths += len(removals)
     out: list[LearningEvent] = []
     seen: set[str] = set()
     for removal in sorted(removals, key=lambda r: (r.at, r.path)):
-        for lid, text, valid_from, session in memory_lookup.citing(conn, project, removal.path):
+        for lid, text, valid_from, session in memory_lookup.citing(conn, project, removal.path, except_slots=SLOT):
             if lid in seen or _root(session) == _root(removal.session) or not cites(text, removal.path):
                 continue
             if valid_from is not None and removal.at and valid_from >= removal.at:

@@ -5,9 +5,13 @@ evidence is strong enough (:func:`confidence` ≥ ``thresholds.packet_min_confid
 
 * only ``verified``, ``stated`` and ``observed`` memories can enter (:data:`nous_assets.status.INJECTABLE`);
   a hypothesis, a refuted or a superseded claim never does, whatever its score;
-* a claim a check, a command or the user backs starts higher than one only read from a file or tool result;
+* a claim a check, a command or the user backs clears the bar on one session's evidence; one only read from a
+  file or a tool result does not: what a file says, anyone can read in the file (a fresh reader judged such
+  restatements trivial), so it takes a second session that learned it again;
 * every further session that learned it again adds (up to three), a contradiction takes away, and the
-  reinforcement the feedback loop gave or took moves it a little.
+  reinforcement the feedback loop gave or took moves it a little;
+* the project brief's items (slot ``brief:``) are mined from the whole history with their own evidence rules
+  (uses counted across sessions, manifests read): they always clear the bar while their status allows it.
 
 The numbers are few and coarse on purpose: they rank evidence, they are not probabilities.
 """
@@ -16,9 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from nous_assets.brief.item import SLOT as BRIEF_SLOT
 from nous_assets.status import INJECTABLE, OBSERVED, STATED, VERIFIED
 
-BASE = {VERIFIED: 0.7, STATED: 0.7, OBSERVED: 0.55}
+BASE = {VERIFIED: 0.7, STATED: 0.7, OBSERVED: 0.45}
+BRIEF = 1.0
 PER_SESSION = 0.1  # each further session that learned it
 MAX_SESSIONS_COUNTED = 3
 PER_CONTRADICTION = 0.15
@@ -40,6 +46,8 @@ def confidence(memory: Any) -> float:
     status = _get(memory, "status") or OBSERVED
     if status not in INJECTABLE:
         return 0.0
+    if str(_get(memory, "slot") or "").startswith(BRIEF_SLOT):  # the brief's items
+        return BRIEF
     value = BASE[status] + PER_SESSION * min(MAX_SESSIONS_COUNTED, sessions_of(memory) - 1)
     value -= PER_CONTRADICTION * int(_get(memory, "contradiction_count") or 0)
     drift = (float(_get(memory, "reinforcement_score") or 0.5) - 0.5) * REINFORCEMENT_WEIGHT

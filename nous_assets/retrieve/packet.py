@@ -39,6 +39,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nous_assets.brief.item import SLOT as BRIEF_SLOT
 from nous_assets.capture.redact import redact
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
@@ -144,7 +145,6 @@ class Packet:
 #: The packet's sections, in the order a session reads them, with the memory kinds each one holds.
 #: Legacy kinds still found in stored events: ``error_fix`` is a gotcha, ``fact`` is architecture.
 BRIEF_SECTION = "Project brief"
-BRIEF_SLOT = "brief:"  # the slot prefix of the project brief's memories (nous_assets/brief)
 SECTIONS: tuple[tuple[str, frozenset[str]], ...] = (
     (BRIEF_SECTION, frozenset()),  # by slot, not kind: see section_of
     ("How to work with this user", frozenset({"preference", "correction"})),

@@ -85,14 +85,18 @@ def project_matches(conn: Connection, project_id: str, match: str, *, limit: int
     return [(r[0], r[1]) for r in rows]
 
 
-def citing(conn: Connection, project_id: str, text: str) -> list[tuple[str, str, str | None, str]]:
+def citing(
+    conn: Connection, project_id: str, text: str, *, except_slots: str = ""
+) -> list[tuple[str, str, str | None, str]]:
     """(learning_id, content and source, valid_from, source session) of the project's memories that still hold
-    and mention ``text`` (a path a session removed) anywhere in their content or source."""
+    and mention ``text`` (a path a session removed) anywhere in their content or source; memories on slots
+    starting with ``except_slots`` are left out."""
     rows = conn.execute(
         "SELECT learning_id, content || ' ' || coalesce(source_ref, ''), valid_from, source_session FROM memories "
         "WHERE project_id = ? AND status NOT IN ('refuted', 'superseded') "
-        "AND instr(content || ' ' || coalesce(source_ref, ''), ?) > 0 ORDER BY id",
-        (project_id, text),
+        "AND instr(content || ' ' || coalesce(source_ref, ''), ?) > 0 "
+        "AND (? = '' OR slot IS NULL OR substr(slot, 1, length(?)) != ?) ORDER BY id",
+        (project_id, text, except_slots, except_slots, except_slots),
     ).fetchall()
     return [(r[0], r[1], r[2], r[3]) for r in rows]
 

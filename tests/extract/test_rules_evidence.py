@@ -8,6 +8,7 @@ from excerpts import (
     IRONCLAW_MERGE,
     SPOTTER_A0Y,
     WAKIL_CI,
+    WAKIL_QMD,
     assistant,
     bash,
     edit,
@@ -88,6 +89,16 @@ def test_real_reversed_plan_is_superseded_and_the_new_one_holds():
     (new,) = [r for k, r in decisions.items() if "ANTHROPIC_API_KEY" in k]
     assert old["status"] == "superseded" and new["status"] == "stated"
     assert _lines(WAKIL_CI, batch, old) == [82, 93]
+    assert "(replacing: Decision: asked \"How should the CI job authenticate" in new["content"]  # stands on its own
+
+
+def test_real_wish_settled_by_a_later_choice_is_superseded():
+    # wakil 09cc95ef: the user wants the QMD index stored in wakil.db; told qmd owns its own SQLite file, the user
+    # picks "Sibling file in .wakil/" — the wish is history, the choice holds
+    out = extract(whole(WAKIL_QMD))
+    (wish,) = [r for r in out if r["kind"] == "preference" and "stored in wakil's db" in r["content"]]
+    (choice,) = [r for r in out if r["kind"] == "decision" and "Sibling file in .wakil/" in r["content"]]
+    assert wish["status"] == "superseded" and choice["status"] == "stated"
 
 
 def test_real_removal_with_a_cd_is_relative_to_the_session():

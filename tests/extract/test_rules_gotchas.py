@@ -130,3 +130,42 @@ def test_a_comment_wrapped_over_lines_is_read_whole():
         "Not in CI: Renovate validates the config on its own branch, so a local check is the only one that runs "
         "before pushing."
     ]
+
+
+def test_a_bug_fixed_in_the_code_at_hand_is_no_gotcha_a_setup_fix_is():
+    def session(path: str) -> list:
+        return [
+            assistant("", bash("uv run pytest -q", "b1")),
+            result("b1", "E   KeyError: 'owner' in build_index", is_error=True),
+            assistant("", edit(path, "e1", "x = row['owner']", "x = row.get('owner')")),
+            result("e1", "The file has been updated successfully."),
+            assistant("", bash("uv run pytest -q", "b2")),
+            result("b2", "12 passed"),
+        ]
+
+    assert of_kind(run(*session("/home/dev/proj/src/app/index.py")), "gotcha") == []
+    (g,) = of_kind(run(*session("/home/dev/proj/tests/conftest.py")), "gotcha")
+    assert g["status"] == "verified" and "conftest.py" in g["content"]
+
+
+def test_a_run_whose_summary_says_nothing_failed_is_no_failure():
+    # context-evaluator: a passing test prints "error: Item 3 failed" on purpose; the run ends "0 fail"
+    printed = "error: Item 3 failed\n(expected: the limiter reports it)\n 42 pass\n 0 fail"
+    out = run(
+        assistant("", bash("bun run test", "b1")),
+        result("b1", printed),
+        assistant("", edit("/home/dev/proj/bunfig.toml", "e1", "a = 1", "a = 2")),
+        result("e1", "The file has been updated successfully."),
+        assistant("", bash("bun run test", "b2")),
+        result("b2", " 42 pass\n 0 fail"),
+    )
+    assert of_kind(out, "gotcha") == []
+    failing = run(
+        assistant("", bash("bun run test", "b1")),
+        result("b1", printed.replace("0 fail", "1 fail")),
+        assistant("", edit("/home/dev/proj/bunfig.toml", "e1", "a = 1", "a = 2")),
+        result("e1", "The file has been updated successfully."),
+        assistant("", bash("bun run test", "b2")),
+        result("b2", " 42 pass\n 0 fail"),
+    )
+    assert len(of_kind(failing, "gotcha")) == 1

@@ -133,3 +133,17 @@ def test_a_rule_asked_to_be_written_down_is_standing_and_a_request_is_not():
     )
     (p,) = of_kind(out, "preference")
     assert "should always be used" in p["content"] and p["status"] == "stated"
+
+
+def test_pasted_console_output_and_answers_with_instructions_are_not_preferences():
+    # context-evaluator 8ecab05f: a browser warning pasted as the whole message; cipher-box: "Yes add a gsd todo …"
+    out = run(
+        assistant("The tree renders now."),
+        user("Keys should be unique so that components maintain their identity across updates. Warning: Encountered "
+             "two children with the same key, `skills`. at TreeItem (chunk-z33mq3ks.js:31200) at ul"),
+        assistant("Do you want a todo for the follow-up?"),
+        user("Yes add a gsd todo regarding this, and make sure it mentions updating the note in state.md."),
+        assistant("Added."),
+        user("I want to analyze and see if we can remove more steps so the process is simpler."),
+    )
+    assert of_kind(out, "preference") == []

@@ -167,3 +167,28 @@ def test_one_memory_per_learning_across_the_corpus(corpus_pipeline):
     for project, texts in by_project.items():
         pairs = [(a, b) for i, a in enumerate(texts) for b in texts[i + 1 :] if one_learning(a, b)]
         assert pairs == [], project
+
+
+def test_statuses_come_from_the_evidence_and_a_replay_gives_the_same(corpus_pipeline, tmp_path):
+    """Over the real corpus: every status occurs where the transcripts show it, the project brief is in the log,
+    and a replay of the whole log reproduces the live projection, statuses included."""
+    from nous_assets.store.projector import verify
+
+    conn = corpus_pipeline.conn()
+    try:
+        statuses = dict(conn.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall())
+        brief = conn.execute("SELECT slot, status, content FROM memories WHERE slot LIKE 'brief:%' "
+                             "AND superseded_by IS NULL").fetchall()  # fmt: skip
+        packets = [r[0] for r in conn.execute("SELECT memory_ids_json FROM injection_cache")]
+        injected = {i for p in packets for i in json.loads(p)}
+        shown = dict(conn.execute(
+            f"SELECT id, status FROM memories WHERE id IN ({','.join(map(str, injected)) or 0})").fetchall())
+        report = verify(conn, scratch_dir=tmp_path)
+    finally:
+        conn.close()
+    assert {"verified", "stated", "observed", "hypothesis"} <= set(statuses)
+    assert {"refuted", "superseded"} & set(statuses)  # the spotter sessions undo fixes and disprove diagnoses
+    assert any(slot == "brief:cmd:test" and "mix test" in content for slot, _, content in brief)
+    assert {s for _, s, _ in brief} <= {"verified", "observed", "stated"}
+    assert shown and set(shown.values()) <= {"verified", "stated", "observed"}
+    assert report.ok, report.differences[:5]

@@ -18,6 +18,9 @@ def _learn(store, lid, content, concepts, project_id, scope="project"):
     store.append(LearningEvent("LearningExtracted", lid, {
         "content": content, "extractor_version": "t", "concepts": concepts, "edges": [], "scope": scope,
         "kind": "preference"}, "s1", project_id, "historical_backfill", f"k-{lid}"))
+    if scope == "global":  # a global memory reaches other projects once a second session said it too
+        store.append(LearningEvent("LearningReinforced", lid, {"reinforcement_delta": 0.1, "reason": "relearned"},
+                                   "s2", project_id, "historical_backfill", f"r-{lid}"))  # fmt: skip
 
 
 def _turn(uuid, text, session="s9", project_id="-home-dev-app"):
@@ -49,7 +52,7 @@ def test_cache_packets_per_project_and_global_rebuilt_only_on_change(store, conn
     third = build_cache(conn, settings, lake_dir=tmp_path / "lake")
     assert third.projects_rebuilt == 1  # only api changed (global and web untouched)
     ids = json.loads(conn.execute("SELECT memory_ids_json FROM injection_cache WHERE project_id = 'api'").fetchone()[0])
-    assert 4 in ids
+    assert conn.execute("SELECT id FROM memories WHERE learning_id = 'a2'").fetchone()[0] in ids
 
 
 def test_search_includes_episodic_chunks_marked_as_such(store, conn, tmp_path):

@@ -147,6 +147,8 @@ def _errors(s: Stream, pos: int, body: str) -> list[Cand]:
         content = cap(upper_first(text.strip()), MAX_CONTENT)
         if not names_something(content) or filters.bypass(content) or filters.conflict(content):
             continue
+        if filters.slip(head) or re.search(r"\b(?:undefined|unused|nesting depth|typo|warning about)\b", title, I):
+            continue  # code being written that did not compile or lint yet: fixed once, learned nothing
         content = filters.scrub(content) or ""
         if len(words(content)) < 6:
             continue

@@ -133,14 +133,21 @@ def asks(text: str) -> bool:
     return "?" in tail or bool(_RECOMMEND_RE.search(cleaned))
 
 
+_OFFER_RE = re.compile(r"\b(?:options?|approach(?:es)?|choose|pick|prefer|which (?:one|would|do|should))\b", I)
+
+
 def _option_text(episode: list[Turn], label: str) -> str:
-    rx = re.compile(rf"^\s*(?:option\s+)?\(?{re.escape(label)}[).:]\s*(.+)$", I)
+    """The text of option ``label`` in the last message that offered a choice: a line labelled "Option 1" or,
+    in a message that asks to choose, "1." — not the first item of any numbered list (findings, steps)."""
+    rx = re.compile(rf"^\s*(option\s+)?\(?{re.escape(label)}[).:]\s*(.+)$", I)
     for t in reversed(episode):
-        for line in strip_noise(t.text).splitlines():
+        text = strip_noise(t.text)
+        offers = bool(_OFFER_RE.search(" ".join(sentences(clean_md(text))[-4:])))
+        for line in text.splitlines():
             plain = line.replace("**", "").replace("__", "").strip()
             m = rx.match(plain)
-            if m and len(words(m.group(1))) >= 2:
-                return cap(clean_md(m.group(1)).replace("\n", " "), 300)
+            if m and (m.group(1) or offers) and len(words(m.group(2))) >= 2:
+                return cap(clean_md(m.group(2)).replace("\n", " "), 300)
     return ""
 
 

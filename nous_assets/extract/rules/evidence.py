@@ -50,6 +50,7 @@ BASIS_WHAT = {
     "prose": "the assistant's reasoning",
 }
 MAX_EVIDENCE = 4
+MAX_REPLACING = 420  # a decision that revises the one before it quotes it, within the memory's length
 
 _REJECT_RE = re.compile(
     r"^\W*(?:no|nope|nah|wrong|incorrect|not quite|not really|i don'?t think (?:so|that'?s)|try again|"
@@ -98,6 +99,22 @@ class Removal:
     session: str = ""
 
 
+def rejects(text: str) -> bool:
+    """The user's message rejects what the assistant just said or did."""
+    return bool(_REJECT_RE.search(one_line(clean_md(strip_noise(text)))[:200]))
+
+
+_CODE_SPAN_RE = re.compile(r"`([^`\n]{4,80})`")
+_CODE_WORD_RE = re.compile(r"(?<![\w/.-])(?:--[a-z][\w-]{2,}|[A-Za-z_][\w]*(?:[._/:-]+[\w]+)+|[a-z]+[A-Z]\w+|_\w{3,})")
+
+
+def code_words(text: str) -> set[str]:
+    """The distinctive code words of a text: code spans, dotted/underscored/path-like identifiers, flags."""
+    words = {m.strip() for m in _CODE_SPAN_RE.findall(text)}
+    words |= set(_CODE_WORD_RE.findall(text))
+    return {w for w in words if len(w) >= 4 and not w.startswith(("http", "e.g", "i.e"))}
+
+
 def initial(c: Cand) -> None:
     """The candidate's first status and evidence: those of its basis (once: a rule may have set them)."""
     if c.status:
@@ -130,8 +147,10 @@ def assess(streams: Iterable[Stream], cands: list[Cand]) -> None:
         if c.status != SUPERSEDED and c.basis in ("prose", "summary"):  # the assistant's claims
             for s in main:
                 _answered(c, s)
+        if c.status == HYPOTHESIS:
+            _grounded(c, streams)
     for c in cands:
-        if c.kind == "decision" and c.status not in (SUPERSEDED, REFUTED):
+        if c.basis == "user" and c.kind in ("decision", "preference") and c.status not in (SUPERSEDED, REFUTED):
             _reversed(c, [o for o in cands if o is not c and o.kind in ("decision", "correction", "preference")])
 
 
@@ -156,7 +175,7 @@ def _answered(c: Cand, s: Stream) -> None:
             if spoken > 1:
                 return
             said = one_line(clean_md(strip_noise(t.text)))
-            if _REJECT_RE.search(said[:200]):
+            if rejects(t.text):
                 change(c, REFUTED, t.uuid, f'the user answered: "{said[:120]}"')
             elif _CONFIRM_RE.match(said) and c.status == HYPOTHESIS and not _asked(s, pos, p):
                 change(c, VERIFIED, t.uuid, f'the user confirmed: "{said[:120]}"')
@@ -167,6 +186,34 @@ def _asked(s: Stream, start: int, end: int) -> bool:
     """The assistant's last words before the user's answer end on a question: the answer is to the question."""
     texts = [t.text for t in s.turns[start:end] if t.role == "assistant" and t.text.strip()]
     return bool(texts) and clean_md(texts[-1]).rstrip().endswith("?")
+
+
+MIN_GROUNDING_WORDS = 2
+
+
+def _grounded(c: Cand, streams: list[Stream]) -> None:
+    """A claim of the assistant's that states what a file it had read or changed says: observed. Its distinctive
+    code words (at least two) appear in a file the session read (a Read result) or in the new text of an edit it
+    made, before the claim, in the same transcript: the claim reports the code, it does not guess at it."""
+    words = code_words(c.content)
+    if len(words) < MIN_GROUNDING_WORDS:
+        return
+    at = c.anchor.timestamp or ""
+    for s in streams:
+        if s.turns and s.turns[0].source_path != c.anchor.source_path:
+            continue
+        for call in s.calls:
+            if (call.turn.timestamp or "") > at or not call.ok or not call.path:
+                continue
+            if call.name in EDIT_TOOLS:
+                seen, how = str(call.inp.get("new_string") or call.inp.get("content") or ""), "changed"
+            elif call.name == "Read" and call.result is not None:
+                seen, how = call.result.text, "read"
+            else:
+                continue
+            if sum(1 for w in words if w in seen) >= MIN_GROUNDING_WORDS:
+                change(c, OBSERVED, (call.result_turn or call.turn).uuid, f"what the session {how} in {call.path}")
+                return
 
 
 def _stream_pos(s: Stream, turn) -> int | None:
@@ -324,31 +371,50 @@ def _superseded_by_undo(c: Cand, at: str, undone: list[Undo]) -> None:
 # decisions reversed
 
 
-def _reversed(decision: Cand, others: list[Cand]) -> None:
-    """A later decision of the user that reverses this one supersedes it: one on the same subject that says so
-    ("instead", "let's not", "go back to" …), or the very next decision when it opens with "actually" /
-    "change of plan" / "scratch that" (those revise what was just decided, whatever words they use)."""
-    at = decision.anchor.timestamp or ""
-    mine = _subject(decision)
+def _reversed(earlier: Cand, others: list[Cand]) -> None:
+    """What the user said or decided is superseded by a later decision of theirs that replaces it: one on the same
+    subject that says so ("instead", "let's not", "go back to" …), any later decision that settles the same
+    subject (a wish the user voiced, then a choice made between options), or the very next decision when it opens
+    with "actually" / "change of plan" / "scratch that" (those revise what was just decided, whatever its words).
+    The decision that replaced it says what it replaced, so it stands on its own."""
+    at = earlier.anchor.timestamp or ""
+    mine = _subject(earlier)
     later = sorted((o for o in others if (o.anchor.timestamp or "") > at and o.basis == "user"),
                    key=lambda o: o.anchor.timestamp or "")  # fmt: skip
     for i, o in enumerate(later):
         said = o.concept_text or o.content
         theirs = _subject(o)
         shared = len(mine & theirs)
-        on_subject = shared >= 2 and shared / max(1, min(len(mine), len(theirs))) >= 0.3
-        next_decision = o.kind == "decision" and not any(x.kind == "decision" for x in later[:i])
-        if (on_subject and _REVERSAL_RE.search(said)) or (next_decision and _REVISION_RE.search(said)):
-            change(decision, SUPERSEDED, o.anchor.uuid, "reversed later: " + o.content[:120])
+        if shared >= 0.8 * len(mine | theirs):
+            continue  # the same thing said again (a summary quoting it), not a replacement
+        ratio = shared / max(1, min(len(mine), len(theirs)))
+        on_subject = shared >= 2 and ratio >= 0.3
+        settles = o.kind == "decision" and (shared >= 4 and ratio >= 0.35 or shared >= 3 and ratio >= 0.5)
+        next_decision = earlier.kind == "decision" and o.kind == "decision" and not any(
+            x.kind == "decision" for x in later[:i]
+        )
+        revises = next_decision and _REVISION_RE.search(said)
+        if (on_subject and _REVERSAL_RE.search(said)) or settles or revises:
+            change(earlier, SUPERSEDED, o.anchor.uuid, "replaced later: " + o.content[:120])
+            if revises and not on_subject:
+                o.content = cap(f"{o.content} (replacing: {earlier.content})", MAX_REPLACING)
             return
 
 
+_SUBJECT_RE = re.compile(r"[a-z0-9_.-]{3,}")
+
+
 def _subject(c: Cand) -> set[str]:
-    return {w for w in _WORD_RE.findall((c.concept_text or c.content).lower()) if w not in _STOP}
+    """What a statement is about: its words of three letters or more, paths split into their parts ("wakil.db"
+    of "../kb/.wakil/wakil.db"), possessives and punctuation dropped, common words left out."""
+    text = re.sub(r"'s\b", "", (c.concept_text or c.content).lower()).replace("/", " ")
+    return {w.strip(".-") for w in _SUBJECT_RE.findall(text) if w.strip(".-") not in _STOP and len(w.strip(".-")) >= 3}
 
 
 _STOP = frozenset(
     "that this with from have they them then than what when will would should could about there their these those "
-    "your yours into only just also like want make sure lets user said answered asked decision claude".split()
+    "your yours into only just also like want make sure lets user said answered asked decision claude the and for "
+    "are was were not but you our its can may use all any one own new now how why who did does preference "
+    "correction recommended option chose".split()
 )
 

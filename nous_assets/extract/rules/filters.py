@@ -65,9 +65,18 @@ def generated_text(raw: str) -> bool:
     return bool(_GENERATED_RE.match(raw)) or len(_TRANSCRIPT_LINE_RE.findall(raw)) >= 2
 
 
+_LOG_RE = re.compile(  # what consoles and logs print, not what people write
+    r"\b(?:Uncaught|Unhandled|Traceback|Exception|TypeError|ReferenceError|ContextError)\b"
+    r"|\.(?:js|jsx|ts|tsx|py|rs|go|rb|java):\d+|\bat [\w.$<>]+ \("
+    r"|(?:^|\s)(?:Warning|Error|ERROR|WARN|INFO|DEBUG)[:\]]\s|\[\w+\] |\b0x[0-9a-f]{6,}\b",
+    re.M,
+)
+
+
 def pasted_text(raw: str, prose: str) -> bool:
-    """A message that is mostly someone else's text: review comments, or a paste with no words of one's own."""
-    if _REVIEW_RE.search(raw[:3000]):
+    """A message that is mostly someone else's text: review comments, console or log output (a warning the
+    browser printed, a stack trace), or a paste with no words of one's own."""
+    if _REVIEW_RE.search(raw[:3000]) or len(_LOG_RE.findall(prose[:3000])) >= 2:
         return True
     return not prose.strip() and len(raw) > 1500  # nothing of the user's own before the paste
 

@@ -86,7 +86,21 @@ _FIX_LEAD_RE = re.compile(
 _GIT_FIXES = frozenset({"git pull", "git fetch", "git rebase", "git config", "git remote", "git rm", "git mv"})
 _TEST_FILE_RE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|[._-](?:test|spec)\.\w+$|_test\.\w+$")
 _ASSERTION_RE = re.compile(r"\bassert|\bexpected\b|\btest '.+' failed|\bto (?:equal|be|match|return)\b|\bgot\b", I)
+_SOURCE_RE = re.compile(
+    r"\.(?:py|pyi|ts|tsx|js|jsx|mjs|cjs|rs|go|ex|exs|rb|java|kt|kts|swift|c|cc|cpp|h|hpp|cs|php|scala|vue|svelte|"
+    r"dart|lua|zig|heex|erl|hs|ml|clj)$"
+)
+# source files that set up how the code runs (test helpers, config, build scripts): a fix there does recur
+_SETUP_RE = re.compile(r"(?:^|/)(?:conftest|test_helper|setup|config|settings|build|vite\.config|jest\.config|"
+                       r"vitest\.config|webpack\.config|next\.config|tsconfig|babel\.config)\.\w+$|(?:^|/)config/")
 _SELF_RE = re.compile(r"^(?:i'?m|i am|i'?ve|i have|i was|my )\b", I)
+# a report of what was done, not a statement of how things are: "Added X to …", "Verdicts: …", "Runs are queued"
+_NARRATION_RE = re.compile(
+    r"^(?:added|adding|fixed|fixing|checked|checking|verified|verifying|updated|updating|removed|removing|created|"
+    r"wrote|moved|renamed|kept|reviewer|verdicts?|summary|the tradeoff|that way|that second|to actually|"
+    r"runs? (?:are|is)|this (?:also|clears|confirms)|since .{0,60}\bi'?ll\b|deep project|verify, don'?t)\b",
+    I,
+)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -183,6 +197,8 @@ def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | 
     edits, commands, fix_turns = _fix_steps(s, chain, ok_call, fam)
     if edits and not commands and all(_TEST_FILE_RE.search(e) for e in edits) and _ASSERTION_RE.search(errors[0]):
         return None  # a test that was wrong, fixed by editing the test: true of that test only
+    if edits and not commands and all(_SOURCE_RE.search(e) and not _SETUP_RE.search(e) for e in edits):
+        return None  # a bug in the code at hand, fixed in that code: the next session will not hit it again
     if any(filters.bypass(c) for c in commands):
         return None
     explanation = ""
@@ -297,8 +313,10 @@ def diagnoses(s: Stream) -> list[Cand]:
             score = 2.0 + (1.5 if _STRONG_RE.search(body) else 0) + (1.0 if fix else 0) + (0.5 if failing else 0)
             # the check that failed before the diagnosis passes after it: the diagnosis fixed it; any other
             # passing check only says the work went on, and the sentence stays the assistant's reasoning
-            fixed = confirm is not None and failing is not None
-            fixed = fixed and shell.family(failing.command) == shell.family(confirm.command)
+            fixed = confirm is not None and (
+                (failing is not None and shell.family(failing.command) == shell.family(confirm.command))
+                or _fixed_what_it_names(s, pos, confirm.pos, body) is not None
+            )
             c = cand("gotcha", content, turn, s.gpos[pos], [turn, *(confirm.turns() if confirm else [])], body,
                      sub=10 + k, applies_when=when, source_ref=ref, score=score if confirm else score - 1.5,
                      basis="check" if fixed else "prose")  # fmt: skip
@@ -328,6 +346,8 @@ def _diagnostic_sentences(text: str) -> list[tuple[str, str]]:
         sent = sent.lstrip("-—–:;,. ")
         n = len(words(sent))
         if n < 6 or n > 60 or sent.endswith("?") or PLAN_START_RE.match(sent) or _SELF_RE.match(sent):
+            continue
+        if _NARRATION_RE.match(sent):
             continue
         if dangling(sent):
             continue
@@ -370,14 +390,27 @@ def _confirmation(s: Stream, pos: int, checks: list[Call], failures: list[Call],
 
 
 def _refuted_between(s: Stream, start: int, end: int) -> bool:
-    """The session says it was wrong, or the user pushes back, between a diagnosis and its check."""
+    """The session says it was wrong, or the user pushes back, between a diagnosis and its check (a user who
+    answers "go ahead" does not; one who says "no, that's not it" does)."""
     for p in range(start + 1, min(end + 1, len(s.turns))):
         t = s.turns[p]
-        if p in s.user_positions and t.role == "user":
-            return True  # the user spoke before the check: it no longer confirms this diagnosis alone
+        if p in s.user_positions and t.role == "user" and evidence.rejects(t.text):
+            return True
         if t.role == "assistant" and t.text and _REFUTE_RE.search(t.text):
             return True
     return False
+
+
+def _fixed_what_it_names(s: Stream, start: int, end: int, body: str) -> Call | None:
+    """An edit between a diagnosis and the check that passed after it, to a file the diagnosis names or
+    carrying one of its code words: the diagnosis was acted on, and the work then passed."""
+    refs = evidence.code_words(body)
+    for c in s.calls:
+        if start < c.pos < end and c.name in EDIT_TOOLS and c.ok and c.path:
+            changed = str(c.inp.get("new_string") or c.inp.get("content") or "")
+            if any(r in c.path or r in changed for r in refs):
+                return c
+    return None
 
 
 def _recent_failure(s: Stream, pos: int, failures: list[Call]) -> Call | None:

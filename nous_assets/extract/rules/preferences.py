@@ -71,7 +71,8 @@ _KIND = {"preference": "preference", "decision": "decision", "fact": "architectu
 
 _RULE_RE = re.compile(r"\b(?:should|must|will|to) (?:always|never)\b|\b(?:always|never) be\b", I)
 _TASK_RE = re.compile(
-    r"^(?:please |ok,? |so,? |note,? |then )?(?:analy[sz]e|create|update|investigate|fix|add|remove|delete|write|"
+    r"^(?:yes|yep|ok(?:ay)?|sure|great|perfect|alright)\b|^(?:i want to|i'?d like to|we need to|can we|could we)\b"
+    r"|^(?:please |ok,? |so,? |note,? |then )?(?:analy[sz]e|create|update|investigate|fix|add|remove|delete|write|"
     r"implement|refactor|help|tell|show|find|review|plan|iteratively|go|do|try|look|open|merge|push|commit|release|"
     r"check|rebase|rename|move|draft|prepare|summari[sz]e|explain|describe|research|verify|test|restart)\b"
     r"|(?<!for )\bnow\b|\bthis time\b|\bfor this\b|\byet\b|\bnext\b|\bthe (?:rest|remaining|other ones)\b"

@@ -252,9 +252,24 @@ def status(call: Call) -> str:
     m = re.match(r"\s*Exit code (\d+)", text)
     if m:
         return "fail" if m.group(1) != "0" else "ok"
-    if category(call.command) and _FAIL_TEXT_RE.search(ANSI_RE.sub("", tail_text(text))):
+    tail = ANSI_RE.sub("", tail_text(text))
+    if category(call.command) and _FAIL_TEXT_RE.search(tail) and not passed_summary(tail):
         return "fail"
     return "ok"
+
+
+_COUNT_LINE_RE = re.compile(  # a runner's count line: " 42 pass", "0 fail", "===== 1 failed, 2 passed in 0.3s ====="
+    r"^[\s=*-]*(?:tests?:?\s*)?\d+ (?:pass|passed|fail|failed|failures?|errors?|skipped|todo|tests?)\b", re.I
+)
+_ZERO_FAIL_RE = re.compile(r"\b0 (?:fail|failed|failures?|errors?)\b|\ball \d* ?tests? passed\b", re.I)
+_SOME_FAIL_RE = re.compile(r"\b[1-9]\d* (?:fail|failed|failures?|errors?)\b", re.I)
+
+
+def passed_summary(text: str) -> bool:
+    """The runner's own summary says nothing failed ("42 pass / 0 fail"): an "error: …" line above it is output a
+    test printed on purpose, not a failure."""
+    summary = "\n".join(line for line in text.splitlines() if _COUNT_LINE_RE.match(line))
+    return bool(_ZERO_FAIL_RE.search(summary)) and not _SOME_FAIL_RE.search(summary)
 
 
 def tail_text(text: str, head: int = 20000, tail: int = 6000) -> str:
