@@ -15,6 +15,9 @@
   two sessions, or that the user said not to commit.
 * ``rule:force-add`` — files git ignores but the project tracks: ``git add`` refused them and
   ``git add -f`` was how they got committed, twice or more.
+* ``rule:gh-repo`` — ``gh`` is run with ``--repo owner/name`` (``-R``): most of its successful calls name the
+  same repository, in two sessions or more, or a call without it failed because gh could not tell the
+  repository from the checkout's remote.
 
 Status ``verified`` when a tool result shows it, ``stated`` when only the user said it.
 """
@@ -78,7 +81,7 @@ def mine_rules(views: Sequence[SessionView]) -> list[BriefItem]:
     said = sorted((x for v in views for x in v.said), key=lambda x: x.order)
     found = [
         _protected(steps, said), _signed(steps, said), _branch_prefix(steps), _pr_flow(steps),
-        _leave_out(steps, said), _force_add(steps),
+        _leave_out(steps, said), _force_add(steps), _gh_repo(steps),
     ]  # fmt: skip
     return [item for item in found if item is not None]
 
@@ -407,3 +410,54 @@ def _force_add(steps: list[Step]) -> BriefItem | None:
     )
     proofs = [p for f in files for p in found[f]]
     return make_item("rules", "rule:force-add", content + ".", "verified", proofs, runs=len(proofs), paths=files)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# gh and the repository it acts on
+
+_GH_NO_REPO_RE = re.compile(
+    r"could not determine (?:the )?(?:base )?repo|none of the git remotes|no git remotes? (?:found|configured)"
+    r"|not a git repository|unable to determine (?:the )?repository|could not resolve to a Repository",
+    I,
+)
+_GH_REPO_SUBCOMMANDS = frozenset({"pr", "issue", "run", "workflow", "release", "secret", "variable", "label", "repo"})
+
+
+def _gh_repo_flag(words: tuple[str, ...]) -> str | None:
+    """The ``owner/name`` a gh command names with ``--repo``/``-R`` (None: it names none)."""
+    for i, w in enumerate(words):
+        if w in ("--repo", "-R") and i + 1 < len(words):
+            return words[i + 1]
+        if w.startswith("--repo="):
+            return w.split("=", 1)[1]
+    return None
+
+
+def _gh_repo(steps: list[Step]) -> BriefItem | None:
+    named: Counter[str] = Counter()
+    proofs: dict[str, list[Proof]] = {}
+    sessions: dict[str, set[str]] = {}
+    bare_ok = 0
+    failed_without: list[Proof] = []
+    for step in steps:
+        for seg, words in _git_words(step):
+            if words[0] != "gh" or len(words) < 2 or words[1] not in _GH_REPO_SUBCOMMANDS:
+                continue
+            repo = _gh_repo_flag(words)
+            if step.status == "fail" and repo is None and _GH_NO_REPO_RE.search(step.output):
+                failed_without.append(step.proof(f"`{_short(seg.text)}` failed: gh could not tell the repository"))
+            elif step.status == "ok" and repo and re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
+                named[repo] += 1
+                proofs.setdefault(repo, []).append(step.proof(f"`{_short(seg.text)}`: ok"))
+                sessions.setdefault(repo, set()).add(step.session)
+            elif step.status == "ok" and repo is None:
+                bare_ok += 1
+    if not named:
+        return None
+    repo, uses = named.most_common(1)[0]
+    consistent = uses >= 3 and uses >= 4 * bare_ok and len(sessions[repo]) >= 2
+    if not (failed_without or consistent):
+        return None
+    why = ": gh cannot tell the repository from this checkout's remote" if failed_without else ""
+    content = f"Run `gh` with `--repo {repo}` (`-R`){why}."
+    return make_item("rules", "rule:gh-repo", content, "verified", [*failed_without, *proofs[repo]], runs=uses)

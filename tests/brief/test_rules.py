@@ -101,3 +101,21 @@ def test_files_left_out_of_commits():
     d.bash("git reset HEAD~1", "Unstaged changes after reset")  # undoing a commit names no file
     d.bash("git reset HEAD~1", "Unstaged changes after reset")
     assert "rule:leave-out" not in _rules(d)
+
+
+def test_real_gh_needs_the_repository_named():
+    # flutter-docker-image: the remote is an entire:// proxy, `gh pr …` fails until `-R owner/name` is passed;
+    # wakil passes `--repo ebridges/wakil` in every session, no failure needed
+    flutter = _real("transcripts-dev3", "flutter-docker-image")["rule:gh-repo"]
+    assert flutter.content == ("Run `gh` with `--repo gmeligio/flutter-docker-image` (`-R`): gh cannot tell the "
+                               "repository from this checkout's remote.")  # fmt: skip
+    assert _real("transcripts-dev3", "wakil")["rule:gh-repo"].content == "Run `gh` with `--repo ebridges/wakil` (`-R`)."
+    assert "rule:gh-repo" not in _real("transcripts-dev2", "agentv")
+
+
+def test_gh_with_and_without_the_repository_named_is_no_rule():
+    s = Sess()
+    s.bash("gh pr view 1 --repo o/r", "title: x")
+    s.bash("gh pr list", "1 open")
+    s.bash("gh pr checks 1", "ok")
+    assert "rule:gh-repo" not in _rules(s, Sess("s2"))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from excerpts import CIPHER_META, EPISODIC_LONG, SPOTTER_DOV, assistant, excerpt, extract, of_kind, run, user
+from excerpts import CIPHER_META, EPISODIC_LONG, SPOTTER_DOV, assistant, excerpt, extract, of_kind, result, run, user
+
+from nous_assets.turns import ToolUse
 
 
 def test_real_approved_proposal_is_a_decision():
@@ -76,3 +78,16 @@ def test_approving_the_next_step_decides_nothing():
     b = assistant("Flutter scaffolds Java 17. Should we keep Java 17 for the Android image rather than 21?")
     (d,) = of_kind(run(b, user("yes")), "decision")
     assert "Keep Java 17" in d["content"] and d["status"] == "stated"
+
+
+def test_an_answer_about_a_batch_of_the_moment_decides_nothing_that_lasts():
+    # ironclaw 69ab36dd: "I found 15 failing PRs that need fixing. How would you like me to proceed?" = "Analyze
+    # first, then swarm" — how to handle that day's PRs, not a rule
+    ask = assistant("", ToolUse("q1", "AskUserQuestion", '{"questions": []}'))
+    said = ('User has answered your questions: "I found 15 failing PRs that need fixing. How would you like me to '
+            'proceed?"="Analyze first, then swarm". You can now continue.')  # fmt: skip
+    assert of_kind(run(ask, result("q1", said)), "decision") == []
+    kept = said.replace("I found 15 failing PRs that need fixing. ", "Pre-commit blocks on lint issues in files "
+                        "you did not touch. ").replace("Analyze first, then swarm", "main was clean; fix them")
+    (d,) = of_kind(run(ask, result("q1", kept)), "decision")
+    assert "main was clean; fix them" in d["content"]

@@ -190,6 +190,13 @@ _NO_DECISION_RE = re.compile(
 )
 
 
+# a question about a batch of the moment ("I found 15 failing PRs, how …?", "How should I integrate the 5 completed
+# branches?"): its answer picks how to handle those, it decides nothing that lasts
+_STEERING_RE = re.compile(
+    r"\b\d+ (?:completed|failing|open|remaining|pending|finished|ready|changed)\b|\bthese \d+\b", I
+)
+
+
 def answers(s: Stream) -> list[Cand]:
     """The user's answers to Claude's multiple-choice questions (AskUserQuestion): decisions in their words."""
     out: list[Cand] = []
@@ -198,7 +205,7 @@ def answers(s: Stream) -> list[Cand]:
             continue
         for k, m in enumerate(_ANSWER_RE.finditer(call.result.text)):
             question, answer = (x.replace('\\"', "'").strip() for x in m.groups())
-            if _NO_DECISION_RE.match(answer) or ONE_OFF_RE.match(answer):
+            if _NO_DECISION_RE.match(answer) or ONE_OFF_RE.match(answer) or _STEERING_RE.search(question):
                 continue
             content = fit([f'Decision: asked "{cap(question, 160)}", the user answered "{cap(answer, 120)}"'],
                           MAX_CONTENT)  # fmt: skip

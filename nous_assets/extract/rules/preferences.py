@@ -30,7 +30,7 @@ PREF_RE = re.compile(
     r"^(?:please )?(?:don'?t|do not)\b(?! (?:know|worry|think|see|understand|care|remember|have|mind|get|need))"
     r"|\bplease (?:use|don'?t|do not|avoid|keep|prefer|make sure|stick to|write|put)\b"
     r"|\b(?:i|we) (?:prefer|like to|always|never|usually)\b|^prefer\b|\bi'?d (?:rather|prefer|like|love)\b"
-    r"|\bmake sure (?:to|you|that|it)\b|\b(?:i|we) (?:really |explicitly |definitely )?want\b"
+    r"|\b(?:make|be) sure (?:to|you|that|it)\b|\b(?:i|we) (?:really |explicitly |definitely )?want\b"
     r"|\bwe (?:really |explicitly |definitely )?(?:don'?t|do not) want\b|\bwe use\b"
     r"|\bwe (?:don'?t|do not|never) use\b|\bremember (?:that|to)\b|\bkeep in mind\b|\bdon'?t forget (?:to|that)\b"
     r"|^(?:avoid|stop using|use)\b|\bwe do [\w-]+-first\b|\b[\w-]+-first\b"
@@ -82,12 +82,26 @@ _TASK_RE = re.compile(
 )
 
 
+CRITIQUE_RE = re.compile(
+    r"\btoo (?:verbose|long|wordy|big|complex|complicated|detailed|technical|dense|chatty|much text)\b"
+    r"|\b(?:more|extremely|very|really|super) (?:concise|terse|brief|direct|succinct)\b|\bno jargon\b"
+    r"|\bkeep (?:it|them|answers?|replies|comments?|docs?) (?:short|concise|brief|simple)\b",
+    I,
+)
+"""The user judging the output's form ("that's too verbose", "make it extremely concise"): how they want work
+written, whatever the task it was said about."""
+_REASON_RE = re.compile(r"\b(?:since|because|as) (?:i|we) (?:really )?(?:want|prefer|need|don'?t want)\b", I)
+
+
 def standing(sentence: str) -> bool:
     """A rule for the future or a principle of the project, not a request for the task at hand: "always …",
-    "from now on …" hold whatever else the sentence says; otherwise nothing may tie it to the work of the moment
-    ("now", "this PR", "next", "the rest", "let's", "continue …"). "Continue until all are done" asks for this
-    task's work; it is not how to work."""
-    return bool(HIGH_RE.search(sentence) or _RULE_RE.search(sentence)) or not _TASK_RE.search(sentence)
+    "from now on …", a judgement of the output's form ("too verbose") or a reason that states what the user wants
+    ("… since I want tests to fail if something isn't configured") hold whatever else the sentence says; otherwise
+    nothing may tie it to the work of the moment ("now", "this PR", "next", "the rest", "let's", "continue …").
+    "Continue until all are done" asks for this task's work; it is not how to work."""
+    if HIGH_RE.search(sentence) or _RULE_RE.search(sentence) or CRITIQUE_RE.search(sentence):
+        return True
+    return bool(_REASON_RE.search(sentence)) or not _TASK_RE.search(sentence)
 
 
 _CHECKING_RE = re.compile(
@@ -117,6 +131,8 @@ def classify(sentence: str) -> str | None:
     if _PASTE_INTRO_RE.search(s):
         return None
     if HIGH_RE.search(s) and not question:
+        return "preference"
+    if CRITIQUE_RE.search(s) and not question:
         return "preference"
     if HEDGE_RE.search(s) or question:
         return None
