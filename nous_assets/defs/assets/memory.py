@@ -109,8 +109,8 @@ def retention(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mater
     "memories citing a path a later session deleted or moved, superseded with the command as evidence.",
 )
 def project_history(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
-    from nous_assets.history.update import update_projects
     from nous_assets.defs.assets.capture import run_source
+    from nous_assets.history.update import update_projects
 
     settings = nous.settings()
     with nous.connection() as conn:
