@@ -169,3 +169,15 @@ def test_a_run_whose_summary_says_nothing_failed_is_no_failure():
         result("b2", " 42 pass\n 0 fail"),
     )
     assert len(of_kind(failing, "gotcha")) == 1
+
+
+def test_steps_labels_and_run_together_cells_are_no_diagnoses():
+    said = (
+        "Update AGENTS.md to reference the script rather than the dropped mise task. "
+        "Outer frame — the content area is wrapped in a single card container instead of three. "
+        "`openjdk-17-jdk-headless` doesn't exist there `no-result` no PR `main` broke. "
+        "Added the entry to `docs/TROUBLESHOOTING.md`, matching the file's existing format. "
+        "The regex expects a `## Timeline / Log` heading, but this file's heading is just `## Timeline`."
+    )
+    diags = [c.content for c in gotchas.diagnoses(stream_of_turns([assistant(said)]))]
+    assert diags == ["The regex expects a `## Timeline / Log` heading, but this file's heading is just `## Timeline`."]

@@ -147,3 +147,16 @@ def test_pasted_console_output_and_answers_with_instructions_are_not_preferences
         user("I want to analyze and see if we can remove more steps so the process is simpler."),
     )
     assert of_kind(out, "preference") == []
+
+
+def test_a_feature_request_of_the_task_is_not_a_preference_a_principle_is():
+    # context-evaluator 598cc9c4: "Claude Rule should appear as 'Claude Rule', not just 'Rule'" — this task's label
+    out = run(
+        assistant("The badges are in."),
+        user("Claude Rule should appear as 'Claude Rule', not just 'Rule'"),
+        assistant("Renamed."),
+        user("Labels should always be the tool's own name, since users search for it."),
+    )
+    assert [p["content"] for p in of_kind(out, "preference")] == [
+        'User preference: "Labels should always be the tool\'s own name, since users search for it."'
+    ]

@@ -105,8 +105,8 @@ def correction(
         picked.append(sents[j])
         idx.add(j)
     said = quote(picked, 220)
-    if not lesson(said):
-        return None
+    if not lesson(" ".join(picked)) or any(x.rstrip().endswith("?") for x in picked):
+        return None  # a question, or no lesson: the moment's state or a request for work
     context, weak = _context(episode, rejected, interrupted)
     follow = _followup(after)
     negated = _NEGATED_RE.search(" ".join(picked))

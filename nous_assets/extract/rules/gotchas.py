@@ -86,6 +86,32 @@ _FIX_LEAD_RE = re.compile(
 _GIT_FIXES = frozenset({"git pull", "git fetch", "git rebase", "git config", "git remote", "git rm", "git mv"})
 _TEST_FILE_RE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|[._-](?:test|spec)\.\w+$|_test\.\w+$")
 _ASSERTION_RE = re.compile(r"\bassert|\bexpected\b|\btest '.+' failed|\bto (?:equal|be|match|return)\b|\bgot\b", I)
+# a step of the work rather than a finding: "Update AGENTS.md to …", "Fix: …", "Outer frame — the content area …"
+_STEP_RE = re.compile(
+    r"^(?:update|add|remove|delete|fix|use|make|change|move|rename|keep|set|wrap|replace|extract|refactor|create|"
+    r"write|run|check|verify|bump|drop|switch|install|restart|revert|commit|push|merge|rebase)\b",
+    I,
+)
+_LABELLED_RE = re.compile(
+    r"^(?:(?:solution|cause|fix|result|outcome|status|note|summary)\s*:|[^.!?:]{1,50}\s[—–]\s)", I
+)
+
+
+def _mostly_code(sentence: str) -> bool:
+    """Table cells and lists run together ("`openjdk-17` doesn't exist there `no-result` no PR …"): three code
+    spans or more with fewer plain words than three times their number is not a sentence anyone wrote."""
+    spans = re.findall(r"`[^`]+`", sentence)
+    plain = words(re.sub(r"`[^`]+`", " ", sentence))
+    return len(spans) >= 3 and len(plain) < 3 * len(spans)
+
+
+def _not_a_finding(sentence: str) -> bool:
+    """A report of what was done, a step to take, a labelled list item or run-together cells: not a finding."""
+    return bool(
+        _NARRATION_RE.match(sentence) or _STEP_RE.match(sentence) or _LABELLED_RE.match(sentence)
+    ) or _mostly_code(sentence)
+
+
 _SOURCE_RE = re.compile(
     r"\.(?:py|pyi|ts|tsx|js|jsx|mjs|cjs|rs|go|ex|exs|rb|java|kt|kts|swift|c|cc|cpp|h|hpp|cs|php|scala|vue|svelte|"
     r"dart|lua|zig|heex|erl|hs|ml|clj)$"
@@ -347,7 +373,7 @@ def _diagnostic_sentences(text: str) -> list[tuple[str, str]]:
         n = len(words(sent))
         if n < 6 or n > 60 or sent.endswith("?") or PLAN_START_RE.match(sent) or _SELF_RE.match(sent):
             continue
-        if _NARRATION_RE.match(sent):
+        if _not_a_finding(sent):
             continue
         if dangling(sent):
             continue
@@ -368,6 +394,7 @@ def _diagnostic_sentences(text: str) -> list[tuple[str, str]]:
                 and not nxt.endswith(("?", ":"))
                 and not PLAN_START_RE.match(nxt)
                 and not _HEDGE_RE.search(nxt)
+                and not _not_a_finding(nxt)
                 and len(words(nxt)) >= 5
             ):
                 sent = f"{sent.rstrip()} {nxt}"  # the explanation goes on: keep it whole

@@ -34,10 +34,21 @@ PREF_RE = re.compile(
     r"|\bwe (?:really |explicitly |definitely )?(?:don'?t|do not) want\b|\bwe use\b"
     r"|\bwe (?:don'?t|do not|never) use\b|\bremember (?:that|to)\b|\bkeep in mind\b|\bdon'?t forget (?:to|that)\b"
     r"|^(?:avoid|stop using|use)\b|\bwe do [\w-]+-first\b|\b[\w-]+-first\b"
-    r"|\b(?:it|this|that|they) (?:needs|has) to be\b|\bneeds to be\b|\bshould (?:always|never)\b|\brather than\b"
-    r"|\b(?:it|this|that|they|[\w\"'`]+) should (?:appear|be|show|say|read|display|use|stay|go)\b"
-    r"|\bi (?:think|feel) (?:it'?s|its) better\b|\bwe should (?:just )?(?:display|show|use|keep|not)\b"
+    r"|\bshould (?:always|never)\b|\brather than\b|\bi (?:think|feel) (?:it'?s|its) better\b"
     r"|\bi (?:allow|don'?t allow|do not allow) you\b|\bi expect\b|\bi want you to\b",
+    I,
+)
+# how a thing should be ("it should be selected by default", "X should appear as Y"): as often this task's feature
+# request as a principle of the project, so it needs a mark of generality or a reason to count
+SHOULD_RE = re.compile(
+    r"\b(?:it|this|that|they) (?:needs|has) to be\b|\bneeds to be\b"
+    r"|\b(?:it|this|that|they|[\w\"'`]+) should (?:appear|be|show|say|read|display|use|stay|go)\b"
+    r"|\bwe should (?:just )?(?:display|show|use|keep|not)\b",
+    I,
+)
+GENERAL_RE = re.compile(
+    r"\b(?:always|never|any|every|all|in general|generally|because|since|given|so that|long[- ]term|by default"
+    r"|whenever|rather than|instead of|only|if|unless|when)\b",
     I,
 )
 FACT_RE = re.compile(
@@ -138,7 +149,7 @@ def classify(sentence: str) -> str | None:
         return None
     if decisions.DECISION_RE.search(s):
         return "decision"
-    if PREF_RE.search(s):
+    if PREF_RE.search(s) or SHOULD_RE.search(s) and GENERAL_RE.search(s):
         return "preference"
     if FACT_RE.search(s):
         return "fact"
