@@ -59,6 +59,10 @@ def _offenders(folder: str, forbidden: tuple[str, ...]) -> list[str]:
         ("team", ("nous_assets.defs", "nous_assets.cli", "nous_assets.service")),
         ("service", ("nous_assets.defs", "nous_assets.cli", "nous_assets.extract", "nous_assets.embed",
                      "nous_assets.retrieve")),
+        ("brief", ("nous_assets.store", "nous_assets.defs", "nous_assets.history", "nous_assets.retrieve",
+                   "nous_assets.capture")),
+        ("history", ("nous_assets.defs", "nous_assets.cli", "nous_assets.retrieve", "nous_assets.embed")),
+        ("store", ("nous_assets.brief", "nous_assets.history")),
     ],
 )
 def test_package_does_not_import_upward(folder: str, forbidden: tuple[str, ...]) -> None:
