@@ -52,7 +52,7 @@ class Thresholds:
     rotation_bound: int = 2000  # memories kept per scope (a project, or the global scope); the rest archived
     recency_half_life_days: float = 30.0
     injection_budget_chars: int = 8000  # a ceiling, not a target: lines must earn their place
-    packet_min_confidence: float = 0.55  # retrieve/confidence.py: the bar a memory's evidence must reach
+    packet_min_confidence: float = 0.65  # retrieve/confidence.py: the bar a memory's evidence must reach
     # observers and interventions (issue 10, deliverable 5): when a candidate is emitted, kept, shown
     intervention_min_confidence: float = 0.6
     intervention_ttl_seconds: int = 7 * 86400

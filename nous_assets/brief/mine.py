@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from nous_assets.brief.commands import mine_commands
@@ -24,11 +25,19 @@ def mine_brief(sessions: Sequence[SessionBatch]) -> list[BriefItem]:
     """
     views = build_timeline(sessions)
     book = read_manifests(views)
+    gate = mine_gate(views)
     items = [
-        *mine_commands(views, book),
-        *mine_gate(views),
+        *_not_in(mine_commands(views, book), gate),
+        *gate,
         *mine_procedures(views),
         *mine_rules(views),
         *mine_layout(views, book),
     ]
     return sorted(items, key=lambda i: (SECTIONS.index(i.section), i.key))
+
+
+def _not_in(commands: list[BriefItem], gate: list[BriefItem]) -> list[BriefItem]:
+    """The command items the gate does not already name: "Before committing: `uv run pytest -q`, then …" says how
+    to run the tests; a second line saying it again is one line too many (a fresh reader marked it trivial)."""
+    named = {span for item in gate for span in re.findall(r"`([^`]+)`", item.content)}
+    return [c for c in commands if not set(re.findall(r"`([^`]+)`", c.content)) & named]

@@ -5,9 +5,10 @@ evidence is strong enough (:func:`confidence` ≥ ``thresholds.packet_min_confid
 
 * only ``verified``, ``stated`` and ``observed`` memories can enter (:data:`nous_assets.status.INJECTABLE`);
   a hypothesis, a refuted or a superseded claim never does, whatever its score;
-* a claim a check, a command or the user backs clears the bar on one session's evidence; one only read from a
-  file or a tool result does not: what a file says, anyone can read in the file (a fresh reader judged such
-  restatements trivial), so it takes a second session that learned it again;
+* a rule or preference the user stated clears the bar on one session's evidence; anything else needs a second
+  session that learned it again: what was only read from a file, anyone can read in the file, and one verified
+  fix is one incident (a fresh reader judged one-session restatements and error→fix lines mostly trivial or
+  noise), while what recurs is what the next session needs;
 * every further session that learned it again adds (up to three), a contradiction takes away, and the
   reinforcement the feedback loop gave or took moves it a little;
 * the project brief's items (slot ``brief:``) are mined from the whole history with their own evidence rules
@@ -23,7 +24,7 @@ from typing import Any
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
 from nous_assets.status import INJECTABLE, OBSERVED, STATED, VERIFIED
 
-BASE = {VERIFIED: 0.7, STATED: 0.7, OBSERVED: 0.45}
+BASE = {VERIFIED: 0.6, STATED: 0.7, OBSERVED: 0.55}
 BRIEF = 1.0
 PER_SESSION = 0.1  # each further session that learned it
 MAX_SESSIONS_COUNTED = 3

@@ -288,7 +288,8 @@ def test_team_packets_name_the_tenants_memories_and_a_rerun_writes_nothing(team_
     learned = "Never deploy the widget service on Fridays without the release checklist."
     with open_backend(settings, tenant_id=tenant) as shared:
         new = shared.events.append(extracted(f"L-{uuid.uuid4().hex[:8]}", learned, project=PROJECT,
-                                             key=f"other-writer:{uuid.uuid4().hex}", concepts=["deploy"]))  # fmt: skip
+                                             key=f"other-writer:{uuid.uuid4().hex}", concepts=["deploy"],
+                                             payload_extra={"kind": "preference", "status": "stated"}))  # fmt: skip
         shared.projection.project()
     third = job.execute_in_process(partition_key=alice, instance=instance)
     meta = _packets_of(third)

@@ -181,3 +181,18 @@ def test_steps_labels_and_run_together_cells_are_no_diagnoses():
     )
     diags = [c.content for c in gotchas.diagnoses(stream_of_turns([assistant(said)]))]
     assert diags == ["The regex expects a `## Timeline / Log` heading, but this file's heading is just `## Timeline`."]
+
+
+def test_a_diagnosis_of_code_the_session_then_changed_is_history():
+    # wakil 8dac3fcf: "`_merge_entity_note` treats an empty `compiled_truth` as …" — then the function is fixed:
+    # the sentence described the code before the fix, and is no longer true of it
+    t = [
+        assistant("`merge_note` wipes the top section because it reads an empty `compiled_truth` as a deletion."),
+        assistant("", edit("/home/dev/proj/src/app/notes.py", "e1", "def merge_note(a):\n    pass",
+                           "def merge_note(a):\n    keep = a.compiled_truth or previous")),
+        result("e1", "The file has been updated successfully."),
+        assistant("", bash("uv run pytest -q", "b1")),
+        result("b1", "40 passed"),
+    ]
+    (d,) = gotchas.diagnoses(stream_of_turns(t))
+    assert d.status == "superseded" and "notes.py" in d.evidence[-1]["what"]

@@ -19,7 +19,7 @@ TOPICS = ["migrations", "liveview", "otel", "tmux", "beads", "credo", "dialyzer"
 def _learn(store, lid, content, *, project_id="app", kind="gotcha", scope="project", session="s1",
            day="2026-02-10", **details):  # fmt: skip
     payload = {"content": content, "extractor_version": "t", "concepts": [kind, "app", lid], "edges": [],
-               "scope": scope, "kind": kind, "status": "verified", **details}  # fmt: skip
+               "scope": scope, "kind": kind, "status": "stated", **details}  # fmt: skip
     store.append(LearningEvent("LearningExtracted", lid, payload, session, project_id, "historical_backfill",
                                f"k-{lid}", valid_from=f"{day}T10:00:00Z"))  # fmt: skip
     if scope == "global":  # a global memory reaches other projects once a second session said it too

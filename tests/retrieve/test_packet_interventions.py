@@ -18,7 +18,7 @@ from nous_assets.timeutil import now_iso
 def _learn(store, lid, content, project_id):
     store.append(LearningEvent("LearningExtracted", lid, {
         "content": content, "extractor_version": "t", "concepts": ["tests"], "edges": [], "kind": "workflow",
-        "status": "verified"},
+        "status": "stated"},
         "s1", project_id, "historical_backfill", f"k-{lid}"))  # fmt: skip
 
 

@@ -19,11 +19,16 @@ from nous_assets.timeutil import now_iso
 PROJECT = "-home-dev-app"
 
 
-def _learn(store, lid: str, content: str, status: str | None = None, *, kind: str = "gotcha", **details) -> None:
+def _learn(store, lid: str, content: str, status: str | None = None, *, kind: str = "gotcha", again: bool = False,
+           **details) -> None:  # fmt: skip
+    """A memory learned in one session (``again``: learned again in a second one)."""
     payload = {"content": content, "extractor_version": "t", "concepts": [kind, "app", lid], "edges": [],
                "scope": "project", "kind": kind, **({"status": status} if status else {}), **details}  # fmt: skip
     store.append(LearningEvent("LearningExtracted", lid, payload, "s1", PROJECT, "historical_backfill", f"k-{lid}",
                                valid_from="2026-02-10T10:00:00Z"))  # fmt: skip
+    if again:
+        store.append(LearningEvent("LearningReinforced", lid, {"reinforcement_delta": 0.1, "reason": "relearned"},
+                                   "s3", PROJECT, "historical_backfill", f"again-{lid}"))  # fmt: skip
 
 
 def _event(store, kind: str, lid: str, payload: dict, key: str) -> None:
@@ -42,7 +47,9 @@ def _ids(conn) -> dict[str, int]:
 
 
 def test_only_verified_stated_and_observed_memories_are_injected(store, conn, tmp_path):
-    _learn(store, "ok-check", "Run `mix ecto.migrate` with MIX_ENV=test before the LiveView tests.", "verified")
+    _learn(store, "ok-check", "Run `mix ecto.migrate` with MIX_ENV=test before the LiveView tests.", "verified",
+           again=True)  # fmt: skip
+    _learn(store, "one-fix", "`mix test` failed with a sandbox error; fixed by sharing the sandbox.", "verified")
     _learn(store, "ok-user", "User preference: \"Never mock the database in tests; use a real SQLite file.\"",
            "stated", kind="preference")  # fmt: skip
     _learn(store, "ok-file", "config/dev.exs serves on port 1100 and imports dev.local.exs when present.", "observed",
@@ -59,24 +66,25 @@ def test_only_verified_stated_and_observed_memories_are_injected(store, conn, tm
     _event(store, "LearningWeakened", "undone", {"reinforcement_delta": -0.2, "reason": "superseded",
            "status": "superseded"}, "w2")  # fmt: skip
     _learn(store, "old-port", "The dev server listens on port 4000.", "observed", kind="configuration")
-    _learn(store, "new-port", "The dev server listens on port 1100.", "verified", kind="configuration")
+    _learn(store, "new-port", "The dev server listens on port 1100.", "verified", kind="configuration", again=True)
     _event(store, "LearningSuperseded", "old-port", {"superseded_by": "new-port"}, "s1")
     project(conn)
     statuses = dict(conn.execute("SELECT learning_id, status FROM memories").fetchall())
     assert statuses == {"ok-check": "verified", "ok-user": "stated", "ok-file": "observed", "legacy": "observed",
-                        "once": "observed", "guess": "hypothesis", "wrong": "refuted", "undone": "superseded",
-                        "old-port": "superseded", "new-port": "verified"}  # fmt: skip
+                        "once": "observed", "one-fix": "verified", "guess": "hypothesis", "wrong": "refuted",
+                        "undone": "superseded", "old-port": "superseded", "new-port": "verified"}  # fmt: skip
     build_cache(conn, load_settings({"HOME": str(tmp_path)}), lake_dir=tmp_path / "lake")
     text, ids = _packet(conn)
     ids_of = _ids(conn)
     assert set(ids) == {ids_of[k] for k in ("ok-check", "ok-user", "ok-file", "legacy", "new-port")}
-    for absent in ("sandbox is not shared", "cached old version", "staging token", "port 4000", "port to 4002"):
-        assert absent not in text  # hypothesis, refuted, superseded (twice), and observed in one session only
-    assert "(verified · 2026-02-10" in text and "(stated · 2026-02-10" in text
+    for absent in ("sandbox is not shared", "cached old version", "staging token", "port 4000", "port to 4002",
+                   "sharing the sandbox"):
+        assert absent not in text  # hypothesis, refuted, superseded (twice), one session's observation and fix
+    assert "(verified, 2 sessions · 2026-02-10" in text and "(stated · 2026-02-10" in text
     assert "(observed, 2 sessions · 2026-02-10" in text  # read again in a second session: it clears the bar
-    # the footer counts what still holds but is not shown (the hypothesis, the one-session observation); refuted
-    # and superseded ones are history
-    assert text.splitlines()[-1].startswith("_2 more memories are not shown (hypotheses, stale, or below the")
+    # the footer counts what still holds but is not shown (the hypothesis, the one-session observation and fix);
+    # refuted and superseded ones are history
+    assert text.splitlines()[-1].startswith("_3 more memories are not shown (hypotheses, stale, or below the")
 
 
 def test_replay_of_the_log_gives_the_same_statuses(store, conn, tmp_path):
@@ -120,10 +128,11 @@ def test_a_renamed_script_and_a_deleted_doc_stop_being_injected(store, conn, tmp
     with conn:
         identity.replace_aliases(conn, {("cwd", str(repo)): (PROJECT, "test"), ("folder", PROJECT): (PROJECT, "t")},
                                  now_iso())  # fmt: skip
-    _learn(store, "release", "Cut a release with `scripts/release.sh` after `make test` passes.", "verified")
+    _learn(store, "release", "Cut a release with `scripts/release.sh` after `make test` passes.", "verified",
+           again=True)  # fmt: skip
     _learn(store, "setup", "docs/setup.md explains how the local database is seeded.", "observed", kind="architecture")
     _event(store, "LearningReinforced", "setup", {"reinforcement_delta": 0.1, "reason": "relearned"}, "r-setup")
-    _learn(store, "tests", "Run the tests with `make test` before pushing.", "verified")
+    _learn(store, "tests", "Run the tests with `make test` before pushing.", "stated")
     project(conn)
     settings = load_settings({"HOME": str(tmp_path)})
     build_cache(conn, settings, lake_dir=tmp_path / "lake")
@@ -133,7 +142,7 @@ def test_a_renamed_script_and_a_deleted_doc_stop_being_injected(store, conn, tmp
     _git(repo, "mv", "scripts/release.sh", "scripts/ship.sh")
     _git(repo, "rm", "-q", "docs/setup.md")
     _git(repo, "commit", "-qm", "rename the release script, drop the setup doc")
-    _learn(store, "ship", "Cut a release with `scripts/ship.sh` after `make test` passes.", "verified")
+    _learn(store, "ship", "Cut a release with `scripts/ship.sh` after `make test` passes.", "stated")
     project(conn)
     build_cache(conn, settings, lake_dir=tmp_path / "lake")
     text, ids = _packet(conn)

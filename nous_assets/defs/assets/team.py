@@ -27,6 +27,7 @@ from nous_assets.embed.registry import get_embedder
 from nous_assets.errors import ConfigError, NousError, storage_error
 from nous_assets.extract.registry import get_extractor
 from nous_assets.extract.worker import DrainStats, drain, enqueue_partition, incomplete_paths
+from nous_assets.history.update import HistoryStats, update_projects
 from nous_assets.identity import update as identity
 from nous_assets.settings import Settings
 from nous_assets.store import queue
@@ -70,12 +71,14 @@ class DeveloperRun:
     turns: int = 0
     failed: dict[str, str] = field(default_factory=dict)
     stats: DrainStats = field(default_factory=DrainStats)
+    history: HistoryStats = field(default_factory=HistoryStats)
 
 
 def capture_and_extract(
     settings: Settings, conn: Connection, days: list[str], *, source: str, worker: str
 ) -> DeveloperRun:
-    """Lake partitions and queue items for ``days``, the queue drained, cursors promoted.
+    """Lake partitions and queue items for ``days``, the queue drained, each touched project's history read (its
+    brief, what later removals superseded: the laptop's ``project_history`` step), cursors promoted.
 
     As on a laptop, one bad day does not stop the others: its files keep their cursors, so the next run
     retries it; storage failures (read-only, full, locked) stop the run with the reason.
@@ -100,6 +103,8 @@ def capture_and_extract(
         raise NousError(f"no day could be ingested: {next(iter(result.failed.values()))}")
     identity.refresh(conn, lake_dir=settings.lake_dir)
     result.stats = drain(conn, settings, extractor, worker_id=worker, reextract=settings.reextract_on_version_change)
+    policy = Policy.of(settings.thresholds)
+    result.history = update_projects(conn, settings.lake_dir, done, source=source, policy=policy)
     floor = get_floor(conn)
     for day in done:
         scan = above_floor(read_manifest(settings.lake_dir, day), floor)
@@ -114,7 +119,8 @@ def capture_and_extract(
     group_name=GROUP,
     kinds={"sqlite"},
     description="One developer's new transcript days parsed, redacted and extracted (the configured extractor, "
-    "an LLM in team mode: pool nous_llm_extraction caps calls in flight) into the developer's staging log.",
+    "an LLM in team mode: pool nous_llm_extraction caps calls in flight) into the developer's staging log, then "
+    "each touched project's history read (its brief, memories a later removal superseded), as on a laptop.",
 )
 def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
     developer = context.partition_key
@@ -138,6 +144,8 @@ def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) 
             "turns": dg.MetadataValue.int(run.turns),
             "learnings": dg.MetadataValue.int(stats.learnings),
             "events_written": dg.MetadataValue.int(stats.events_written),
+            "brief_items": dg.MetadataValue.int(run.history.items),
+            "history_events_written": dg.MetadataValue.int(run.history.events_written),
             "queue_items_failed": dg.MetadataValue.int(stats.failed),
             "queue_items_dead_lettered": dg.MetadataValue.int(stats.dead_lettered),
             "queue_status": dg.MetadataValue.json(counts),

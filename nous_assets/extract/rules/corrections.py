@@ -64,11 +64,19 @@ _LESSON_RE = re.compile(
 _FREE_ANSWER_TOOLS = frozenset({"AskUserQuestion"})  # rejecting its options is answering in one's own words
 
 
+_ASKING_RE = re.compile(
+    r"\b(?:why (?:is|are|does|do|did|would|not)|should (?:it|we|they|this) not|shouldn'?t (?:it|we|they|this)"
+    r"|brings? up the question|i wonder|what if|how about|could we|can we)\b",
+    I,
+)
+
+
 def lesson(text: str) -> bool:
     """A correction worth remembering says how to work or what is true ("don't mock the database", "instead of
     just saying it will work itself out", "the issue is the formatter, not the runner"); "it is still failing",
-    "fix the bugs in the CLI flags" or a question report the moment or ask for work: they are not kept."""
-    return bool(_LESSON_RE.search(text)) and not text.rstrip().endswith("?")
+    "fix the bugs in the CLI flags" or a question ("should it not also be random?") report the moment, ask for
+    work or open a discussion: they are not kept."""
+    return bool(_LESSON_RE.search(text)) and not text.rstrip().endswith("?") and not _ASKING_RE.search(text)
 
 
 def _rejected(between: list[Turn]) -> bool:

@@ -143,7 +143,7 @@ def _option_text(episode: list[Turn], label: str) -> str:
     for t in reversed(episode):
         text = strip_noise(t.text)
         offers = bool(_OFFER_RE.search(" ".join(sentences(clean_md(text))[-4:])))
-        for line in text.splitlines():
+        for line in reversed(text.splitlines()):  # the list nearest the question: findings come earlier
             plain = line.replace("**", "").replace("__", "").strip()
             m = rx.match(plain)
             if m and (m.group(1) or offers) and len(words(m.group(2))) >= 2:

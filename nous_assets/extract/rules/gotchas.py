@@ -36,7 +36,7 @@ from nous_assets.extract.rules.text import (
     upper_first,
     words,
 )
-from nous_assets.status import REFUTED
+from nous_assets.status import REFUTED, SUPERSEDED
 from nous_assets.turns import Turn
 
 FIX_WINDOW = 40  # stream positions in which a failing command must be fixed
@@ -337,21 +337,23 @@ def diagnoses(s: Stream) -> list[Cand]:
             when = f"when running `{cap(shell.family(failing.command), 40)}`" if failing else (
                 f"when working with {ref}" if ref else "")  # fmt: skip
             score = 2.0 + (1.5 if _STRONG_RE.search(body) else 0) + (1.0 if fix else 0) + (0.5 if failing else 0)
-            # the check that failed before the diagnosis passes after it: the diagnosis fixed it; any other
+            # the check that failed before the diagnosis passes after it: the diagnosis was right; any other
             # passing check only says the work went on, and the sentence stays the assistant's reasoning
-            fixed = confirm is not None and (
-                (failing is not None and shell.family(failing.command) == shell.family(confirm.command))
-                or _fixed_what_it_names(s, pos, confirm.pos, body) is not None
-            )
+            fixed = confirm is not None and failing is not None
+            fixed = fixed and shell.family(failing.command) == shell.family(confirm.command)
             c = cand("gotcha", content, turn, s.gpos[pos], [turn, *(confirm.turns() if confirm else [])], body,
                      sub=10 + k, applies_when=when, source_ref=ref, score=score if confirm else score - 1.5,
                      basis="check" if fixed else "prose")  # fmt: skip
             c.hints = [ref] if ref else []
             again = None if confirm or failing is None else _next_check(checks, pos, shell.family(failing.command))
+            changed = _fixed_what_it_names(s, pos, confirm.pos if confirm else len(s.turns), body)
             if again is not None and s.status(again) == "fail":  # the check it was to fix failed again
                 evidence.initial(c)
                 evidence.change(c, REFUTED, (again.result_turn or again.turn).uuid,
                                 f"`{shell.clean_cmd(again.command, again.turn.cwd, 60)}` failed again after it")
+            elif changed is not None:  # it described code the session then changed: true before, not after
+                evidence.initial(c)
+                evidence.change(c, SUPERSEDED, changed.turn.uuid, f"the code it describes changed in {changed.path}")
             found.append((confirm.pos if confirm else -1 - pos, c))
     return _final_resolutions(found)
 
@@ -429,8 +431,8 @@ def _refuted_between(s: Stream, start: int, end: int) -> bool:
 
 
 def _fixed_what_it_names(s: Stream, start: int, end: int, body: str) -> Call | None:
-    """An edit between a diagnosis and the check that passed after it, to a file the diagnosis names or
-    carrying one of its code words: the diagnosis was acted on, and the work then passed."""
+    """An edit after a diagnosis (up to the check that passed after it) to a file the diagnosis names or carrying
+    one of its code words: the code the diagnosis describes was changed, so it described the state before."""
     refs = evidence.code_words(body)
     for c in s.calls:
         if start < c.pos < end and c.name in EDIT_TOOLS and c.ok and c.path:
