@@ -14,7 +14,8 @@ What a path says about its repository, read here without running git:
   :func:`normalize_remote` so that ssh and https spellings of one repository agree.
 * :func:`worktree_main` — for a path that no longer exists (an old transcript, another machine): the
   conventional worktree layouts ``<repo>-worktrees/<name>``, ``<repo>.worktrees/<name>``,
-  ``<repo>/.worktrees/<name>`` and ``<repo>/.claude/worktrees/<name>`` name the main checkout.
+  ``<repo>/.worktrees/<name>`` and ``<repo>/.claude/worktrees/<name>`` name the main checkout;
+  :func:`managed_worktree_main` reads worktree managers' ``<dir>/worktrees/<repo>/<name>/<repo>``.
 
 :func:`lookup` maps a cwd to the project the pipeline recorded in ``project_aliases`` (one indexed query):
 the repository's main checkout, then its remote, then the cwd or its deepest recorded ancestor that is
@@ -170,6 +171,17 @@ def worktree_main(path: str) -> str | None:
     return None
 
 
+def managed_worktree_main(path: str) -> str | None:
+    """``<dir>/<repo>`` for ``<dir>/worktrees/<repo>/<name>/<repo>`` (or below): the layout worktree managers
+    create, the repository's name repeated under a ``worktrees`` folder; never a home-like directory."""
+    parts = path.rstrip("/").split("/")
+    for i in range(2, len(parts) - 3):  # parts[0] is "" (an absolute path); "/worktrees/…" names no <dir>
+        if parts[i] == "worktrees" and parts[i + 1] and parts[i + 1] == parts[i + 3]:
+            main = "/".join(parts[:i]) + "/" + parts[i + 1]
+            return None if is_home_like(main) else main
+    return None
+
+
 def ancestors(path: str) -> list[str]:
     """``path`` and its parents, deepest first, without home-like directories."""
     out: list[str] = []
@@ -200,7 +212,7 @@ def lookup(conn, cwd: str, repo: Repository | None) -> str | None:
     chain = ancestors(cwd)
     if repo is not None:
         chain = [p for p in chain if p == repo.root or p.startswith(repo.root.rstrip("/") + "/")]
-    pattern_main = worktree_main(cwd)
+    pattern_main = worktree_main(cwd) or managed_worktree_main(cwd)
     main = [repo.main] if repo is not None else []
     cwd_keys = list(dict.fromkeys([*main, *chain, *([pattern_main] if pattern_main else [])]))
     remote = repo.remote if repo is not None else None

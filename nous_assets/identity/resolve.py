@@ -47,7 +47,13 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from nous_assets.identity.evidence import NO_TIME, Evidence
-from resolver.project import is_home_like, project_id_from_cwd, read_repository, worktree_main
+from resolver.project import (
+    is_home_like,
+    managed_worktree_main,
+    project_id_from_cwd,
+    read_repository,
+    worktree_main,
+)
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,6 @@ Probe = Callable[[str], tuple[bool, GitFacts | None]]
 
 MAIN_CHECKOUT = "main-checkout"
 _GENERIC_WORKTREES = re.compile(r"^(?P<main>/.+?)/worktrees/[^/]+(?:/.*)?$")
-_MANAGED_WORKTREES = re.compile(r"^(?P<dir>/.+?)/worktrees/(?P<repo>[^/]+)/[^/]+/(?P=repo)(?:/.*)?$")
 
 Layout = tuple[tuple[str, ...], tuple[str, ...]]  # (prefix segments, suffix segments) around the varying one
 
@@ -221,15 +226,6 @@ def fits(parts: tuple[str, ...], layout: Layout) -> bool:
     prefix, suffix = layout
     n = len(prefix)
     return len(parts) > n + len(suffix) and parts[:n] == prefix and parts[n + 1 : n + 1 + len(suffix)] == suffix
-
-
-def managed_worktree_main(path: str) -> str | None:
-    """``<dir>/<repo>`` for ``<dir>/worktrees/<repo>/<name>/<repo>`` (or below), never a home directory."""
-    match = _MANAGED_WORKTREES.match(path)
-    if match is None:
-        return None
-    main = f"{match.group('dir')}/{match.group('repo')}"
-    return None if is_home_like(main) else main
 
 
 def resolve(ev: Evidence, stored: dict[str, GitFacts] | None = None, probe: Probe = probe_disk) -> Resolution:

@@ -506,3 +506,27 @@ def test_resolver_imports_only_the_standard_library(flag: str) -> None:
     loaded = {name.split(".")[0] for name in json.loads(proc.stdout.replace("'", '"'))}
     assert "resolver" in loaded
     assert {m for m in loaded if m not in sys.stdlib_module_names} <= {"resolver", "__main__"}
+
+
+def test_a_managed_worktree_that_no_longer_exists_maps_to_its_main_checkouts_project(tmp_path: Path) -> None:
+    """``<dir>/worktrees/<repo>/<name>/<repo>`` (worktree managers' layout): a session starting in a worktree the
+    pipeline never saw gets the main checkout's packet, as a worktree that exists gets it from its ``.git``."""
+    from resolver.project import managed_worktree_main
+
+    assert managed_worktree_main("/home/dev/Code/worktrees/app/brisk-beam/app") == "/home/dev/Code/app"
+    assert managed_worktree_main("/home/dev/Code/worktrees/app/brisk-beam/app/src/x") == "/home/dev/Code/app"
+    assert managed_worktree_main("/home/dev/Code/worktrees/app/brisk-beam/other") is None  # not the layout
+    assert managed_worktree_main("/worktrees/app/n/app") is None
+
+    from nous_assets.store import identity
+    from nous_assets.store.db import open_db
+    from resolver.project import lookup
+
+    conn = open_db(tmp_path / "cortex.db", create=True)
+    try:
+        with conn:
+            identity.replace_aliases(conn, {("cwd", "/home/dev/Code/app"): ("-home-dev-Code-app", "main-checkout")},
+                                     "2026-01-01T00:00:00Z")  # fmt: skip
+        assert lookup(conn, "/home/dev/Code/worktrees/app/never-seen/app", None) == "-home-dev-Code-app"
+    finally:
+        conn.close()
