@@ -16,6 +16,7 @@ Entry point::
 Sections and keys (one module each):
 
 * ``commands`` (:mod:`.commands`) — ``cmd:<purpose>`` for build, test, lint, format, typecheck, check, run;
+  (:mod:`.recurring`) ``cmd:more``: the other commands the sessions ran successfully again and again;
 * ``gate`` (:mod:`.gate`) — ``gate``: the ordered checks before commits;
 * ``procedures`` (:mod:`.procedures`) — ``procedure:release`` / ``procedure:deploy`` / ``procedure:publish``;
 * ``rules`` (:mod:`.rules`) — ``rule:protected-branch``, ``rule:signed-commits``, ``rule:branch-prefix``,

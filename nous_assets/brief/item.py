@@ -24,6 +24,8 @@ MAX_WHAT = 160
 
 #: the order key of a proof in the project's timeline: (timestamp, session id, stream index, call index)
 Order = tuple[str, str, int, int]
+#: where a proof lies in the transcripts: (file, byte offsets of its lines, the uuids of those lines)
+Source = tuple[str, tuple[int, ...], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class BriefItem:
     last_session: str
     paths: tuple[str, ...]
     evidence: tuple[dict, ...]
+    source: Source  # the lines of the evidence in the latest proof's file: the memory's provenance
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Proof:
     uuid: str
     order: Order
     what: str
+    source: Source = ("", (), ())
 
     @property
     def ts(self) -> str:
@@ -75,6 +79,7 @@ def make_item(
         raise ValueError(f"{key}: an item needs evidence")
     limit = MAX_LAYOUT if section == "layout" else MAX_CONTENT
     stamps = [p.ts for p in ordered if p.ts]
+    shown = sample(ordered)
     return BriefItem(
         section=section,
         key=key,
@@ -86,8 +91,18 @@ def make_item(
         last_seen=max(stamps, default=""),
         last_session=ordered[-1].session,
         paths=tuple(dict.fromkeys(p for p in paths if p)),
-        evidence=tuple({"session": p.session, "uuid": p.uuid, "what": cap(p.what, MAX_WHAT)} for p in sample(ordered)),
+        evidence=tuple({"session": p.session, "uuid": p.uuid, "what": cap(p.what, MAX_WHAT)} for p in shown),
+        source=_source(shown),
     )
+
+
+def _source(proofs: Sequence[Proof]) -> Source:
+    """The lines of ``proofs`` that lie in the latest one's transcript file (one file: a provenance names one)."""
+    path = proofs[-1].source[0]
+    same = [p.source for p in proofs if p.source[0] == path]
+    offsets = tuple(dict.fromkeys(o for _, offs, _ in same for o in offs))
+    uuids = tuple(dict.fromkeys(u for _, _, us in same for u in us))
+    return path, offsets, uuids
 
 
 def sample(ordered: Sequence[Proof], limit: int = MAX_EVIDENCE) -> list[Proof]:

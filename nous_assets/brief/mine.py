@@ -11,6 +11,7 @@ from nous_assets.brief.item import SECTIONS, BriefItem
 from nous_assets.brief.layout import mine_layout
 from nous_assets.brief.manifests import read_manifests
 from nous_assets.brief.procedures import mine_procedures
+from nous_assets.brief.recurring import mine_recurring
 from nous_assets.brief.rules import mine_rules
 from nous_assets.brief.timeline import build_timeline
 from nous_assets.extract.base import SessionBatch
@@ -33,6 +34,7 @@ def mine_brief(sessions: Sequence[SessionBatch]) -> list[BriefItem]:
         *mine_rules(views),
         *mine_layout(views, book),
     ]
+    items += mine_recurring(views, items)
     return sorted(items, key=lambda i: (SECTIONS.index(i.section), i.key))
 
 

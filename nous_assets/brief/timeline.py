@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from nous_assets.brief.item import Order, Proof
+from nous_assets.brief.item import Order, Proof, Source
 from nous_assets.brief.runners import Use, classify, outcome
 from nous_assets.brief.shell_split import Segment, segments
 from nous_assets.extract.base import SessionBatch
@@ -84,7 +84,8 @@ class Step:
         return self.rel(seg.cwd)
 
     def proof(self, what: str) -> Proof:
-        return Proof(self.session, self.uuid, self.order, what)
+        turn = self.call.turn
+        return Proof(self.session, self.uuid, self.order, what, (turn.source_path, turn.line_offsets, turn.uuids))
 
 
 @dataclass(frozen=True)
@@ -95,9 +96,10 @@ class Said:
     uuid: str
     order: Order
     text: str
+    source: Source = ("", (), ())
 
     def proof(self, what: str) -> Proof:
-        return Proof(self.session, self.uuid, self.order, what)
+        return Proof(self.session, self.uuid, self.order, what, self.source)
 
 
 @dataclass
@@ -225,5 +227,6 @@ def _said(session: str, si: int, stream: Stream, start: str) -> list[Said]:
         turn = stream.turns[pos]
         text = strip_noise(turn.text).strip()
         if text:
-            out.append(Said(session, turn.uuid, (turn.timestamp or start, session, si, -1 - pos), text))
+            order = (turn.timestamp or start, session, si, -1 - pos)
+            out.append(Said(session, turn.uuid, order, text, (turn.source_path, turn.line_offsets, turn.uuids)))
     return out

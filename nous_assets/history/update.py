@@ -154,13 +154,19 @@ def _payload(item: BriefItem, slot: str) -> dict[str, Any]:
         "domain": infer_domain(item.content, concepts)[:64],
         "scope": "project",
         "temporal_confidence": "high",
-        "provenance": {"session_id": item.last_session, "uuids": [e["uuid"] for e in item.evidence if e.get("uuid")],
-                       "line_offsets": []},  # fmt: skip
+        "provenance": _provenance(item),
         "slot": slot[:160],
         "source_ref": (item.paths[0] if item.paths else "")[:120],
         "status": item.status,
         "evidence": [summary, *item.evidence][:16],
     }
+
+
+def _provenance(item: BriefItem) -> dict[str, Any]:
+    """The item's evidence lines in one transcript file (the latest proof's), like any memory's provenance."""
+    path, offsets, uuids = item.source
+    prov: dict[str, Any] = {"session_id": item.last_session, "uuids": list(uuids), "line_offsets": list(offsets)}
+    return {**prov, "source_path": path} if path else prov
 
 
 def _root(session: str) -> str:

@@ -1,0 +1,78 @@
+"""Recurring commands: the project commands its sessions ran successfully again and again (``cmd:more``).
+
+The purpose items (:mod:`.commands`) name one canonical command per purpose; a project's sessions also keep
+running others — ``mix credo``, ``npm run db:migrate``, ``gh pr create``, ``bash scripts/sync.sh`` — and a new
+session that knows them does not rediscover them. A command is recurring when its normalised form
+(:func:`~nous_assets.extract.rules.forms.command_forms`: program plus subcommand or script; exploration,
+version-control porcelain, housekeeping and inline code never count) succeeded in at least
+:data:`MIN_SESSIONS` sessions, inside the repository, and its latest run did not fail. Forms another brief item
+already names are left out: the line adds only what the rest of the brief does not say.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from nous_assets.brief.item import BriefItem, Proof, make_item
+from nous_assets.brief.timeline import SessionView, Step
+from nous_assets.extract.rules import filters
+from nous_assets.extract.rules.forms import command_forms
+
+MIN_SESSIONS = 2
+MAX_FORMS = 8
+KEY = "cmd:more"
+
+
+@dataclass
+class _Form:
+    ok: list[Step] = field(default_factory=list)
+    last: Step | None = None
+
+    @property
+    def sessions(self) -> set[str]:
+        return {s.session for s in self.ok}
+
+    def rank(self) -> tuple[int, int]:
+        return len(self.sessions), len(self.ok)
+
+
+def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) -> list[BriefItem]:
+    """At most one item: the recurring commands no item in ``others`` names, most sessions first."""
+    forms: dict[str, _Form] = {}
+    for view in views:
+        for step in view.steps:
+            if not step.command or step.status not in ("ok", "fail") or filters.bypass(step.command):
+                continue
+            if step.rel(step.cwd) is None:
+                continue  # a scratch folder outside the repository
+            for form in command_forms(step.command, step.cwd):
+                tally = forms.setdefault(form, _Form())
+                if step.status == "ok":
+                    tally.ok.append(step)
+                if tally.last is None or step.order >= tally.last.order:
+                    tally.last = step
+    named = " ".join(span for item in others for span in re.findall(r"`([^`]+)`", item.content))
+    chosen = sorted(
+        (f for f, t in forms.items() if len(t.sessions) >= MIN_SESSIONS and t.last in t.ok and f not in named),
+        key=lambda f: (-forms[f].rank()[0], -forms[f].rank()[1], f),
+    )[:MAX_FORMS]
+    if not chosen:
+        return []
+    proofs = [_proof(step, form) for form in chosen for step in _latest_per_session(forms[form].ok)]
+    content = "Commands this project's sessions run again and again: " + ", ".join(f"`{f}`" for f in chosen) + "."
+    runs = sum(len(forms[f].ok) for f in chosen)
+    return [make_item("commands", KEY, content, "verified", proofs, runs=runs)]
+
+
+def _latest_per_session(steps: list[Step]) -> list[Step]:
+    latest: dict[str, Step] = {}
+    for step in steps:
+        if step.session not in latest or step.order > latest[step.session].order:
+            latest[step.session] = step
+    return list(latest.values())
+
+
+def _proof(step: Step, form: str) -> Proof:
+    return step.proof(f"ran `{form}`: ok")

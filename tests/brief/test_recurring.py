@@ -1,0 +1,58 @@
+"""Recurring commands across sessions (brief/recurring.py)."""
+
+from __future__ import annotations
+
+from brief_turns import Sess, real
+
+from nous_assets.brief import mine_brief
+from nous_assets.brief.recurring import mine_recurring
+from nous_assets.brief.timeline import build_timeline
+
+
+def _content(*sessions: Sess, others=()) -> str | None:
+    items = mine_recurring(build_timeline([s.batch() for s in sessions]), list(others))
+    return items[0].content if items else None
+
+
+def _sessions(*commands: tuple[str, bool]) -> list[Sess]:
+    """Two sessions, each running every command (``True``: it fails in the second session)."""
+    out = []
+    for n in (1, 2):
+        s = Sess(f"s{n}", start=f"2026-03-0{n}T10:00:00")
+        for cmd, fails_later in commands:
+            s.bash(cmd, "done", fail=fails_later and n == 2)
+        out.append(s)
+    return out
+
+
+def test_a_command_two_sessions_ran_is_recurring_by_its_form():
+    a, b = _sessions(("cd api && mix credo --strict", False), ("bash scripts/sync.sh --all", False))
+    assert _content(a, b).endswith("again and again: `bash scripts/sync.sh`, `mix credo`.")
+
+
+def test_one_session_porcelain_exploration_and_a_form_whose_last_run_failed_are_not():
+    a, b = _sessions(("git commit -m x && git push", False), ("grep -rn foo .", False), ("npm run db:seed", True))
+    a.bash("just deploy", "ok")
+    assert _content(a, b) is None
+
+
+def test_forms_another_item_names_are_left_out():
+    a, b = _sessions(("bd ready", False), ("mix test", False))
+    gate = mine_brief([s.batch() for s in (a, b)])
+    assert any("`mix test`" in i.content for i in gate if i.key != "cmd:more")
+    assert _content(a, b, others=[i for i in gate if i.key != "cmd:more"]).endswith("again: `bd ready`.")
+
+
+def test_a_scratch_folder_outside_the_repository_is_no_evidence():
+    a, b = _sessions()
+    for s in (a, b):
+        s.bash("make bench", "ok", cwd="/tmp/scratch")
+    assert _content(a, b) is None
+
+
+def test_real_spotter_issue_tracker_commands():
+    items = {i.key: i for i in mine_brief(real("transcripts", "spotter"))}
+    more = items["cmd:more"]
+    assert "`bd ready`" in more.content and "`mix deps.get`" in more.content
+    assert more.status == "verified" and len(more.sessions) >= 2
+    assert "git " not in more.content and "`mix test`" not in more.content  # porcelain; the gate names the tests
