@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -153,6 +154,9 @@ def test_memories_as_of_and_as_at(populated, capsys):
     assert listed("--as-at", "2025-12-01") == ["old"]
     assert listed("--as-of", "2026-02-01") == ["old"]
     assert listed("--as-of", "2026-02-01", "--as-at", "2026-06-01") == ["old"]  # not yet known to be superseded
+    assert main(["memories"]) == 0
+    statuses = re.findall(r"^#\d+ \[\w+/[\w-]+ · (\w+)\] score=", capsys.readouterr().out, re.M)
+    assert sorted(statuses) == ["observed", "superseded"]  # each line says how far its evidence backs it
     assert main(["memories", "--as-at", "yesterday-ish"]) == 1
     assert "not an ISO-8601 timestamp" in capsys.readouterr().err
 

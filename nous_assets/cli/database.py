@@ -186,7 +186,7 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     for m in shown:
         window = f"{(m.valid_from or '?')[:10]} → {(m.valid_until or 'now')[:10]}"
         print(
-            f"#{m.id} [{m.type}/{m.kind or '-'}] score={m.reinforcement_score:.2f} valid {window} "
+            f"#{m.id} [{m.type}/{m.kind or '-'} · {m.status}] score={m.reinforcement_score:.2f} valid {window} "
             f"project={m.project_id}"
         )
         print(f"    {m.content}")

@@ -12,7 +12,7 @@ from nous_assets.errors import NousError
 from nous_assets.settings import Settings
 from nous_assets.store.memory_state import Policy
 
-_JSON_FIELDS = ("memory_id", "content", "score", "type", "kind", "project_id", "valid_from", "valid_until")
+_JSON_FIELDS = ("memory_id", "content", "score", "type", "kind", "status", "project_id", "valid_from", "valid_until")
 
 
 def _embedder(settings: Settings, args: argparse.Namespace) -> Any:
@@ -60,7 +60,8 @@ def _print_results(results: list, sources: dict[tuple, str], *, explain: bool, n
         if r.is_episode:
             print(f"[episode · {r.kind} · {when}] score={r.score:.3f} project={r.project_id}  {sources[r.key]}")
         else:
-            print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {when}] score={r.score:.3f} project={r.project_id}")
+            print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {r.status} · {when}] score={r.score:.3f} "
+                  f"project={r.project_id}")
         print(f"    {' '.join(r.content.split())[:400]}")
         if explain:
             from nous_assets.retrieve.explain import explain_lines

@@ -71,7 +71,8 @@ def explain(conn: Connection, settings: Settings, *, memory_id: int) -> dict[str
     text, withheld = guard.text(content, MEMORY_TEXT_CHARS, memory_id=memory_id)
     memory: dict[str, Any] = {
         "memory": memory_id,
-        "status": _status(row, events),
+        "state": _state(row, events),
+        "status": row["status"] if row is not None else None,  # the claim's: verified … refuted, superseded
         "kind": row["kind"] if row is not None else first.get("kind"),
         "project": row["project_id"] if row is not None else learning[1],
         "text": text,
@@ -97,7 +98,7 @@ def explain(conn: Connection, settings: Settings, *, memory_id: int) -> dict[str
     }
 
 
-def _status(row: Any, events: list[dict[str, Any]]) -> str:
+def _state(row: Any, events: list[dict[str, Any]]) -> str:
     """current, superseded (a newer value replaced it), expired (its validity ended), archived, or not yet
     projected (its events are newer than the projection)."""
     if row is None:

@@ -45,7 +45,7 @@ def _item(
         source = render.chunk_source(conn, result.id, result.source_session, lines)
     else:
         text, withheld = guard.text(result.content, MEMORY_CHARS, memory_id=result.id)
-        head = {"memory": result.id, "kind": result.kind}
+        head = {"memory": result.id, "kind": result.kind, "status": result.status}  # how far the evidence backs it
         if result.scope == "global":
             head["scope"] = "global"  # found in any project: how this user works everywhere
         source = render.memory_source(result.provenance_json, result.source_session, lines)

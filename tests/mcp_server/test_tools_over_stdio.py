@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from nous_assets.retrieve.scoring import DIMENSIONS
+from nous_assets.status import STATUSES
 
 pytestmark = pytest.mark.slow
 
@@ -84,6 +85,7 @@ def test_recall_results_carry_date_project_source_and_score_breakdown(corpus_cli
     assert scores == sorted(scores, reverse=True)
     for r in results:
         assert len(r["date"]) == 10 and r["project"]
+        assert ("status" in r) == ("memory" in r) and r.get("status", "verified") in STATUSES
         assert set(r["score_breakdown"]) - {"rank", "contradiction_factor"} <= set(DIMENSIONS)
         assert sum(v for k, v in r["score_breakdown"].items() if k in DIMENSIONS) == pytest.approx(
             r["score"] / r["score_breakdown"].get("contradiction_factor", 1.0), abs=1e-3
@@ -134,8 +136,9 @@ def test_recall_as_at_sees_the_value_valid_then(corpus_client, corpus_pipeline):
 def test_explain_tells_a_superseded_memory_and_its_replacement(corpus_client, corpus_pipeline):
     conn = corpus_pipeline.conn()
     try:
-        old_id, new_id = conn.execute(
-            "SELECT o.id, n.id FROM memories o JOIN memories n ON n.learning_id = o.superseded_by ORDER BY o.id LIMIT 1"
+        old_id, new_id, new_status = conn.execute(
+            "SELECT o.id, n.id, n.status FROM memories o JOIN memories n ON n.learning_id = o.superseded_by "
+            "ORDER BY o.id LIMIT 1"
         ).fetchone()
         sessions = {r[0] for r in conn.execute(
             "SELECT session_id FROM learning_events WHERE learning_id = "
@@ -143,13 +146,15 @@ def test_explain_tells_a_superseded_memory_and_its_replacement(corpus_client, co
     finally:
         conn.close()
     answer = corpus_client.answer("explain", {"memory_id": old_id})
-    assert answer["memory"]["memory"] == old_id and answer["memory"]["status"] == "superseded"
+    old = answer["memory"]
+    assert old["memory"] == old_id and old["state"] == old["status"] == "superseded"
     assert [e["type"] for e in answer["events"]][0] == "LearningExtracted"
     assert "LearningSuperseded" in [e["type"] for e in answer["events"]]
     assert new_id in [m["memory"] for m in answer["replaced_by"]]
     assert {s["session"] for s in answer["sessions"]} == sessions
     newer = corpus_client.answer("explain", {"memory_id": new_id})
-    assert newer["memory"]["status"] == "current" and old_id in [m["memory"] for m in newer["replaced"]]
+    assert newer["memory"]["state"] == "current" and newer["memory"]["status"] == new_status
+    assert old_id in [m["memory"] for m in newer["replaced"]]
 
 
 def test_explain_lists_every_session_that_relearned_a_memory(corpus_client, corpus_pipeline):

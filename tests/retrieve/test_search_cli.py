@@ -42,6 +42,7 @@ def test_search_explain_lists_by_score_drops_unrelated_and_dates_by_learning(nou
     scores = [float(s) for s in re.findall(r"score=([0-9.]+)", out)]
     assert shown[0] == ids["a"] and set(shown) == {ids["a"], ids["b"], ids["c"]}
     assert ids["d"] not in shown  # same priors as the others, no evidence: not listed
+    assert len(re.findall(r"^#\d+ \[learning/fact · observed · ", out, re.M)) == 3  # each with its status
     assert scores == sorted(scores, reverse=True)
     assert [int(r) for r in re.findall(r"rank (\d+) of 3 scored", out)] == [1, 2, 3]
     assert out.count("learned 2025-04-02") == 3 and "recency=0.00" in out and "recency=1.00" not in out
