@@ -61,6 +61,15 @@ def test_choosing_an_option_is_a_decision():
     assert "option B" in d["content"] and "Switch to GraphQL" in d["content"]
 
 
+def test_the_word_joining_two_options_is_not_part_of_the_chosen_one():
+    a = assistant(
+        "Two ways to fix it:\n1. **Return `email` from the identity endpoint** (it already knows it), or\n"
+        "2. **Add a `/auth/me` endpoint** that returns the profile\n\nWhich option do you prefer?"
+    )
+    (d,) = of_kind(run(a, user("1")), "decision")
+    assert d["content"].endswith("from the identity endpoint (it already knows it)")
+
+
 def test_ok_without_a_proposal_is_nothing():
     assert run(assistant("Done. The build is green."), user("ok")) == []
 

@@ -64,6 +64,16 @@ def test_pasted_review_text():
     assert not filters.pasted_text("no, use the formatter instead", "no, use the formatter instead")
 
 
+def test_the_users_words_end_where_a_pasted_log_begins():
+    prose = ("Seems to work but I see warnings in the console: Encountered two children with the same key. Keys "
+             "should be unique so that components keep their identity.")
+    frames = "".join(f"\n    at div\n    at Tree (http://localhost:3000/chunk.js:{n}:13)" for n in range(4))
+    assert filters.own_words(prose + frames, prose) == "Seems to work but I see warnings in the console:"
+    assert filters.own_words(prose, prose) == prose  # the same words alone: a sentence of one's own
+    rule = "Always run `mix format` before committing: see lib/a.ex:12, lib/b.ex:40 and lib/c.ex:9 for the style."
+    assert filters.own_words(rule, rule) == rule
+
+
 def test_gotcha_kinds_never_claim_a_bypass_fixed_anything():
     out = extract(whole(EPISODIC_LARGE))
     assert not any(filters.bypass(r["content"]) for r in of_kind(out, "gotcha"))

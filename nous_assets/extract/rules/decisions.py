@@ -136,6 +136,9 @@ def asks(text: str) -> bool:
 _OFFER_RE = re.compile(r"\b(?:options?|approach(?:es)?|choose|pick|prefer|which (?:one|would|do|should))\b", I)
 
 
+_TRAILING_JOIN_RE = re.compile(r"[,;]?\s+(?:or|and)$", I)  # "1. Return it from the endpoint, or": the "or" joins
+
+
 def _option_text(episode: list[Turn], label: str) -> str:
     """The text of option ``label`` in the last message that offered a choice: a line labelled "Option 1" or,
     in a message that asks to choose, "1." — not the first item of any numbered list (findings, steps)."""
@@ -147,7 +150,7 @@ def _option_text(episode: list[Turn], label: str) -> str:
             plain = line.replace("**", "").replace("__", "").strip()
             m = rx.match(plain)
             if m and (m.group(1) or offers) and len(words(m.group(2))) >= 2:
-                return cap(clean_md(m.group(2)).replace("\n", " "), 300)
+                return _TRAILING_JOIN_RE.sub("", cap(clean_md(m.group(2)).replace("\n", " "), 300))
     return ""
 
 

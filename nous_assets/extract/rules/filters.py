@@ -81,6 +81,14 @@ def pasted_text(raw: str, prose: str) -> bool:
     return not prose.strip() and len(raw) > 1500  # nothing of the user's own before the paste
 
 
+def own_words(raw: str, prose: str) -> str:
+    """``prose`` up to the colon that introduces a log pasted after it: "the worker crashes: <log>" is the user's,
+    "warnings in the console: Keys should be unique so that …" and the stack trace under it are the browser's."""
+    pasted = len(_LOG_RE.findall(raw[:5000])) - len(_LOG_RE.findall(prose[:3000])) >= 3
+    cut = prose.find(": ")
+    return prose[: cut + 1] if pasted and cut > 0 else prose
+
+
 def one_off(text: str) -> bool:
     """True when the text carries a detail that is only true once (a count, hash, PR number, code)."""
     return bool(

@@ -56,6 +56,7 @@ def _message(
     prose = leading_prose(clean_md(raw)) or (one_line(clean_md(raw)) if len(raw) < 200 else "")
     if filters.pasted_text(raw, prose):
         return []
+    prose = filters.own_words(raw, prose)
     compact = one_line(prose)
     spoken = [t for t in episode if t.text.strip()]
     picked = decisions.option_choice(s, pos, turn, compact, spoken)
