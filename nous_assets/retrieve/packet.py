@@ -169,6 +169,9 @@ FOOTER = (
 )
 FOOTER_ROOM = len(FOOTER) + 8  # kept free of bullets so the footer always fits
 DUPLICATE_JACCARD = 0.75  # the re-learning threshold: two bullets this alike say the same thing once
+BRIEF_LAYOUT = f"{BRIEF_SLOT}layout"
+DEPS_SLOT = "#deps"
+"""A manifest's dependency list (``config:<manifest>#deps``): the brief's layout line already names the stack."""
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -326,7 +329,8 @@ def format_packet(
     whole, it alone is cut to fit) — and shown in the fixed :data:`SECTIONS` order, by rank within a section:
     one line per memory — when it applies, the memory, the day it was learned and a short source. A memory
     the guard holds is left out (listed in ``Packet.held``) unless its id is in ``approved``; a bullet that
-    repeats one already chosen (same words, Jaccard >= 0.75) is left out; at most ``max_global``
+    repeats one already chosen (same words, Jaccard >= 0.75) is left out, and so is a manifest's dependency list
+    when the brief's layout line (which names the stack) is there; at most ``max_global``
     scope-global memories are shown. ``interventions`` (observer notes) come first, under "Notes".
     A footer says how many of the ``known`` memories of the packet's scope are not shown (hypotheses, stale, below
     the bar or over the budget) and how to find them.
@@ -357,6 +361,8 @@ def format_packet(
             held.append(memory_id)
             continue
         ranked[memory_id] = (memory, verdict_marks)
+    if any(_get(m, "slot") == BRIEF_LAYOUT for m, _ in ranked.values()):  # the layout line names the stack
+        ranked = {i: v for i, v in ranked.items() if not str(_get(v[0], "slot") or "").endswith(DEPS_SLOT)}
 
     # every section first gets an equal share of the room, by rank within it, so the packet briefs on all of
     # them; then whatever is left goes to the best of the rest, whatever their section

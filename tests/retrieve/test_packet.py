@@ -187,6 +187,14 @@ def test_packet_leaves_out_repeats_and_caps_global_memories():
     assert packet.text.count("mix format") == 1
 
 
+def test_a_manifests_dependency_list_gives_way_to_the_briefs_layout_line():
+    deps = _mem("Stack (Cargo.toml): Rust with tokio, clap, serde.", kind="architecture", slot="config:Cargo.toml#deps")
+    test_cfg = _mem("config/test.exs: sets port 4002.", kind="configuration", slot="config:config/test.exs")
+    layout = _mem("Stack: Rust; tokio, clap. Layout: `src/`.", kind="architecture", slot="brief:layout")
+    assert format_packet([1, 2], {1: deps, 2: test_cfg}, budget_chars=4000).memory_ids == (1, 2)
+    assert format_packet([1, 2, 3], {1: deps, 2: test_cfg, 3: layout}, budget_chars=4000).memory_ids == (3, 2)
+
+
 def test_packet_drops_what_does_not_fit_and_truncates_a_long_bullet():
     memories = {1: _mem("short one"), 2: _mem("x" * 5000, valid_from="2026-02-01T00:00:00Z"), 3: _mem("short three")}
     packet = format_packet([2, 1, 3], memories, budget_chars=900, title="t", max_bullet_chars=200)
