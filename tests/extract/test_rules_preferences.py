@@ -54,6 +54,15 @@ def test_task_requests_are_not_rules_while_rules_said_mid_task_are():
     assert prefs[0]["status"] == "stated"
 
 
+def test_a_rule_said_after_a_task_request_is_quoted_without_the_request():
+    out = run(
+        assistant("CI is red on the PR."),
+        user("Fix the failing CI checks of PR 90. Don't add new skips or bypasses, fix the root cause instead."),
+    )
+    (pref,) = of_kind(out, "preference")
+    assert pref["content"] == 'User preference: "Don\'t add new skips or bypasses, fix the root cause instead."'
+
+
 def test_real_remark_about_the_product_stays_in_its_project_while_one_said_to_claude_is_global():
     # episodic-memory long L17: "so, i think the early tests are going to be both cli and web …" names no file,
     # yet it is about this product only; tiny L1: "Lately, I've noticed you being very tentative …" is said to Claude
