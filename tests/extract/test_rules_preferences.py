@@ -115,6 +115,22 @@ def test_stated_facts_are_knowledge():
     assert len(facts) == 2 and all(f["type"] == "knowledge" and f["scope"] == "project" for f in facts)
 
 
+def test_the_situation_of_the_moment_and_thinking_aloud_are_not_facts_or_preferences():
+    out = run(
+        assistant("Starting."),
+        user("we're in a worktree."),
+        assistant("Noted."),
+        user("something broke streaming, it appears that events aren't making it to the browser at all."),
+        assistant("Looking."),
+        user("i kind of feel like we want either typescript or rust."),
+        assistant("Ok."),
+        user("We're deploying to fly.io with one machine per region."),
+    )
+    assert [r["content"] for r in out if r["kind"] in ("preference", "architecture")] == [
+        'User-stated fact: "We\'re deploying to fly.io with one machine per region."'
+    ]
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -54,7 +54,7 @@ GENERAL_RE = re.compile(
 FACT_RE = re.compile(
     r"\b(?:i'?m|i am) (?:using|on|running|working (?:on|with)|based in|a|an|the)\b"
     r"|\bmy (?:name|email|username|os|setup|editor|shell|role|team|company)\b"
-    r"|\bwe'?re (?:in|on|using|running|deploying|targeting|building)\b|\bwe are (?:in|on|using|running)\b"
+    r"|\bwe'?re (?:on|using|running|deploying|targeting|building)\b|\bwe are (?:on|using|running)\b"
     r"|\b(?:our|this|the) (?:api|server|app|application|project|repo|repository|database|db|ci|backend|frontend|"
     r"service|cluster|stack|codebase|pipeline|deployment|production|staging|team|branch|main branch)\b"
     r".{0,60}?\b(?:is|are|runs?|uses?|lives?|deploys?|has|needs|requires|talks to|is hosted|depends on)\b"
@@ -69,7 +69,7 @@ FACT_RE = re.compile(
 HEDGE_RE = re.compile(
     r"\b(?:i don'?t know|not sure|i wonder|wondering|maybe|might|perhaps|if we want|whether|i guess|i bet|"
     r"i'?m guessing|do you think|could you|can you|would you|how (?:hard|do|can|would)|seems?|looks? like|"
-    r"appears? to|wth|wtf)\b",
+    r"appears? (?:to|that)|kind of|sort of|i feel like|wth|wtf|something (?:broke|is broken|isn'?t working))\b",
     I,
 )
 _TIP_RE = re.compile(r"\b(?:you can|you'?ll need to|you need to|just) run\b|^run\b", I)
