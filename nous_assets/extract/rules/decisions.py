@@ -109,7 +109,7 @@ def option_choice(s: Stream, pos: int, turn: Turn, compact: str, episode: list[T
         return []
     content = fit([f"Decision (the user chose option {label.upper()}): {chosen}"], MAX_CONTENT)
     return [cand("decision", content, turn, s.gpos[pos], [turn, episode[-1]], chosen, scope=user_scope(chosen),
-                 score=2.5, basis="user")]  # fmt: skip
+                 score=2.5, basis="approval")]  # fmt: skip
 
 
 def approval(s: Stream, pos: int, turn: Turn, first: str, episode: list[Turn]) -> tuple[list[Cand], bool]:
@@ -123,7 +123,8 @@ def approval(s: Stream, pos: int, turn: Turn, first: str, episode: list[Turn]) -
     content = fit(
         [f"Decision: {proposal.rstrip('.')}", f' (proposed by Claude, approved by the user: "{said}")'], MAX_CONTENT
     )
-    return [cand("decision", content, turn, s.gpos[pos], [turn, episode[-1]], proposal, score=2.5, basis="user")], True
+    found = cand("decision", content, turn, s.gpos[pos], [turn, episode[-1]], proposal, score=2.5, basis="approval")
+    return [found], True
 
 
 def asks(text: str) -> bool:

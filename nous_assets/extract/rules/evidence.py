@@ -2,7 +2,8 @@
 
 Every rule says what its candidate rests on (its *basis*); the basis gives the first status
 (:mod:`nous_assets.status`): the user's own words are ``stated``, a check or command that ran and passed is
-``verified``, what a file or tool result showed and the edits the session made are ``observed``, the
+``verified``, what a file or tool result showed, the edits the session made and a proposal of Claude's the user
+approved ("1", "ok, go ahead": a plan, not yet what was built) are ``observed``, the
 assistant's reasoning is a ``hypothesis``. A compaction summary is the assistant's account of its own work:
 ``observed`` where it reports a fix (the session got past the error), a hypothesis otherwise.
 
@@ -35,14 +36,18 @@ from nous_assets.status import HYPOTHESIS, OBSERVED, REFUTED, STATED, SUPERSEDED
 
 BASIS_STATUS = {
     "user": STATED,
+    "approval": OBSERVED,
     "check": VERIFIED,
     "file": OBSERVED,
     "edit": OBSERVED,
     "summary": OBSERVED,
     "prose": HYPOTHESIS,
 }
+USER_BASES = frozenset({"user", "approval"})
+"""What the user said or chose: a later choice of the user can reverse it."""
 BASIS_WHAT = {
     "user": "said by the user",
+    "approval": "a proposal of Claude's that the user approved",
     "check": "a check or command that passed",
     "file": "read from a file or tool result",
     "edit": "a change the session made",
@@ -150,7 +155,7 @@ def assess(streams: Iterable[Stream], cands: list[Cand]) -> None:
         if c.status == HYPOTHESIS:
             _grounded(c, streams)
     for c in cands:
-        if c.basis == "user" and c.kind in ("decision", "preference") and c.status not in (SUPERSEDED, REFUTED):
+        if c.basis in USER_BASES and c.kind in ("decision", "preference") and c.status not in (SUPERSEDED, REFUTED):
             _reversed(c, [o for o in cands if o is not c and o.kind in ("decision", "correction", "preference")])
 
 
@@ -379,7 +384,7 @@ def _reversed(earlier: Cand, others: list[Cand]) -> None:
     The decision that replaced it says what it replaced, so it stands on its own."""
     at = earlier.anchor.timestamp or ""
     mine = _subject(earlier)
-    later = sorted((o for o in others if (o.anchor.timestamp or "") > at and o.basis == "user"),
+    later = sorted((o for o in others if (o.anchor.timestamp or "") > at and o.basis in USER_BASES),
                    key=lambda o: o.anchor.timestamp or "")  # fmt: skip
     for i, o in enumerate(later):
         said = o.concept_text or o.content
