@@ -4,9 +4,11 @@ The purpose items (:mod:`.commands`) name one canonical command per purpose; a p
 running others — ``mix credo``, ``npm run db:migrate``, ``gh pr create``, ``bash scripts/sync.sh`` — and a new
 session that knows them does not rediscover them. A command is recurring when its normalised form
 (:func:`~nous_assets.extract.rules.forms.command_forms`: program plus subcommand or script; exploration,
-version-control porcelain, housekeeping and inline code never count) succeeded in at least
-:data:`MIN_SESSIONS` sessions, inside the repository, and its latest run did not fail. Forms another brief item
-already names are left out: the line adds only what the rest of the brief does not say.
+version-control porcelain, housekeeping and inline code never count) succeeded inside the repository in at least
+:data:`MIN_SESSIONS` sessions — or, for a program with its subcommand or script (``uv run pytest``, not a bare
+``curl``), :data:`MIN_RUNS` times in one: what the first session ran again and again the second needs too — and
+its latest run did not fail. Forms another brief item already names are left out: the line adds only what the
+rest of the brief does not say.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from nous_assets.extract.rules import filters
 from nous_assets.extract.rules.forms import command_forms
 
 MIN_SESSIONS = 2
+MIN_RUNS = 2
 MAX_FORMS = 8
 KEY = "cmd:more"
 
@@ -55,7 +58,7 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
                     tally.last = step
     named = " ".join(span for item in others for span in re.findall(r"`([^`]+)`", item.content))
     chosen = sorted(
-        (f for f, t in forms.items() if len(t.sessions) >= MIN_SESSIONS and t.last in t.ok and f not in named),
+        (f for f, t in forms.items() if _recurs(f, t) and t.last in t.ok and f not in named),
         key=lambda f: (-forms[f].rank()[0], -forms[f].rank()[1], f),
     )[:MAX_FORMS]
     if not chosen:
@@ -64,6 +67,10 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
     content = "Commands this project's sessions run again and again: " + ", ".join(f"`{f}`" for f in chosen) + "."
     runs = sum(len(forms[f].ok) for f in chosen)
     return [make_item("commands", KEY, content, "verified", proofs, runs=runs)]
+
+
+def _recurs(form: str, tally: _Form) -> bool:
+    return len(tally.sessions) >= MIN_SESSIONS or (" " in form and len(tally.ok) >= MIN_RUNS)
 
 
 def _latest_per_session(steps: list[Step]) -> list[Step]:

@@ -23,8 +23,9 @@ def test_same_items_whatever_the_order_of_sessions():
     items = mine_brief(sessions)
     assert items == mine_brief(shuffled) == mine_brief(list(reversed(sessions)))
     # the gate names `uv run pytest -q` and `uv run ruff check`: their command lines would only repeat it
-    assert [i.key for i in items][:2] == ["cmd:typecheck", "gate"]
-    assert "`uv run pytest -q`, then `uv run ruff check`" in items[1].content
+    assert [i.key for i in items][:3] == ["cmd:more", "cmd:typecheck", "gate"]
+    assert "`uv run pytest -q`, then `uv run ruff check`" in items[2].content
+    assert "uv run pytest" not in items[0].content and "`uv run wakil init`" in items[0].content
 
 
 def test_items_are_well_formed_on_every_real_repository():

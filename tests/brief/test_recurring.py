@@ -36,6 +36,15 @@ def test_one_session_porcelain_exploration_and_a_form_whose_last_run_failed_are_
     assert _content(a, b) is None
 
 
+def test_a_subcommand_run_again_in_one_session_recurs_a_bare_program_does_not():
+    s = Sess("s1")
+    for _ in range(2):
+        s.bash("uv run wakil init --force", "ok")
+        s.bash("curl -s localhost:8000/health", "ok")
+    s.bash("npm run seed", "ok")
+    assert _content(s).endswith("again and again: `uv run wakil init`.")
+
+
 def test_forms_another_item_names_are_left_out():
     a, b = _sessions(("bd ready", False), ("mix test", False))
     gate = mine_brief([s.batch() for s in (a, b)])
