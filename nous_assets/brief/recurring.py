@@ -37,8 +37,9 @@ class _Form:
     def sessions(self) -> set[str]:
         return {s.session for s in self.ok}
 
-    def rank(self) -> tuple[int, int]:
-        return len(self.sessions), len(self.ok)
+    def order(self, form: str) -> tuple[int, int, str]:
+        """Most sessions first, then most successful runs, then the form."""
+        return -len(self.sessions), -len(self.ok), form
 
 
 def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) -> list[BriefItem]:
@@ -58,8 +59,8 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
                     tally.last = step
     named = " ".join(span for item in others for span in re.findall(r"`([^`]+)`", item.content))
     chosen = sorted(
-        (f for f, t in forms.items() if _recurs(f, t) and t.last in t.ok and f not in named),
-        key=lambda f: (-forms[f].rank()[0], -forms[f].rank()[1], f),
+        (f for f, t in forms.items() if _recurs(f, t) and f not in named),
+        key=lambda f: forms[f].order(f),
     )[:MAX_FORMS]
     if not chosen:
         return []
@@ -70,6 +71,9 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
 
 
 def _recurs(form: str, tally: _Form) -> bool:
+    """Enough successful runs (see the module doc), the latest of all its runs among them."""
+    if tally.last is None or tally.last.status != "ok":
+        return False
     return len(tally.sessions) >= MIN_SESSIONS or (" " in form and len(tally.ok) >= MIN_RUNS)
 
 
