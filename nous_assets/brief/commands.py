@@ -8,7 +8,9 @@ One item per purpose (key ``cmd:<purpose>``). Every project command of every ses
 Conservative on purpose — a wrong command in a brief costs more than a missing one:
 
 * a command is canonical with at least two successful uses, or one that a manifest entry backs (a
-  ``package.json`` script, Makefile target, ``mise.toml`` task, ``[tool.*]`` section … that a session saw);
+  ``package.json`` script, Makefile target, ``mise.toml`` task, ``[tool.*]`` section … that a session saw) or
+  that ran a project task by name (``bun run lint``, ``make test``, ``mise run check``: the task exists, and it
+  passed);
 * a form whose latest use failed is not canonical (the next one may be);
 * a test command must have run at least once without a filter — ``pytest tests/test_x.py -k foo`` shows
   the runner works, not that the suite does; a linter run on named files generalises to the project;
@@ -39,6 +41,8 @@ LABELS = {
     "run": "Start it locally with",
 }
 MAX_BODY = 80
+TASK_RUNNERS = frozenset({"mise", "make", "just", "task", "npm", "pnpm", "yarn", "bun"})
+"""Runners of a project's named tasks: a successful run shows the task exists, as a manifest entry would."""
 
 
 @dataclass(frozen=True)
@@ -149,7 +153,8 @@ def _canonical(purpose: str, family: Tally, book: Manifests) -> tuple[Tally, Ent
         tally = forms[form]
         last = tally.last
         entry = book.entry(last.use, last.where)
-        if tally.ok and last.ok and (len(tally.ok) >= 2 or (entry is not None and entry.backs)):
+        backed = (entry is not None and entry.backs) or last.use.runner in TASK_RUNNERS
+        if tally.ok and last.ok and (len(tally.ok) >= 2 or backed):
             return tally, entry
     return None
 

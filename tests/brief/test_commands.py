@@ -70,10 +70,13 @@ def test_a_command_whose_last_use_failed_is_not_canonical():
     assert _mine(s)["cmd:test"].content == "Run the tests with `npm test`."
 
 
-def test_one_use_needs_a_manifest_entry():
+def test_one_use_needs_a_manifest_entry_or_a_named_task():
     alone = Sess()
-    alone.bash("npm run typecheck", "ok")
-    assert _mine(alone) == {}
+    alone.bash("uv run mypy", "Success: no issues found in 12 source files")
+    assert _mine(alone) == {}  # a tool run once: nothing says it is the project's way
+    task = Sess()
+    task.bash("npm run typecheck", "ok")  # the project's own task ran and passed: it exists, as a manifest says
+    assert _mine(task)["cmd:typecheck"].content == "Type-check with `npm run typecheck`."
     backed = Sess()
     backed.read("package.json", '{"scripts": {"typecheck": "tsc --noEmit"}}')
     backed.bash("npm run typecheck", "ok")
