@@ -5,10 +5,11 @@ running others — ``mix credo``, ``npm run db:migrate``, ``gh pr create``, ``ba
 session that knows them does not rediscover them. A command is recurring when its normalised form
 (:func:`~nous_assets.extract.rules.forms.command_forms`: program plus subcommand or script; exploration,
 version-control porcelain, housekeeping and inline code never count) succeeded inside the repository in at least
-:data:`MIN_SESSIONS` sessions — or, for a program with its subcommand or script (``uv run pytest``, not a bare
-``curl``), :data:`MIN_RUNS` times in one: what the first session ran again and again the second needs too — and
-its latest run did not fail. Forms another brief item already names are left out: the line adds only what the
-rest of the brief does not say.
+:data:`MIN_SESSIONS` sessions — or, for a command that runs the project's own code (a task or script through the
+project's runner: ``uv run wakil init``, ``npm run db:seed``, ``bash scripts/sync.sh``; not a tool the session
+looked something up with), :data:`MIN_RUNS` times in one: what the first session ran again and again the second
+needs too — and its latest run did not fail. Forms another brief item already names are left out: the line adds
+only what the rest of the brief does not say.
 """
 
 from __future__ import annotations
@@ -20,12 +21,17 @@ from dataclasses import dataclass, field
 from nous_assets.brief.item import BriefItem, Proof, make_item
 from nous_assets.brief.timeline import SessionView, Step
 from nous_assets.extract.rules import filters
-from nous_assets.extract.rules.forms import command_forms
+from nous_assets.extract.rules.forms import EXTENSION_RE, command_forms
 
 MIN_SESSIONS = 2
 MIN_RUNS = 2
 MAX_FORMS = 8
 KEY = "cmd:more"
+PROJECT_PREFIXES = ("uv run ", "poetry run ", "pdm run ", "pipenv run ", "hatch run ", "rye run ", "bundle exec ",
+                    "mise run ", "mise exec ", "mise x ", "npm run ", "pnpm run ", "pnpm exec ", "yarn ", "bun run ",
+                    "make ", "just ", "task ", "cargo ", "mix ", "go run ", "gradle ", "./gradlew ", "mvn ",
+                    "dotnet ", "python -m ")  # fmt: skip
+"""How a command runs the project's own code, tasks or scripts."""
 
 
 @dataclass
@@ -59,7 +65,7 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
                     tally.last = step
     named = " ".join(span for item in others for span in re.findall(r"`([^`]+)`", item.content))
     chosen = sorted(
-        (f for f, t in forms.items() if _recurs(f, t) and f not in named),
+        (f for f, t in forms.items() if _recurs(f, t) and not _named(f, named)),
         key=lambda f: forms[f].order(f),
     )[:MAX_FORMS]
     if not chosen:
@@ -70,11 +76,23 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
     return [make_item("commands", KEY, content, "verified", proofs, runs=runs)]
 
 
+def _named(form: str, named: str) -> bool:
+    """Another item names the command, or the script it runs (``mise run lint`` "runs `./script/validate.sh`")."""
+    script = form.rsplit(" ", 1)[-1]
+    return form in named or ("/" in script and script.removeprefix("./") in named)
+
+
 def _recurs(form: str, tally: _Form) -> bool:
     """Enough successful runs (see the module doc), the latest of all its runs among them."""
     if tally.last is None or tally.last.status != "ok":
         return False
-    return len(tally.sessions) >= MIN_SESSIONS or (" " in form and len(tally.ok) >= MIN_RUNS)
+    return len(tally.sessions) >= MIN_SESSIONS or (_project_code(form) and len(tally.ok) >= MIN_RUNS)
+
+
+def _project_code(form: str) -> bool:
+    """A project task or script (``uv run wakil``, ``make seed``, ``bash scripts/x.sh``), not an outside tool."""
+    last = form.rsplit(" ", 1)[-1]
+    return form.startswith(PROJECT_PREFIXES) or "/" in last or bool(EXTENSION_RE.search(last))
 
 
 def _latest_per_session(steps: list[Step]) -> list[Step]:

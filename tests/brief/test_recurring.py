@@ -41,8 +41,9 @@ def test_a_subcommand_run_again_in_one_session_recurs_a_bare_program_does_not():
     for _ in range(2):
         s.bash("uv run wakil init --force", "ok")
         s.bash("curl -s localhost:8000/health", "ok")
+        s.bash("qmd search foo", "ok")
     s.bash("npm run seed", "ok")
-    assert _content(s).endswith("again and again: `uv run wakil init`.")
+    assert _content(s).endswith("again and again: `uv run wakil init`.")  # not the tool it looked things up with
 
 
 def test_forms_another_item_names_are_left_out():
@@ -50,6 +51,13 @@ def test_forms_another_item_names_are_left_out():
     gate = mine_brief([s.batch() for s in (a, b)])
     assert any("`mix test`" in i.content for i in gate if i.key != "cmd:more")
     assert _content(a, b, others=[i for i in gate if i.key != "cmd:more"]).endswith("again: `bd ready`.")
+
+
+def test_a_script_another_item_says_its_task_runs_is_left_out():
+    a, b = _sessions(("sh script/validate.sh", False), ("bd ready", False))
+    assert "`sh script/validate.sh`" in _content(a, b)
+    lint = type("Item", (), {"content": "Lint with `mise run lint` (it runs `./script/validate.sh`)."})()
+    assert _content(a, b, others=[lint]).endswith("again and again: `bd ready`.")
 
 
 def test_a_scratch_folder_outside_the_repository_is_no_evidence():
