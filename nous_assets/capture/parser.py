@@ -33,7 +33,8 @@ Turn ``kind`` values:
 A ``queue-operation`` ``enqueue`` record holds a message the user typed while Claude was busy; some of
 those reach the model mid-turn and are never written as a ``user`` record, so each becomes a user
 ``message`` turn with ``subtype`` ``"queued"`` and a synthetic uuid (``queued:<digest>``). Task
-notifications queued the same way are not the user's words and are skipped.
+notifications queued the same way are not the user's words and are skipped, and so is a draft a ``popAll``
+pulled back into the prompt (what the user sends instead is queued or typed again).
 
 Everything else (``progress``, ``file-history-snapshot``, other ``queue-operation`` records, ``attachment``,
 other ``system`` subtypes, unknown types) is counted in ``ParseResult.skipped_by_type``; ``progress``
@@ -630,9 +631,18 @@ class _Chunk:
             if queued is not None:
                 self.turns.append(queued)
                 return
+            self._pulled_back(rec)
         self.skipped[rtype] = self.skipped.get(rtype, 0) + 1
         if rtype == "progress":
             self._link_progress(rec, _str_or_none(sid))
+
+    def _pulled_back(self, rec: dict[str, Any]) -> None:
+        """A ``popAll`` puts the queued messages back in the prompt for the user to edit: they were not sent (the
+        edited text is queued again, or typed), so the drafts it names are no user turns."""
+        content = rec.get("content")
+        if rec.get("operation") != "popAll" or not isinstance(content, str) or not content.strip():
+            return
+        self.turns = [t for t in self.turns if not (t.subtype == "queued" and t.text.strip() in content)]
 
     def _take_turn(self, rec: dict[str, Any], rtype: str, offset: int, end: int, line_no: int, line: bytes) -> None:
         """A user/assistant/system/summary record: its turn, the tool calls it owns, the subagents it names."""

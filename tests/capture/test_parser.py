@@ -518,6 +518,16 @@ def test_queued_user_messages_become_user_turns():
     assert again.turns[0].uuid == t.uuid  # stable across re-reads
 
 
+def test_a_queued_draft_pulled_back_into_the_prompt_was_not_sent():
+    draft, sent = "Skip the emoji in commits.", "Use an emoji in every commit message."
+    ops = [("enqueue", draft, "01:00"), ("popAll", draft, "01:01"), ("enqueue", sent, "01:02"),
+           ("remove", sent, "01:03")]  # fmt: skip
+    lines = [_line({"type": "queue-operation", "operation": op, "timestamp": f"2026-02-13T{at}:00.000Z",
+                    "sessionId": "s1", "content": text}) for op, text, at in ops]  # fmt: skip
+    res = parse_chunk(b"".join(lines), base_offset=0, path="f", project_id="p")
+    assert [t.text for t in res.turns] == [sent]
+
+
 def test_agent_links_from_progress_and_task_result():
     task = _assistant(
         "a1", [{"type": "tool_use", "id": "toolu_T", "name": "Task", "input": {"prompt": "go"}}]
