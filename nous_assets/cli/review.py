@@ -41,8 +41,8 @@ def _review_list(conn, args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps([
             {"memory_id": i.hold.memory_id, "status": i.hold.status, "reason": i.hold.reason,
              "findings": i.hold.findings, "project_id": i.hold.project_id, "scope": i.hold.scope,
-             "kind": i.kind, "source_session": i.source_session, "learned_at": i.learned_at,
-             "content": review_line(i.content)}
+             "kind": i.kind, "claim_status": i.claim, "source_session": i.source_session,
+             "learned_at": i.learned_at, "content": review_line(i.content)}
             for i in items
         ], indent=2))  # fmt: skip
         return 0
@@ -51,7 +51,7 @@ def _review_list(conn, args: argparse.Namespace, settings: Settings) -> int:
         return _lifecycle_list(conn, args, settings, sections)
     for i in items:
         h = i.hold
-        print(f"#{h.memory_id} {h.status} · {i.kind or '-'} · project {h.project_id} · session "
+        print(f"#{h.memory_id} {h.status} · {i.kind or '-'} ({i.claim}) · project {h.project_id} · session "
               f"{review_line(i.source_session, 40)} · learned {(i.learned_at or '?')[:10]}")  # fmt: skip
         print(f"    reason:  {review_line(h.reason)}")
         print(f"    content: {review_line(i.content)}")

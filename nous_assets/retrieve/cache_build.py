@@ -196,7 +196,8 @@ def interventions_for(active: list[Any], project_id: str, limit: int) -> list[An
 
 
 def notes_digest(notes: list[Any]) -> str:
-    """Which interventions (and texts) a packet was built with: a change rebuilds the project's packets."""
+    """Which interventions (and texts) a packet was built with: a change rebuilds the project's packets. Saved with
+    the event the build read up to, so a project whose packets came out empty is not rebuilt until either moves."""
     return hashlib.sha256(json.dumps([[a.intervention_id, a.payload_text] for a in notes]).encode()).hexdigest()
 
 
@@ -326,9 +327,9 @@ def build_cache(
         stats.stale += len(stale_ids)
         verdict_changed = verdicts.global_changed or project in verdicts.projects or stale_changed
         notes = interventions_for(active, project, settings.thresholds.intervention_max_per_packet)
-        digest = notes_digest(notes)
-        notes_changed = digests.get(project, notes_digest([])) != digest
-        if not force and not verdict_changed and not notes_changed and built.get(project) == version:
+        digest = f"{version}:{notes_digest(notes)}"  # what the packets were built from, even when they came out empty
+        same = digests.get(project) == digest and built.get(project, version) == version
+        if not force and not verdict_changed and same:
             stats.projects_unchanged += 1
             continue
         profile = profiles.get(project) if project != GLOBAL else None

@@ -43,6 +43,7 @@ class HeldMemory:
     kind: str | None
     source_session: str
     learned_at: str
+    claim: str = ""  # the memory's status: how far its evidence backs it (verified … hypothesis, refuted)
 
 
 @dataclass(frozen=True)
@@ -175,9 +176,11 @@ def listing(conn: Connection, *, statuses: Sequence[str] = (HELD,), project_id: 
         where.append("h.project_id = ?")
         params.append(project_id)
     rows = conn.execute(
-        "SELECT h.*, m.content, m.kind, m.source_session, coalesce(m.valid_from, m.created_at) AS learned_at "
+        "SELECT h.*, m.content, m.kind, m.source_session, coalesce(m.valid_from, m.created_at) AS learned_at, "
+        "m.status AS claim "
         f"FROM memory_holds h JOIN memories m ON m.id = h.memory_id WHERE {' AND '.join(where)} "
         "ORDER BY learned_at DESC, h.memory_id DESC",
         params,
     ).fetchall()
-    return [HeldMemory(_hold(r), r["content"], r["kind"], r["source_session"], r["learned_at"]) for r in rows]
+    return [HeldMemory(_hold(r), r["content"], r["kind"], r["source_session"], r["learned_at"], r["claim"])
+            for r in rows]  # fmt: skip

@@ -96,3 +96,16 @@ def test_a_checkout_of_the_project_gets_what_was_learned_there_first(store, conn
 
 def _row(conn, key):
     return conn.execute("SELECT * FROM injection_cache WHERE cache_key = ?", (key,)).fetchone()
+
+
+def test_a_project_whose_packets_come_out_empty_is_not_rebuilt_until_its_memories_change(store, conn, tmp_path):
+    settings = load_settings({"HOME": str(tmp_path)})
+    _learn(store, "h", "The flaky test may come from the clock", status="hypothesis")  # never injected
+    project(conn)
+    first = build_cache(conn, settings, lake_dir=tmp_path / "lake")
+    assert first.projects_rebuilt == 2 and first.packets == 0  # the project and the global packet, both empty
+    assert build_cache(conn, settings, lake_dir=tmp_path / "lake").projects_rebuilt == 0
+    _learn(store, "r", "Run the tests with `mix test` before committing")
+    project(conn)
+    again = build_cache(conn, settings, lake_dir=tmp_path / "lake")
+    assert again.projects_rebuilt == 1 and again.packets >= 1  # the project; the global one has nothing new

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -22,12 +23,16 @@ WARN = "Never force-push to main; open a PR instead"
 
 
 def _learn(store, lid, content, project_id="shop", scope="project", kind="preference", session="5b0e7c1a-2f4d"):
+    """A memory the user stated; a global one said again in a second session (what reaches other projects)."""
     store.append(LearningEvent(
         "LearningExtracted", lid,
         {"content": content, "extractor_version": "t", "concepts": ["tests", "pytest", "main"], "edges": [],
-         "scope": scope, "kind": kind},
+         "scope": scope, "kind": kind, "status": "stated"},
         session, project_id, "historical_backfill", f"k-{lid}", valid_from="2026-03-02T10:00:00Z",
     ))  # fmt: skip
+    if scope == "global":
+        store.append(LearningEvent("LearningReinforced", lid, {"reinforcement_delta": 0.1, "reason": "relearned"},
+                                   "9d1f0a2b-77c3", project_id, "historical_backfill", f"again-{lid}"))  # fmt: skip
     return store.get_by_key(f"k-{lid}").event_id
 
 
@@ -160,13 +165,15 @@ def test_nous_review_cli(nous_env, capsys):
     out = capsys.readouterr()
     assert f"#{poison} held" in out.out and "remote_code" in out.out and "session 5b0e7c1a-2f4d" in out.out
     assert "learned 2026-03-02" in out.out and "evil.example" in out.out
+    assert re.search(rf"#{poison} held · \S+ \((?:stated|observed|hypothesis)\) · ", out.out)  # its claim status
     assert "3f9a2b1c-44de" not in out.out and f"#{key} held" in out.out  # a held secret is not shown either
     assert "2 held memories" in out.err
     assert main(["review", "approve", str(poison), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["created"] is True
     assert main(["review", "--all", "--json"]) == 0
-    statuses = {i["memory_id"]: i["status"] for i in json.loads(capsys.readouterr().out)}
-    assert statuses == {poison: "approved", key: "held"}
+    listed = json.loads(capsys.readouterr().out)
+    statuses = {i["memory_id"]: i["status"] for i in listed}
+    assert statuses == {poison: "approved", key: "held"} and all(i["claim_status"] for i in listed)
     assert main(["review", "reject", str(key), "--reason", "leaked key"]) == 0
     assert "rejected" in capsys.readouterr().out
     assert main(["review", "reject", str(key)]) == 0
