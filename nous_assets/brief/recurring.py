@@ -5,11 +5,11 @@ running others — ``mix credo``, ``npm run db:migrate``, ``gh pr create``, ``ba
 session that knows them does not rediscover them. A command is recurring when its normalised form
 (:func:`~nous_assets.extract.rules.forms.command_forms`: program plus subcommand or script; exploration,
 version-control porcelain, housekeeping and inline code never count) succeeded inside the repository in at least
-:data:`MIN_SESSIONS` sessions — or, for a command that runs the project's own code (a task or script through the
-project's runner: ``uv run wakil init``, ``npm run db:seed``, ``bash scripts/sync.sh``; not a tool the session
-looked something up with), :data:`MIN_RUNS` times in one: what the first session ran again and again the second
-needs too — and its latest run did not fail. Forms another brief item already names are left out: the line adds
-only what the rest of the brief does not say.
+:data:`MIN_SESSIONS` sessions — or, for a program with a subcommand or script that does something (``uv run wakil
+init``, ``openspec validate``, ``bash scripts/sync.sh``; not a bare ``curl`` nor a lookup such as ``qmd search``
+or ``mise registry``: research the session did, not the project's workflow), :data:`MIN_RUNS` times in one: what
+the first session ran again and again the second needs too — and its latest run did not fail. Forms another brief
+item already names are left out: the line adds only what the rest of the brief does not say.
 """
 
 from __future__ import annotations
@@ -21,17 +21,16 @@ from dataclasses import dataclass, field
 from nous_assets.brief.item import BriefItem, Proof, make_item
 from nous_assets.brief.timeline import SessionView, Step
 from nous_assets.extract.rules import filters
-from nous_assets.extract.rules.forms import EXTENSION_RE, command_forms
+from nous_assets.extract.rules.forms import command_forms
 
 MIN_SESSIONS = 2
 MIN_RUNS = 2
 MAX_FORMS = 8
 KEY = "cmd:more"
-PROJECT_PREFIXES = ("uv run ", "poetry run ", "pdm run ", "pipenv run ", "hatch run ", "rye run ", "bundle exec ",
-                    "mise run ", "mise exec ", "mise x ", "npm run ", "pnpm run ", "pnpm exec ", "yarn ", "bun run ",
-                    "make ", "just ", "task ", "cargo ", "mix ", "go run ", "gradle ", "./gradlew ", "mvn ",
-                    "dotnet ", "python -m ")  # fmt: skip
-"""How a command runs the project's own code, tasks or scripts."""
+LOOKUP_VERBS = frozenset({"list", "ls", "show", "view", "status", "info", "search", "find", "query", "registry",
+                          "parse", "get", "describe", "cat", "help", "version", "log", "whoami", "doctor", "inspect",
+                          "outdated", "why", "which", "env", "config"})  # fmt: skip
+"""Subcommands that look something up: one session's repeats of them are research, not the project's workflow."""
 
 
 @dataclass
@@ -86,13 +85,13 @@ def _recurs(form: str, tally: _Form) -> bool:
     """Enough successful runs (see the module doc), the latest of all its runs among them."""
     if tally.last is None or tally.last.status != "ok":
         return False
-    return len(tally.sessions) >= MIN_SESSIONS or (_project_code(form) and len(tally.ok) >= MIN_RUNS)
+    return len(tally.sessions) >= MIN_SESSIONS or (_does_something(form) and len(tally.ok) >= MIN_RUNS)
 
 
-def _project_code(form: str) -> bool:
-    """A project task or script (``uv run wakil``, ``make seed``, ``bash scripts/x.sh``), not an outside tool."""
-    last = form.rsplit(" ", 1)[-1]
-    return form.startswith(PROJECT_PREFIXES) or "/" in last or bool(EXTENSION_RE.search(last))
+def _does_something(form: str) -> bool:
+    """A program with a subcommand or script that acts (``openspec validate``), not a bare program or a lookup."""
+    words = form.split(" ")
+    return len(words) > 1 and words[-1] not in LOOKUP_VERBS
 
 
 def _latest_per_session(steps: list[Step]) -> list[Step]:

@@ -42,6 +42,7 @@ def test_a_subcommand_run_again_in_one_session_recurs_a_bare_program_does_not():
         s.bash("uv run wakil init --force", "ok")
         s.bash("curl -s localhost:8000/health", "ok")
         s.bash("qmd search foo", "ok")
+        s.bash("mise registry", "ok")
     s.bash("npm run seed", "ok")
     assert _content(s).endswith("again and again: `uv run wakil init`.")  # not the tool it looked things up with
 
