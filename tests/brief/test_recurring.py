@@ -61,6 +61,17 @@ def test_a_script_another_item_says_its_task_runs_is_left_out():
     assert _content(a, b, others=[lint]).endswith("again and again: `bd ready`.")
 
 
+def test_a_test_run_that_found_no_tests_is_no_evidence():
+    cmd = "pnpm --filter api test -- --testPathPattern=vault"
+    passed = [Sess(f"p{n}", start=f"2026-03-0{n}T10:00:00") for n in (1, 2)]
+    empty = [Sess(f"e{n}", start=f"2026-03-0{n}T10:00:00") for n in (1, 2)]
+    for s in passed:
+        s.bash(cmd, "Tests:       12 passed, 12 total")
+    for s in empty:
+        s.bash(cmd, "No tests found, exiting with code 0")
+    assert "`pnpm test`" in _content(*passed) and _content(*empty) is None
+
+
 def test_a_scratch_folder_outside_the_repository_is_no_evidence():
     a, b = _sessions()
     for s in (a, b):

@@ -255,7 +255,16 @@ def status(call: Call) -> str:
     tail = ANSI_RE.sub("", tail_text(text))
     if category(call.command) and _FAIL_TEXT_RE.search(tail) and not passed_summary(tail):
         return "fail"
+    if category(call.command) == "test" and _NOTHING_RAN_RE.search(tail):
+        return "unknown"  # a test run that found no tests shows nothing about the suite (and the filter was wrong)
     return "ok"
+
+
+_NOTHING_RAN_RE = re.compile(
+    r"\bno tests? (?:found|ran|were found|to run|files found)\b|\bcollected 0 items\b|\bran 0 tests\b"
+    r"|^\s*Tests?:\s+0 total\b",
+    re.I | re.M,
+)
 
 
 _COUNT_LINE_RE = re.compile(  # a runner's count line: " 42 pass", "0 fail", "===== 1 failed, 2 passed in 0.3s ====="
