@@ -33,6 +33,21 @@ def test_real_branch_prefixes_and_squash_merges():
     )
 
 
+def test_real_refused_merges_piped_into_tee_teach_no_merge_style():
+    # ironclaw: `gh pr merge 87 --squash --delete-branch … 2>&1 | tee /tmp/…` exits 0 but prints "X Pull request
+    # anchapin/ironclaw#87 is not mergeable": no merge succeeded, so no "merged with …" rule
+    assert "rule:pr-flow" not in _real("transcripts-dev3", "ironclaw")
+    def flow(merge_output: str) -> str:
+        sessions = [Sess(f"s{n}", start=f"2026-03-0{n}T10:00:00") for n in (1, 2)]
+        for n, s in enumerate(sessions):
+            s.bash("gh pr create --fill", f"https://github.com/o/r/pull/{n}")
+            s.bash(f"gh pr merge {n} --squash --delete-branch 2>&1 | tee /tmp/m.log", merge_output.format(n=n))
+        return str(getattr(_rules(*sessions).get("rule:pr-flow"), "content", ""))
+
+    assert "merged with `gh pr merge <number> --squash" in flow("✓ Squashed and merged pull request o/r#{n}")
+    assert "merged with" not in flow("X Pull request o/r#{n} is not mergeable: the base branch policy prohibits it")
+
+
 def test_real_ignored_but_tracked_file():
     rule = _real("transcripts", "spotter")["rule:force-add"]
     assert rule.paths == ("priv/static/assets/spotter.css",) and len(rule.sessions) == 3

@@ -255,11 +255,14 @@ def status(call: Call) -> str:
     tail = ANSI_RE.sub("", tail_text(text))
     if category(call.command) and _FAIL_TEXT_RE.search(tail) and not passed_summary(tail):
         return "fail"
+    if _GH_REFUSED_RE.search(text[:2000]) and re.search(r"(?:^|[;&|(]\s*)gh\s", call.command):
+        return "fail"  # gh's "X …" refusal, its exit code lost in a pipe (`gh pr merge 1 2>&1 | tee log`)
     if category(call.command) == "test" and _NOTHING_RAN_RE.search(tail):
         return "unknown"  # a test run that found no tests shows nothing about the suite (and the filter was wrong)
     return "ok"
 
 
+_GH_REFUSED_RE = re.compile(r"^X (?:Pull request|Could not|Failed|No |Merge|Run |Release |GraphQL)", re.M)
 _NOTHING_RAN_RE = re.compile(
     r"\bno tests? (?:found|ran|were found|to run|files found)\b|\bcollected 0 items\b|\bran 0 tests\b"
     r"|^\s*Tests?:\s+0 total\b",
