@@ -29,7 +29,8 @@ def memory_row(conn: Connection, memory_id: int) -> Mapping[str, Any] | None:
     """The memory as currently projected (None when archived or unknown)."""
     return conn.execute(
         "SELECT id, learning_id, content, type, kind, scope, project_id, source_session, reinforcement_score, "
-        "valid_from, valid_until, superseded_by, contradiction_count, provenance_json FROM memories WHERE id = ?",
+        "valid_from, valid_until, superseded_by, contradiction_count, provenance_json, status "
+        "FROM memories WHERE id = ?",
         (memory_id,),
     ).fetchone()
 
