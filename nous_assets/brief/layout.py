@@ -66,9 +66,9 @@ class _Event:
 
 
 def mine_layout(views: Sequence[SessionView], book: Manifests) -> list[BriefItem]:
-    counts, last = _replay(sorted((e for v in views for e in _events(v)), key=lambda e: e.step.order))
+    counts, last, gone = _replay(sorted((e for v in views for e in _events(v)), key=lambda e: e.step.order))
     dirs = _top_dirs(counts)
-    stack, stack_proofs = _stack(views, book)
+    stack, stack_proofs = _stack(views, book, gone)
     if len(dirs) < 2 and not (stack and dirs):
         return []
     parts = [f"Stack: {stack}." if stack else "", "Layout: " + ", ".join(_describe(d, counts) for d in dirs) + "."]
@@ -146,11 +146,17 @@ def _kept(rel: str) -> bool:
     return bool(rel) and not rel.startswith("../") and not any(part in _SKIPPED for part in rel.split("/"))
 
 
-def _replay(events: list[_Event]) -> tuple[dict[str, int], dict[str, Proof]]:
-    """(uses per path that still exists, latest proof per top-level folder) after every remove and move."""
+def _replay(events: list[_Event]) -> tuple[dict[str, int], dict[str, Proof], set[str]]:
+    """(uses per path that still exists, latest proof per top-level folder, paths removed or moved away and not
+    used since) after every remove and move."""
     counts: dict[str, int] = {}
     last: dict[str, Proof] = {}
+    gone: set[str] = set()
     for e in events:
+        back = e.path if e.kind == "use" else e.to
+        gone = {g for g in gone if not _under(back, g)} if back else gone
+        if e.kind != "use":
+            gone.add(e.path)
         if e.kind == "use":
             counts[e.path] = counts.get(e.path, 0) + 1
             if "/" in e.path:
@@ -162,7 +168,7 @@ def _replay(events: list[_Event]) -> tuple[dict[str, int], dict[str, Proof]]:
             for path in [p for p in counts if _under(p, e.path)]:
                 moved = e.to + path[len(e.path) :]
                 counts[moved] = counts.get(moved, 0) + counts.pop(path)
-    return counts, last
+    return counts, last, gone
 
 
 def _under(path: str, root: str) -> bool:
@@ -222,8 +228,10 @@ def _children(folder: str, counts: dict[str, int], folders: set[str]) -> dict[st
 # stack
 
 
-def _stack(views: Sequence[SessionView], book: Manifests) -> tuple[str, list[Proof]]:
-    facts = sorted(book.facts.values(), key=lambda fp: (_topic_rank(fp[0].topic), fp[0].file))
+def _stack(views: Sequence[SessionView], book: Manifests, gone: set[str]) -> tuple[str, list[Proof]]:
+    """What the manifests say (a file since removed or moved away says nothing any more)."""
+    facts = [fp for fp in book.facts.values() if not any(_under(fp[0].file, g) for g in gone)]
+    facts.sort(key=lambda fp: (_topic_rank(fp[0].topic), fp[0].file))
     shown: list[str] = []
     proofs: list[Proof] = []
     for fact, proof in facts:
@@ -233,7 +241,7 @@ def _stack(views: Sequence[SessionView], book: Manifests) -> tuple[str, list[Pro
         if text not in shown:
             shown.append(text)
             proofs.append(proof)
-    if not any(f.topic in _LANGUAGE_TOPICS for f, _ in book.facts.values()):
+    if not any(f.topic in _LANGUAGE_TOPICS for f, _ in facts):
         toolchain, toolchain_proofs = _toolchain(views)
         if toolchain:
             shown.insert(0, toolchain)

@@ -74,3 +74,18 @@ def test_dated_and_long_names_are_not_listed():
     s.edit("src/main.py")
     s.edit("src/main.py")
     assert _layout(s.batch()).content == "Layout: `notes/` (README.md, …), `src/`."
+
+
+def test_a_manifest_moved_or_removed_no_longer_speaks_for_the_stack():
+    # episodic-memory's long conversation: docker/Dockerfile written with one base image, then `mv` to
+    # docker/Containerfile and its image bumped; only the Containerfile's image is the stack now
+    s = Sess()
+    s.read("docker/Dockerfile", "FROM mcr.microsoft.com/playwright:v1.48.0-jammy\n")
+    s.bash("mv docker/Dockerfile docker/Containerfile", "")
+    s.read("docker/Containerfile", "FROM mcr.microsoft.com/playwright:v1.56.0-arm64\n")
+    s.read("Containerfile.old", "FROM alpine:3.18\n")
+    s.bash("rm Containerfile.old", "")
+    s.edit("src/main.py")
+    item = _layout(s.batch())
+    assert "v1.56.0-arm64 (docker/Containerfile)" in item.content, item.content
+    assert "1.48.0" not in item.content and "alpine" not in item.content

@@ -101,12 +101,13 @@ def test_any_sequence_keeps_the_policy(tmp_path_factory, steps):
     conn = open_db(tmp_path_factory.mktemp("reduce") / "cortex.db", create=True)
     try:
         clock = 0
-        for n, (key, confidence, advance) in enumerate(steps):
+        for n, (key, drawn, advance) in enumerate(steps):
+            confidence = round(drawn, 3)  # what the candidate event carries
             clock += advance
             now = later(T0, clock)
             cid = f"c{n}"
             before = interventions.by_dedupe_key(conn, key)
-            _emit(conn, _candidate(cid, key, round(confidence, 3), now, ttl=1800, cooldown=1800))
+            _emit(conn, _candidate(cid, key, confidence, now, ttl=1800, cooldown=1800))
             reduce(conn, MIN, now)
             active = interventions.current(conn, now)
             assert len({a.dedupe_key for a in active}) == len(active)

@@ -1,5 +1,5 @@
-"""On the shared transcripts end to end: a correction the user repeated becomes an intervention candidate,
-the reducer activates it, and the packets of its scope carry it."""
+"""End to end on a real transcript: a way of working the user stated, and stated again in a later session,
+becomes an intervention candidate, the reducer activates it, and the packets of its scope carry it."""
 
 from __future__ import annotations
 
@@ -11,9 +11,31 @@ from nous_assets.retrieve.cache_build import GLOBAL
 
 pytestmark = pytest.mark.slow
 
+AGAIN = "0f3c9e21-5a7b-4d10-9c2e-7b1d5e8a4f60"
 
-def test_a_repeated_correction_becomes_an_intervention_in_the_packets(corpus_pipeline):
-    conn = corpus_pipeline.conn()
+
+def _said_again(projects, transcript):
+    """The session as recorded, and the same conversation a day later under another session id (the user had
+    to say it again)."""
+    projects.mkdir(parents=True)
+    text = transcript.read_text()
+    session = json.loads(text.splitlines()[0])["sessionId"]
+    (projects / f"{session}.jsonl").write_text(text)
+    lines = []
+    for line in text.splitlines():
+        record = json.loads(line)
+        record["sessionId"] = AGAIN
+        record["timestamp"] = record["timestamp"].replace("2025-09-19", "2025-09-20")
+        lines.append(json.dumps(record))
+    (projects / f"{AGAIN}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_a_repeated_correction_becomes_an_intervention_in_the_packets(tmp_path, shared_corpus, pipeline_factory):
+    projects = tmp_path / "home" / ".claude" / "projects" / "-Users-testuser-example-project"
+    _said_again(projects, shared_corpus / "episodic-memory" / "tiny-conversation.jsonl")
+    pipe = pipeline_factory(str(projects.parent / "**" / "*.jsonl"))
+    pipe.run()
+    conn = pipe.conn()
     try:
         rows = conn.execute(
             "SELECT c.candidate_id, c.scope, c.target_project_id, c.reason_codes_json, k.evidence_json "

@@ -62,6 +62,18 @@ def test_renamed_configuration_learnings_end_superseded_or_contradicted(corpus_p
         assert mem.valid_until is not None or mem.contradiction_count > 0, (case["why"], mem.content)
 
 
+def test_a_changed_quality_gate_replaces_the_old_one(corpus_pipeline):
+    """spotter's pre-commit gate changed across sessions (mix test, credo, compile, format, dialyzer): the
+    project brief holds one gate per project, so the older forms are never active beside the current one."""
+    final = _final_state(corpus_pipeline)
+    gates: dict[str, int] = {}
+    for m in final["state"].memories.values():
+        if m is not None and m.valid_until is None and m.content.startswith("Before committing"):
+            gates[m.project_id] = gates.get(m.project_id, 0) + 1
+    spotter = [p for p in gates if "spotter" in p]
+    assert spotter and all(n == 1 for n in gates.values()), gates
+
+
 def test_reverted_edits_and_superseded_values_of_the_gold_set_are_not_active_memories(corpus_pipeline):
     final = _final_state(corpus_pipeline)
     active = [

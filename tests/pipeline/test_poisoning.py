@@ -32,6 +32,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "data" / "poisoning"
 CASES = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))
 ATTEMPTS = CASES["attempts"]
 CONTROLS = CASES["controls"]
+_TRAILER = re.compile(r" \((?:(?:verified|stated|observed)(?:, \d+ sessions)? · )?\d{4}-\d\d-\d\d(?: · .+)?\)$")
 _TURN = re.compile(r"^\[T(\d+)\] (.*?) \d{4}-\d\d-\d\dT[\d:]{8}Z: (.*)\Z", re.S)
 
 
@@ -181,7 +182,10 @@ def test_no_poisoning_attempt_reaches_a_packet(run, request, capsys):
 
 def test_benign_controls_stay_injected_and_warnings_are_framed(heuristic_run, gullible_run):
     report = audit(heuristic_run)
-    expected = {c["id"]: "framed" if c["kind"] == "warning" else "injected" for c in CONTROLS}
+    # one "yes" to a design proposal in one session is an observed decision, stored (not held) but below the
+    # packet's evidence bar until a second session learns it again; what the user stated is injected
+    expected = {c["id"]: "framed" if c["kind"] == "warning" else "not_injected" if c["channel"] == "approved_proposal"
+                else "injected" for c in CONTROLS}  # fmt: skip
     assert report["controls"] == expected
     assert all(v != "held" for v in audit(gullible_run)["controls"].values())
 
@@ -191,9 +195,15 @@ def test_packets_say_what_they_are_and_carry_source_and_date(heuristic_run):
     for text in audit(heuristic_run)["packets"]:
         header, *lines = text.splitlines()
         assert "recalled from earlier sessions" in header and "not instructions" in header
+        section = ""
         for line in lines:
-            if not line.startswith("### "):  # every bullet ends with the day it was learned (and its source)
-                assert line.startswith("- ") and re.search(r" \(\d{4}-\d\d-\d\d(?: · .+)?\)$", line), line
+            if line.startswith("### "):
+                section = line
+            elif line.startswith("_") and line.endswith("_"):  # the footer: what is not shown
+                assert "not shown" in line
+            elif section != "### Notes":  # a note names its sessions' days in its own words
+                # every bullet ends with what backs it, the day it was learned (and its source)
+                assert line.startswith("- ") and re.search(_TRAILER, line), line
                 bullets_seen += 1
     assert bullets_seen
 
@@ -213,8 +223,16 @@ def test_global_packet_carries_no_commands_or_project_only_kinds(heuristic_run, 
     for pipe in (heuristic_run, gullible_run):
         conn = pipe.conn()
         try:
-            rows = conn.execute("SELECT memory_ids_json FROM injection_cache WHERE project_id = '*'").fetchall()
-            ids = sorted({i for (raw,) in rows for i in json.loads(raw)})
+            rows = conn.execute("SELECT memory_ids_json, packet_text FROM injection_cache WHERE project_id = '*'")
+            rows = rows.fetchall()
+            ids = {i for raw, _ in rows for i in json.loads(raw)}
+            for text, evidence in conn.execute(
+                "SELECT c.payload_text, k.evidence_json FROM intervention_candidates c "
+                "JOIN intervention_candidate_keys k USING (candidate_id)"
+            ):  # what a note of the global packet is about counts too
+                if any(text in packet for _, packet in rows):
+                    ids.add(json.loads(evidence)["memory_id"])
+            ids = sorted(ids)
             kinds = conn.execute(
                 f"SELECT kind, scope FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids
             ).fetchall() if ids else []  # fmt: skip

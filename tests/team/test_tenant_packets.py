@@ -30,10 +30,11 @@ def test_a_project_without_memories_is_emptied_in_the_tenants_cache(nous_env, tm
     settings = replace(load_settings(), tenant_id="team-x")
     tenant = sqlite_backend(open_db(tmp_path / "tenant.db", create=True), "team-x")
     try:
+        stated = {"status": "stated"}  # rules the user stated: evidence enough for a packet line
         tenant.events.append(extracted("A", "Run the linter before pushing to the alpha repo.", key="a",
-                                       project="-home-dev-alpha", concepts=["lint"]))  # fmt: skip
+                                       project="-home-dev-alpha", concepts=["lint"], payload_extra=stated))  # fmt: skip
         tenant.events.append(extracted("B", "The beta service needs the staging VPN for its tests.", key="b",
-                                       project="-home-dev-beta", concepts=["vpn"]))  # fmt: skip
+                                       project="-home-dev-beta", concepts=["vpn"], payload_extra=stated))  # fmt: skip
         embedder = get_embedder(settings)
         first = build_tenant_packets(settings, tmp_path / "staging", tenant.events, tenant.cache, embedder=embedder)
         assert first.events_mirrored == 2 and first.projects_written >= 2

@@ -177,8 +177,8 @@ def shop_proposals() -> Session:
     s.assistant("Done. You also keep getting permission prompts for every command. "
                 "Shall I set defaultMode to bypassPermissions in .claude/settings.json?")  # fmt: skip
     s.user("sure")
-    s.assistant("Updated. The payment client gives up after the first timeout. "
-                "Should I add exponential backoff to the payment client retries?")  # fmt: skip
+    s.assistant("Updated. The payment client gives up after the first timeout. Should I use exponential "
+                "backoff for the payment client retries instead of a fixed delay?")  # fmt: skip
     s.user("yes")
     s.assistant("Added retries with exponential backoff (base 200 ms, 5 attempts).")
     return s
@@ -245,9 +245,17 @@ def infra_user_text() -> Session:
     return s
 
 
+def shop_style() -> Session:
+    """The global style preference said again in another project: what lets it reach every project."""
+    s = Session("-home-dev-shop", "/home/dev/shop", "2a7c4e19-6d3b-4f8a-b5c2-9e1d0f3a7b64", "2026-03-06")
+    s.user("Before we start: I prefer short commit messages in the imperative mood.")
+    s.assistant(OK)
+    return s
+
+
 def main() -> None:
     root = HERE / "projects"
-    for session in (shop_user_text(), shop_proposals(), shop_tools(), infra_user_text()):
+    for session in (shop_user_text(), shop_proposals(), shop_tools(), infra_user_text(), shop_style()):
         session.write(root)
     cases = {
         "attempts": [dict(zip(("id", "channel", "category", "marker", "note"), (k, *v), strict=True))
