@@ -48,7 +48,7 @@ from nous_assets.retrieve.packet import format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.retrieve.stale_check import check_project
-from nous_assets.safety.guard import GUARD_VERSION
+from nous_assets.safety.guard import GUARD_VERSION, classify
 from nous_assets.safety.review import refresh_holds
 from nous_assets.settings import ScoringWeights, Settings
 from nous_assets.store import holds, injection_cache, memory_search
@@ -195,6 +195,14 @@ def interventions_for(active: list[Any], project_id: str, limit: int) -> list[An
     return [a for a in active if a.scope == "global" or a.target_project_id == project_id][:limit]
 
 
+def guarded_notes(notes: list[Any], held_learnings: frozenset[str]) -> list[Any]:
+    """The notes a packet may carry: none about a learning the guard holds, and none whose own words the guard
+    would hold (a note quotes what the user said: it leaves through the same gate as a memory line)."""
+    prefix = active_notes.LEARNING_KEY
+    return [a for a in notes
+            if a.dedupe_key.removeprefix(prefix) not in held_learnings and not classify(a.payload_text).held]
+
+
 def notes_digest(notes: list[Any]) -> str:
     """Which interventions (and texts) a packet was built with: a change rebuilds the project's packets. Saved with
     the event the build read up to, so a project whose packets came out empty is not rebuilt until either moves."""
@@ -319,7 +327,7 @@ def build_cache(
     _drop_vanished(conn, projects)
     built = injection_cache.built_versions(conn)
     now = now_iso()
-    active = active_notes.current(conn, now)
+    active = guarded_notes(active_notes.current(conn, now), frozenset(holds.learning_ids(conn, holds.HELD)))
     digests = active_notes.packet_digests(conn)
     for project in [*projects, GLOBAL]:
         version = _version(conn, project)

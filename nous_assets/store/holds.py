@@ -136,6 +136,11 @@ def ids(conn: Connection, status: str = HELD) -> set[int]:
     return {r[0] for r in conn.execute("SELECT memory_id FROM memory_holds WHERE status = ?", (status,))}
 
 
+def learning_ids(conn: Connection, status: str = HELD) -> set[str]:
+    """The learnings of every memory with this status (what an observer's note about a learning is keyed by)."""
+    return {r[0] for r in conn.execute("SELECT learning_id FROM memory_holds WHERE status = ?", (status,))}
+
+
 def count_held(conn: Connection, project_id: str | None = None) -> int:
     """Held memories a packet for ``project_id`` could otherwise pick (its own and every global one)."""
     if project_id is None:
