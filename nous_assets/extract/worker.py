@@ -472,7 +472,9 @@ def process_item(
     judge: Judge | None = None,
 ) -> int:
     """Extract one queue item and append its events; returns the number of new events."""
-    date = item.payload["date"]
+    date = item.payload.get("date")
+    if not isinstance(date, str) or not date:
+        raise ValueError(f"queue item {item.ingest_id} has no 'date' in its payload: the day of its turns is unknown")
     if date not in turns_by_date:
         turns_by_date[date] = read_turns(settings.lake_dir, date)
     turns = [

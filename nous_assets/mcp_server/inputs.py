@@ -27,6 +27,17 @@ class InputError(ValueError):
     """An argument the caller must change; the message says how."""
 
 
+def validation_line(errors: list[dict]) -> str:
+    """Pydantic's report on a tool's arguments as one line: the first field and what it must be (no input values,
+    which are the caller's data, and no documentation URL)."""
+    if not errors:
+        return "invalid arguments"
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "arguments"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return " ".join(f"{where}: {first.get('msg', 'invalid')}{more}".split())[:300]
+
+
 def text(value: object, name: str, *, max_chars: int) -> str:
     """A non-blank string of at most ``max_chars`` characters, stripped."""
     if not isinstance(value, str):

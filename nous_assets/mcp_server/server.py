@@ -8,8 +8,9 @@ SQLite connection belongs to its thread) and closes it before returning.
 Errors: an argument to fix, a missing or old database, a busy or damaged store all come back as a tool
 error whose one line says what to do (``is_error`` with the message, which the model reads); anything
 unexpected is caught by the SDK, logged to stderr with its traceback, and reported as a failed call — the
-server never exits because of a request. Arguments a tool does not take are refused, not ignored, so a
-misspelt ``as_of`` cannot silently search the present.
+server never exits because of a request. Arguments of the wrong type or size are one line too (the SDK's
+report names every field over several lines, with a documentation URL). Arguments a tool does not take are
+refused, not ignored, so a misspelt ``as_of`` cannot silently search the present.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from nous_assets.errors import NousError, storage_error
 from nous_assets.mcp_server import explain, inputs, predict, recall, render, timeline
@@ -115,7 +116,12 @@ class StrictServer(MCPServer):
             if unknown:
                 names = ", ".join(map(repr, unknown))
                 raise ToolError(f"{name} does not take {names}; its arguments are {', '.join(sorted(known))}")
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:  # the SDK's multi-line pydantic report, with a URL: one line instead
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"{name}: {inputs.validation_line(exc.__cause__.errors())}") from exc.__cause__
+            raise
 
 
 def build_server(tools: NousTools) -> MCPServer:

@@ -122,10 +122,19 @@ def _server_gone(exc: BaseException) -> bool:
     return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
 
 
+def _not_json(exc: RequestValidationError) -> bool:
+    """The body could not be read as JSON at all (a 400), rather than JSON of the wrong shape (a 422)."""
+    return any(e.get("type") == "json_invalid" for e in exc.errors())
+
+
 def _one_line(exc: RequestValidationError) -> str:
     errors = exc.errors()
     if not errors:
         return "invalid request"
+    if _not_json(exc):
+        first = next(e for e in exc.errors() if e.get("type") == "json_invalid")
+        reason = (first.get("ctx") or {}).get("error") or first.get("msg", "")
+        return " ".join(f"the body is not JSON: {reason}".split())[:500]
     first = errors[0]
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -179,7 +188,8 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"error": _one_line(exc)}, status_code=422)
+        status = 400 if _not_json(exc) else 422
+        return JSONResponse({"error": _one_line(exc)}, status_code=status)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

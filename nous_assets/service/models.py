@@ -8,6 +8,7 @@ never a storage error. They also are the OpenAPI schema (``/openapi.json``) the 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 import orjson
@@ -42,7 +43,16 @@ def Text(max_length: int = 512, min_length: int = 1) -> Any:  # noqa: N802 - rea
     return Annotated[str, Field(min_length=min_length, max_length=max_length), AfterValidator(_storable)]
 
 
+def _dated(value: dict[str, Any]) -> dict[str, Any]:
+    """An artifact names the lake day its turns are in (``date``, YYYY-MM-DD): the extraction worker reads them from
+    that partition, so an artifact without one is refused here rather than failing later in the queue."""
+    if not isinstance(value.get("date"), str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value["date"]):
+        raise ValueError("must carry 'date', the day of its turns as YYYY-MM-DD")
+    return value
+
+
 JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object)]
+ArtifactPayload = Annotated[dict[str, Any], AfterValidator(_json_object), AfterValidator(_dated)]
 EventSource = Literal[SOURCES]  # type: ignore[valid-type]
 EventType = Literal[EVENT_TYPES]  # type: ignore[valid-type]
 
@@ -91,7 +101,7 @@ class ArtifactBody(Strict):
     transcript_path: Text(4096)
     file_inode: Text(128) | None = None
     file_offset: Annotated[int, Field(ge=0, le=MAX_INT)]
-    payload: JsonObject
+    payload: ArtifactPayload
     project_id: Text() | None = None
     session_id: Text() | None = None
 

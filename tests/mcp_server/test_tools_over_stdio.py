@@ -249,6 +249,7 @@ def test_bad_inputs_are_mcp_errors_and_the_server_carries_on(corpus_client, tool
     result = corpus_client.call(tool, arguments)
     assert result.is_error
     assert says in result.content[0].text
+    assert "\n" not in result.content[0].text.strip() and "http" not in result.content[0].text  # one line
     assert len(corpus_client.tools()) == 4  # still serving
     log = corpus_client.log.read_text(encoding="utf-8", errors="replace")
     assert "Traceback" not in log and "unexpected exception" not in log  # anticipated, never a crash

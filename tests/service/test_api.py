@@ -180,6 +180,12 @@ def test_invalid_requests_are_one_line_4xx(served, raw):
     assert 400 <= status < 500 and "\n" not in answer["error"] and answer["error"]
 
 
+@pytest.mark.parametrize("raw", [b"not json", b'{"identity": ', b"\xff\xfe{}"])
+def test_a_body_that_is_not_json_is_400_as_the_readme_says(served, raw):
+    status, answer = served.request("POST", "/v1/resolve", raw=raw, token=served.token())
+    assert status == 400 and answer["error"].startswith("the body is not JSON") and "\n" not in answer["error"]
+
+
 def test_an_invalid_event_is_422_naming_the_problem(served):
     token = served.token()
     body = {"identity": identity(), "idempotency": {"idempotency_key": "r1", "schema_version": 2},
@@ -196,7 +202,7 @@ def test_backfill_lands_valid_items_and_says_why_the_others_were_refused(served)
     events.insert(1, {"idempotency": {"idempotency_key": "bad", "schema_version": 2},
                       "event": {"event_type": "LearningArchived", "learning_id": "ghost", "payload": {"reason": "x"}}})
     artifacts = [{"idempotency": {"idempotency_key": "a1", "schema_version": 2},
-                  "artifact": {"transcript_path": "/t/s.jsonl", "file_offset": 10, "payload": {"turns": []}}}]
+                  "artifact": {"transcript_path": "/t/s.jsonl", "file_offset": 10, "payload": {"date": "2026-03-01"}}}]
     status, answer = served.post("/v1/backfill", {"identity": identity(), "events": events, "artifacts": artifacts},
                                  token=token)  # fmt: skip
     assert status == 200
@@ -215,8 +221,12 @@ def test_backfill_lands_valid_items_and_says_why_the_others_were_refused(served)
 
 def test_ingest_artifact_dedups_and_enqueues(served):
     token = served.token()
+    artifact = {"transcript_path": "/t/s.jsonl", "file_inode": "42", "file_offset": 0, "payload": {"n": 1}}
     body = {"identity": identity(), "idempotency": {"idempotency_key": "art", "schema_version": 2},
-            "artifact": {"transcript_path": "/t/s.jsonl", "file_inode": "42", "file_offset": 0, "payload": {"n": 1}}}
+            "artifact": artifact}  # fmt: skip
+    status, answer = served.post("/v1/artifacts", body, token=token)  # no day: refused now, not later in the queue
+    assert status == 422 and "payload" in answer["error"] and "date" in answer["error"]
+    artifact["payload"]["date"] = "2026-03-01"
     first = served.post("/v1/artifacts", body, token=token)
     second = served.post("/v1/artifacts", body, token=token)
     assert (first[0], second[0]) == (201, 200) and first[1]["ingest_id"] == second[1]["ingest_id"]
