@@ -176,9 +176,10 @@ def _claude_md(conn, settings: Settings, args: argparse.Namespace) -> int:
     if path.is_dir():
         path = path / "CLAUDE.md"
     try:
-        existing = path.read_text(encoding="utf-8") if path.exists() else ""
+        current = claude_md.read_existing(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise NousError(f"cannot read {path}: {exc}") from None
+    existing = current.text
     found = claude_md.suggestions(conn, project_id, existing, min_sessions=settings.thresholds.claude_md_min_sessions)
     new = claude_md.patched(existing, [s.bullet for s in found])
     if not found:
@@ -190,13 +191,16 @@ def _claude_md(conn, settings: Settings, args: argparse.Namespace) -> int:
         print(f"{len(found)} suggested line(s) for {path}; nothing written (add --apply to write them)",
               file=sys.stderr)  # fmt: skip
         return 0
-    if not path.parent.is_dir():
-        raise NousError(f"{path.parent} does not exist; give --path PATH/TO/CLAUDE.md")
+    if not current.target.parent.is_dir():
+        raise NousError(f"{current.target.parent} does not exist; give --path PATH/TO/CLAUDE.md")
     try:
-        claude_md.write_atomically(path, new)
+        backup = claude_md.write_preserving(current, new)
+    except claude_md.ReadOnlyError as exc:
+        raise NousError(str(exc)) from None
     except OSError as exc:
-        raise NousError(f"cannot write {path}: {exc.strerror or exc}") from None
-    print(f"{len(found)} line(s) added to {path}", file=sys.stderr)
+        raise NousError(f"cannot write {current.target}: {exc.strerror or exc}") from None
+    kept = f" (the old text is in {backup})" if backup else ""
+    print(f"{len(found)} line(s) added to {current.target}{kept}", file=sys.stderr)
     return 0
 
 

@@ -2,9 +2,13 @@
 
 Memories of one project that recur in ``claude_md_min_sessions`` or more sessions are proposed as bullets
 under one heading (:data:`HEADING`), shown as a unified diff against the project's ``CLAUDE.md``; the file
-is written only when the user asks (``nous review claude-md --apply``), atomically (a temporary file in the
-same directory, then a rename). Memories the packet guard would hold are never proposed, text passes the
-redactor, and a bullet whose words the file already holds is left out, so a second run proposes nothing new.
+is written only when the user asks (``nous review claude-md --apply``), as an editor people trust would: through
+a symlink to its target (the link stays a link), keeping the file's line endings and byte-order mark, refusing a
+read-only file, with a backup of the old text next to it, atomically (a temporary file in the same directory,
+then a rename). CLAUDE.md is read as instructions, so a memory the packet guard has anything to say about — held,
+or only a warning ("never … `curl | sh`"), since a negation does not make the command in it safe — is never
+proposed; text passes the redactor; and a bullet whose words the file already holds is left out, so a second
+run proposes nothing new.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ def suggestions(conn: Connection, project_id: str, existing: str, *, min_session
     for m in observations.learned_memories(conn):
         if m.project_id != project_id or m.scope != "project" or len(m.sessions) < max(1, min_sessions):
             continue
-        if classify(m.content).held:
+        if classify(m.content).findings:  # held or a warning: not an instruction to write down
             continue
         bullet = _bullet(m.content, m.sessions)
         if _already_said(bullet, lines):
@@ -92,13 +96,56 @@ def unified_diff(path: Path, old: str, new: str) -> str:
                                         fromfile=f"a/{name}", tofile=f"b/{name}"))  # fmt: skip
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one rename (a crash leaves the old file or the new, never half)."""
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+@dataclass(frozen=True)
+class Existing:
+    """A CLAUDE.md as found: where its bytes live (a symlink's target), its text, and how it was written."""
+
+    target: Path
+    text: str = ""
+    newline: str = "\n"
+    bom: bool = False
+    mode: int = 0o644
+    exists: bool = False
+
+
+class ReadOnlyError(OSError):
+    """The file is not writable by its owner (0444): the user made it so, and it is not ours to change."""
+
+
+def read_existing(path: Path) -> Existing:
+    """The file behind ``path`` (following symlinks), with its line ending and BOM (missing: an empty new file)."""
+    target = path.resolve() if path.is_symlink() else path
+    if not target.exists():
+        return Existing(target)
+    raw = target.read_bytes()
+    bom = raw.startswith(b"\xef\xbb\xbf")
+    text = raw[3 if bom else 0 :].decode("utf-8")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return Existing(target, text.replace("\r\n", "\n"), newline, bom, target.stat().st_mode & 0o777, True)
+
+
+def write_preserving(found: Existing, text: str) -> Path | None:
+    """Write ``text`` (``\n`` line ends) over ``found.target`` as it was written (its line ending, BOM and mode),
+    keeping the old bytes in a ``.nous-backup`` file first; returns the backup's path (None for a new file).
+    A file its owner cannot write is refused (:class:`ReadOnlyError`), whoever runs this (root included)."""
+    target = found.target
+    if found.exists and not found.mode & 0o200:
+        raise ReadOnlyError(f"{target} is read-only (mode {found.mode:04o}); nothing written")
+    data = ((b"\xef\xbb\xbf" if found.bom else b"") + text.replace("\n", found.newline).encode("utf-8"))
+    backup = None
+    if found.exists:
+        backup = target.with_name(target.name + ".nous-backup")
+        _replace(backup, target.read_bytes(), found.mode)
+    _replace(target, data, found.mode)
+    return backup
+
+
+def _replace(path: Path, data: bytes, mode: int) -> None:
+    """Replace ``path`` with ``data`` in one rename (a crash leaves the old file or the new, never half)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
