@@ -18,12 +18,13 @@ import pytest
 
 from nous_assets.store.db import open_db
 from resolver import cache_read as cache
+from resolver.__main__ import HOOK_DEADLINE_S
 from resolver import hook_io
 from resolver.fingerprint import build_fingerprint, find_git, fingerprint_key, read_branch, split_words
 from resolver.project import project_id_from_cwd
 
 REPO = Path(__file__).resolve().parents[2]
-FAIL_OPEN_WALL_S = 0.6
+FAIL_OPEN_WALL_S = HOOK_DEADLINE_S + 0.5  # the guarantee: never past the deadline (speed: benchmarks/)
 BRANCH = "feature/payment-retry"
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -411,9 +412,35 @@ def test_garbage_stdin_fails_open(stdin: bytes, db: Path, env: dict[str, str]) -
 
 def test_slow_path_is_cut_by_the_watchdog(tmp_path: Path, db: Path, env: dict[str, str], data_dir: Path) -> None:
     add_packet(db, "global", text="# global packet")
-    _assert_failed_open(*run_hook("session-start", payload(tmp_path), env, NOUS_RESOLVER_TEST_DELAY="2"))
+    _assert_failed_open(*run_hook("session-start", payload(tmp_path), env, NOUS_RESOLVER_TEST_DELAY="8"))
     assert "timed out" in resolver_log(data_dir)
     assert access_rows(db) == []
+
+
+def test_fifty_session_starts_at_once_all_inject(
+    tmp_path: Path, db: Path, env: dict[str, str], data_dir: Path
+) -> None:
+    """Claude Code Desktop fires SessionStart several times in a second: 50 hooks started together on this
+    machine's cores all inject (start-up queued behind the others does not eat the work's budget), each well
+    within what Claude Code waits, and every access is recorded or spooled."""
+    add_packet(db, "global", text="# global packet", ids=[7])
+    procs = []
+    for i in range(50):
+        proc = subprocess.Popen([sys.executable, "-m", "resolver", "session-start"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)  # fmt: skip
+        procs.append((proc, time.perf_counter(), i))
+    answers = []
+    for proc, started, i in procs:
+        out, err = proc.communicate(payload(tmp_path, session_id=f"burst-{i}"), timeout=30)
+        answers.append((proc.returncode, out, time.perf_counter() - started, err))
+    assert all(rc == 0 and not err for rc, _, _, err in answers)
+    injected = sum(b"# global packet" in out for _, out, _, _ in answers)
+    assert injected == 50, resolver_log(data_dir)[-2000:]
+    assert [context_of(out) for _, out, _, _ in answers] == ["# global packet"] * 50
+    assert max(elapsed for _, _, elapsed, _ in answers) < HOOK_DEADLINE_S + 0.5
+    spool = data_dir / "access-spool.jsonl"
+    spooled = len(spool.read_text().splitlines()) if spool.exists() else 0
+    assert len(access_rows(db)) + spooled == 50
 
 
 def test_unknown_command_and_version(env: dict[str, str]) -> None:
