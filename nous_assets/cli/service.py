@@ -129,7 +129,7 @@ def _client(settings: Settings):
 
 def cmd_push(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.service import push
-    from nous_assets.service.client import ServerUnavailableError
+    from nous_assets.service.client import ServerError
     from nous_assets.store import push_cursor
 
     client = _client(settings)
@@ -144,7 +144,9 @@ def cmd_push(settings: Settings, args: argparse.Namespace) -> int:
             report = push.push(conn, client, batch_size=batch, max_batches=args.max_batches,
                                rejected_path=settings.data_dir / "push-rejected.jsonl",
                                progress=lambda r: bar.update(r.sent, f"{r.created:,} new"))  # fmt: skip
-        except ServerUnavailableError as exc:
+        except ServerError as exc:  # down, refusing, or answering outside the contract: the cursor did not move
+            if bar.tty:
+                sys.stderr.write("\r\x1b[K")  # clear the progress line: the error is the one line left
             print(f"nous: error: {exc}; nothing was lost: the events not acknowledged are sent by the next push",
                   file=sys.stderr)  # fmt: skip
             return EXIT_ERROR
@@ -159,19 +161,25 @@ def cmd_push(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_pull(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.service import pull
-    from nous_assets.service.client import ServerUnavailableError
+    from nous_assets.service.client import ServerError
 
     client = _client(settings)
     bar = Progress("pull")
     try:
-        packets = pull.fetch(client, project_id=args.project, progress=bar.update)
-    except ServerUnavailableError as exc:
+        pulled = pull.fetch(client, project_id=args.project, progress=bar.update)
+    except ServerError as exc:  # down, refusing, or answering outside the contract: nothing was written
+        if bar.tty:
+            sys.stderr.write("\r\x1b[K")  # clear the progress line: the error is the one line left
         print(f"nous: error: {exc}; the local packets are unchanged (the hook keeps using them)", file=sys.stderr)
         return EXIT_ERROR
     with open_store(settings, create=True) as conn:
-        report = pull.store(conn, packets)
+        report = pull.store(conn, pulled)
     bar.done(f"{report.packets:,} packet(s) of {len(report.projects)} project(s) written to {settings.db_path}")
-    if not packets:
+    if report.lines_removed or report.lines_cut or report.dropped:
+        print(f"nous: warning: the local re-check removed {report.lines_removed} line(s) the guard holds and cut "
+              f"{report.lines_cut} line(s) past the hook's size limit; {report.dropped} packet(s) had nothing left "
+              "and were not stored", file=sys.stderr)  # fmt: skip
+    if not report.projects:
         print("nous: warning: the server holds no packets for this tenant" +
               (f" and project {args.project}" if args.project else ""), file=sys.stderr)  # fmt: skip
     return 0

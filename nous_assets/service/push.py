@@ -5,7 +5,8 @@ in ``event_id`` order and sent in batches to Backfill with their own idempotency
 only after the server answered for the whole batch, so a crash or a server that goes away resends at most
 that batch, which the server's keys turn into no-ops: nothing is lost, nothing is written twice. An event
 the server refuses (its reason comes back per item) is quarantined in ``push-rejected.jsonl`` under the
-data dir with the reason, and the push goes on: retrying it would never succeed.
+data dir with the reason, and the push goes on: retrying it would never succeed. An answer that does not account
+for exactly the events sent, by their keys, in the contract's shape, stops the push with one line, cursor unmoved.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nous_assets.service.client import Client
+from nous_assets.service.client import Client, one_line
 from nous_assets.store import push_cursor
 from nous_assets.store.db import Connection
 from nous_assets.store.events import EventStore, StoredEvent
@@ -36,7 +37,9 @@ class PushReport:
 
 def whoami(client: Client) -> dict[str, Any]:
     """The tenant and client the token speaks for (also checks the token before any data is sent)."""
-    return client.post("/v1/whoami", {})[1]
+    from nous_assets.service.models import WhoAmIResponse
+
+    return client.call("/v1/whoami", {}, WhoAmIResponse).model_dump()
 
 
 def identity_of(me: dict[str, Any], verb: str, source: str, project_id: str | None = None) -> dict[str, Any]:
@@ -69,6 +72,18 @@ def _quarantine(path: Path, event: StoredEvent, reason: str) -> None:
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
+def _acknowledged(client: Client, batch: list[StoredEvent], identity: dict[str, Any]) -> list[Any]:
+    """The server's result for each event of ``batch``, in order. The cursor moves on these, so an answer that
+    does not account for exactly these events, by their keys, is refused rather than believed."""
+    from nous_assets.service.models import BackfillResponse
+
+    answer = client.call("/v1/backfill", {"identity": identity, "events": [_item(e) for e in batch]}, BackfillResponse)
+    keys = [r.idempotency_key for r in answer.events]
+    if keys != [e.idempotency_key for e in batch]:
+        raise client.error("/v1/backfill", f"{len(keys)} results that are not the {len(batch)} events sent, in order")
+    return answer.events
+
+
 def push(
     conn: Connection,
     client: Client,
@@ -89,15 +104,12 @@ def push(
         if not batch:
             report.finished = True
             break
-        _, answer = client.post("/v1/backfill", {"identity": identity, "events": [_item(e) for e in batch]})
-        results = answer.get("events", [])
-        if len(results) != len(batch):
-            raise ValueError(f"the server answered {len(results)} results for {len(batch)} events")
+        results = _acknowledged(client, batch, identity)
         for event, result in zip(batch, results, strict=True):
-            if result.get("error"):
+            if result.error:
                 report.rejected += 1
-                _quarantine(rejected_path, event, result["error"])
-            elif result.get("created"):
+                _quarantine(rejected_path, event, one_line(result.error, 1000))  # the server's words, bounded
+            elif result.created:
                 report.created += 1
             else:
                 report.duplicates += 1
