@@ -18,7 +18,14 @@ real harm when followed blindly, by what they *do*, not by who said them:
 ``exfiltration``      credentials, keys, ``.env`` files or environment dumps sent to a URL, webhook,
                       paste site, e-mail address or raw socket (``curl -d @.env``, ``nc host port < key``);
 ``secret``            a redaction marker (a credential was there) or anything the current redactor
-                      finds (a memory stored by an older redactor); the evidence shown is redacted.
+                      finds (a memory stored by an older redactor); the evidence shown is redacted;
+``redirect``          registries, package indexes, API base URLs or proxies pointed at another server;
+``destructive``       ``rm -rf /``, ``~`` or a system folder, ``mkfs``, ``dd`` onto a device.
+
+Besides these patterns, every command line of a memory is read as shell words by
+:mod:`nous_assets.safety.shellscan` (download saved and then run, package runners given remote specs,
+``+HEAD:main`` refspecs, ``rsync ~/.ssh/ host:`` …): what a command does, not how it is phrased. Look-alike
+letters (Cyrillic ``ѕ`` for ``s``) and invisible characters are normalised away first.
 
 A memory that *warns* against one of these ("never force-push main", "the hook cannot be bypassed with
 ``--no-verify``") is worth keeping, so every occurrence is checked for a governing negation in its own
@@ -38,11 +45,13 @@ import unicodedata
 from dataclasses import dataclass
 
 from nous_assets.capture.redact import MARKER_PREFIX, redact, redact_text
+from nous_assets.safety.shellscan import scan
 
 __all__ = ["CATEGORIES", "GUARD_VERSION", "Finding", "Verdict", "classify", "normalize"]
 
-GUARD_VERSION = "guard-2"
-CATEGORIES = ("remote_code", "force_push_main", "skip_permissions", "disable_checks", "exfiltration", "secret")
+GUARD_VERSION = "guard-3"
+CATEGORIES = ("remote_code", "force_push_main", "skip_permissions", "disable_checks", "exfiltration", "secret",
+              "redirect", "destructive")  # fmt: skip
 LABELS = {
     "remote_code": "runs code downloaded from the network",
     "force_push_main": "force-pushes a main branch",
@@ -50,6 +59,8 @@ LABELS = {
     "disable_checks": "disables hooks, CI, tests or linters",
     "exfiltration": "sends credentials or private data off the machine",
     "secret": "carries a credential",
+    "redirect": "points tools at another server (registry, index, base URL, proxy)",
+    "destructive": "deletes the system or the home folder",
 }
 # what a warning is about, for the "caution: …" mark of an injected bullet
 TOPICS = {
@@ -59,6 +70,8 @@ TOPICS = {
     "disable_checks": "bypassing hooks, CI or tests",
     "exfiltration": "sending private data off the machine",
     "secret": "credentials",
+    "redirect": "pointing tools at another server",
+    "destructive": "deleting system or home folders",
 }
 MAX_EVIDENCE = 90
 _I = re.I
@@ -157,6 +170,9 @@ _EXFILTRATION = (
     r"/dev/tcp/\S+",
     rf"\bscp\b[^\n]{{0,{_CMD}}}?(?:{_SENSITIVE})[^\n]{{0,{_CMD}}}?\s\S*@?[\w.-]+:",
     rf"\b(?:{_SEND_VERBS})\b[^.\n;]{{0,80}}?(?:{_SENSITIVE})[^.\n;]{{0,80}}?(?:{_SINK})",
+    # a markdown image (rendered, so fetched) whose URL carries a secret file or a variable's value
+    r"!\[[^\]\n]{0,200}\]\(\s*<?https?://[^)\s]{0,400}?(?:\.env\b|id_(?:rsa|ed25519)|credentials|\.ssh|\.aws"
+    r"|\$\{?\w*(?:KEY|TOKEN|SECRET|PASS)\w*|\{\{|\$\()",
 )
 # A redaction marker says a credential was there; what the redactor still finds is added in classify().
 _SECRET = (re.escape(MARKER_PREFIX) + r"[a-z0-9_]+\]",)
@@ -187,7 +203,8 @@ _NEGATION = re.compile(
 # words that flip or escape a preceding negation ("never forget to …", "don't ask, just …")
 _ESCAPE = re.compile(
     r"\b(?:forget|forgetting|skip|omit|fail|hesitate|ask|asking|wait|waiting|bother|hold\s+off|worry|delay|doubt"
-    r"|question|just|instead|but|always|simply|first|then|so|rather|except|unless|only)\b",
+    r"|question|just|instead|but|always|simply|first|then|so|rather|except|unless|only|before|until|till|after"
+    r"|once|when|while)\b",
     _I,
 )
 _VERDICT_AFTER = re.compile(
@@ -201,9 +218,15 @@ _VERDICT_WINDOW = 40
 _NEGATION_WINDOW = 80
 
 
+# Cyrillic and Greek letters that look like Latin ones ("ѕh" for "sh"): read as the Latin letter
+_CONFUSABLES = str.maketrans("аеорсухіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅαεορτυνκΑΒΕΗΙΚΜΝΟΡΤΧΥΖ",
+                             "aeopcyxijsdhlqwABEKMHOPCTXIJSaeoptuvkABEHIKMNOPTXYZ")  # fmt: skip
+
+
 def normalize(text: str) -> str:
-    """NFKC, invisible and control characters removed: "cu\u200brl ｜ sh" is classified as "curl | sh"."""
-    text = unicodedata.normalize("NFKC", "" if text is None else str(text))
+    """NFKC, look-alike letters read as Latin, invisible and control characters removed: "cu\u200brl ｜ ѕh" is
+    classified as "curl | sh"."""
+    text = unicodedata.normalize("NFKC", "" if text is None else str(text)).translate(_CONFUSABLES)
     out = []
     for ch in text:
         if ch in "\n\t":
@@ -290,7 +313,7 @@ def _evidence(text: str) -> str:
 
 def _findings(text: str, category: str) -> list[Finding]:
     out: list[Finding] = []
-    for pattern in _PATTERNS[category]:
+    for pattern in _PATTERNS.get(category, ()):
         for m in pattern.finditer(text):
             if category == "secret":
                 out.append(Finding(category, _evidence(text), False))
@@ -310,6 +333,8 @@ def classify(text: str) -> Verdict:
     findings: list[Finding] = []
     for category in CATEGORIES:
         findings.extend(_findings(clean, category))
+    for hit in scan(clean):
+        findings.append(Finding(hit.category, _evidence(hit.command), _negated(clean, hit.start, hit.end)))
     if not any(f.category == "secret" for f in findings) and redact_text(clean).total:
         findings.append(Finding("secret", _evidence(clean), False))
     return Verdict(tuple(findings))

@@ -18,8 +18,8 @@ import pytest
 
 from nous_assets.store.db import open_db
 from resolver import cache_read as cache
-from resolver.__main__ import HOOK_DEADLINE_S
 from resolver import hook_io
+from resolver.__main__ import HOOK_DEADLINE_S
 from resolver.fingerprint import build_fingerprint, find_git, fingerprint_key, read_branch, split_words
 from resolver.project import project_id_from_cwd
 
