@@ -12,6 +12,7 @@ from nous_assets.errors import NousError
 from nous_assets.settings import Settings
 from nous_assets.store.memory_state import Policy
 
+MAX_TEXT = 4000  # characters of one result's text shown
 _JSON_FIELDS = ("memory_id", "content", "score", "type", "kind", "status", "project_id", "valid_from", "valid_until")
 
 
@@ -35,12 +36,23 @@ def _episode_sources(conn, results: list) -> dict[tuple, str]:
     return {r.key: transcript_chunks.source_line(conn, r.id) or "?" for r in results if r.is_episode}
 
 
-def _print_json(results: list, sources: dict[tuple, str]) -> None:
+def _guarded(conn, results: list) -> dict[tuple, str]:
+    """Each result's text as it may be shown: cleaned and redacted, or the withheld line when the packet guard holds
+    it (Claude may run ``nous search`` too: its output is one more way out, gated like packets and MCP answers)."""
+    from nous_assets.mcp_server.render import Guard
+
+    guard = Guard(conn)
+    return {r.key: guard.text(r.content, MAX_TEXT, memory_id=None if r.is_episode else r.memory_id)[0]
+            for r in results}  # fmt: skip
+
+
+def _print_json(results: list, sources: dict[tuple, str], texts: dict[tuple, str]) -> None:
     print(
         json.dumps(
             [
                 {
                     **{k: getattr(r, k) for k in _JSON_FIELDS},
+                    "content": texts[r.key],
                     "episodic": r.is_episode,
                     "breakdown": r.breakdown,
                     "source": sources.get(r.key),
@@ -52,7 +64,9 @@ def _print_json(results: list, sources: dict[tuple, str]) -> None:
     )
 
 
-def _print_results(results: list, sources: dict[tuple, str], *, explain: bool, now: Any, half_life: float) -> None:
+def _print_results(
+    results: list, sources: dict[tuple, str], texts: dict[tuple, str], *, explain: bool, now: Any, half_life: float
+) -> None:
     if not results:
         print("no matching memories")
     for r in results:
@@ -62,7 +76,7 @@ def _print_results(results: list, sources: dict[tuple, str], *, explain: bool, n
         else:
             print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {r.status} · {when}] score={r.score:.3f} "
                   f"project={r.project_id}")
-        print(f"    {' '.join(r.content.split())[:400]}")
+        print(f"    {' '.join(texts[r.key].split())[:400]}")
         if explain:
             from nous_assets.retrieve.explain import explain_lines
 
@@ -92,11 +106,12 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
             include_episodes=not args.no_episodes,
         )
         sources = _episode_sources(conn, results)
+        texts = _guarded(conn, results)
     if args.json:
-        _print_json(results, sources)
+        _print_json(results, sources, texts)
         return 0
     half_life = settings.thresholds.recency_half_life_days
-    _print_results(results, sources, explain=args.explain, now=query.now, half_life=half_life)
+    _print_results(results, sources, texts, explain=args.explain, now=query.now, half_life=half_life)
     return 0
 
 
