@@ -75,7 +75,7 @@ PREFIXES: dict[str, tuple[str, int]] = {
     "rk_live_": ("stripe_key", 10), "rk_test_": ("stripe_key", 10), "rk_prod_": ("stripe_key", 10),
     "whsec_": ("stripe_key", 24), "shpat_": ("shopify_token", 32), "shpca_": ("shopify_token", 32),
     "shppa_": ("shopify_token", 32), "shpss_": ("shopify_token", 32), "sq0atp-": ("square_token", 22),
-    "sq0csp-": ("square_token", 22), "EAAA": ("square_token", 40), "EAAM": ("facebook_token", 80),
+    "sq0csp-": ("square_token", 22), "EAAA": ("square_token", 22), "EAAM": ("facebook_token", 80),
     "EAAC": ("facebook_token", 80), "duffel_test_": ("duffel_token", 40), "duffel_live_": ("duffel_token", 40),
     "shippo_live_": ("shippo_token", 40), "shippo_test_": ("shippo_token", 40),
     "FLWSECK_TEST-": ("flutterwave_key", 12),
@@ -95,6 +95,12 @@ PREFIXES: dict[str, tuple[str, int]] = {
     "s-s4t2ud-": ("intra42_secret", 60), "s-s4t2af-": ("intra42_secret", 60), "API-": ("octopus_api_key", 26),
     "dnkey-": ("defined_networking_token", 60), "AQVN": ("yandex_api_key", 35), "t1.": ("yandex_token", 60),
     "key-": ("mailgun_api_key", 32), "pubkey-": ("mailgun_api_key", 32), "NRAL-": ("newrelic_api_key", 20),
+    "ZXlK": ("jwt", 40),  # a JWT encoded in base64 once more ("eyJ" -> "ZXlK")
+    "access-sandbox-": ("plaid_token", 36), "access-development-": ("plaid_token", 36),
+    "access-production-": ("plaid_token", 36),
+    "test_": ("lob_api_key", 35), "live_": ("lob_api_key", 35), "test_pub_": ("lob_api_key", 31),
+    "live_pub_": ("lob_api_key", 31),  # hex bodies only (secret_tokens._HEX_BODY_KINDS)
+    "sk_": ("freemius_secret_key", 29),  # a generated body only (secret_tokens._RANDOM_BODY_KINDS)
 }  # fmt: skip
 
 _BY_LENGTH = sorted({len(p) for p in PREFIXES}, reverse=True)

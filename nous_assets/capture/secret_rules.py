@@ -77,8 +77,51 @@ def _looks_random_letters(value: str) -> bool:
     return 0.3 <= upper <= 0.7
 
 
+_CAMEL_WORD = re.compile(r"[A-Z][a-z]{2,}|^[a-z]{2,}")
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
+_CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ]{4}")  # rare inside a real word
+
+
+def _reads_as_words(value: str) -> bool:
+    """Most letters belong to camelCase words (``MessageEventHandler``, ``getElementById``), unlike a key."""
+    letters = sum(c.isalpha() for c in value)
+    words = sum(len(w) for w in _CAMEL_WORD.findall(value) if _VOWEL.search(w) and not _CONSONANT_RUN.search(w))
+    return letters > 0 and words >= 0.6 * letters
+
+
+def _random_letters(value: str) -> bool:
+    """Mixed-case letters that read as no words (``suBKWXSEMfOsli``): a short key, not an identifier.
+
+    Why: some providers issue letters-only ids and keys of 12-15 characters, shorter than the base64 test
+    of :func:`_looks_random_letters` accepts; camelCase names are told apart by their words."""
+    if len(value) < 12 or not value.isalpha() or value.islower() or value.isupper():
+        return False
+    upper = sum(c.isupper() for c in value) / len(value)
+    return 0.2 <= upper <= 0.8 and not _reads_as_words(value)
+
+
+def _chain(core: str) -> bool:
+    """``a=b=c``, ``x==0``, ``KEY=value``: an expression or a nested assignment, not a value holding ``=``.
+
+    Keys such as ``b_4475-4umq=-3fn9…`` or ``hpq7=ow11ii`` hold ``=`` among random characters; a chain is
+    made of names and numbers only."""
+    pieces = core.split("=")
+    return any(not p for p in pieces) or all(_NAMEISH.fullmatch(p) or _NUMBER.fullmatch(p) for p in pieces)
+
+
+def _type_name(value: str) -> bool:
+    """The type of an annotation (``key: ed25519Seed``, ``token: MessageEventHandler``), not a YAML value.
+
+    Why not every identifier-shaped value: ``etsy_token: bephljie1iciynwyroykespc`` is YAML holding a key;
+    a long type name reads as words."""
+    if _TYPE_NAME.fullmatch(value) is None:
+        return False
+    return len(value) <= 12 or "_" in value or _reads_as_words(value)
+
+
 def _plausible_secret(value: str, quoted: bool) -> bool:
     """Whether the value of a secret-named assignment is a real secret rather than code, prose or a stub."""
+    value = value.lstrip(":@")  # curl's user:password without a user (":pass"), a header value read as "@…"
     if len(value) < 8 or is_placeholder(value):
         return False
     if any(c.isspace() for c in value) or "://" in value:
@@ -89,7 +132,7 @@ def _plausible_secret(value: str, quoted: bool) -> bool:
         return False
     if len(value) < 20 and _HEX.fullmatch(value):
         return False  # short hex is a hash or an id (publicKeyToken="1fc8b3b9a1e18e3b"), real hex keys are longer
-    if _looks_random_letters(value):
+    if _looks_random_letters(value) or _random_letters(value):
         return True  # base64 assigned to a secret name, even without digits
     if not any(c.isdigit() for c in value) and _NAMEISH.fullmatch(value):
         return False  # words and identifiers: "send_message", "xet-auth", "[IMG_BREAK]", hashedPassword
@@ -97,7 +140,8 @@ def _plausible_secret(value: str, quoted: bool) -> bool:
         return True
     if any(c in "([{" for c in value):
         return False  # a call or subscript: get(x), Optional[str]
-    return "=" not in value.rstrip("=")  # "=" only as base64 padding, not a chain like a=b=c or x==0
+    core = value.rstrip("=")  # "=" as base64 padding, or among random characters, but not a chain like a=b=c
+    return "=" not in core or not _chain(core)
 
 
 _COMPARISONS = frozenset({"==", "===", "!=", "!=="})
@@ -113,11 +157,17 @@ def _generic_check(value: str, m: re.Match[str]) -> bool:
     """
     quoted = m.group("uq") is None
     op = m.group("op") if "op" in m.re.groupindex else None
+    if op is not None and op[0] == ">":  # <apiToken>value</apiToken>: a start tag, its value, an end tag
+        name_start = _name_start(m)
+        element = name_start > 0 and m.string[name_start - 1] == "<" and _CLOSING_TAG.match(m.string, m.end())
+        return bool(element) and _plausible_secret(value, True)
+    if op == "," and (not quoted or not any(c in "\"'" for c in m.string[m.end("kw") : m.start("op")])):
+        return False  # only "NAME", "value" (setProperty, setdefault): f(token, x) is a call
     if not quoted and op in _COMPARISONS:
         return False
     if not quoted and (value.endswith(".") or "?." in value):
         return False  # an expression cut at a subscript: req.cookies?.['token']
-    if not quoted and op == ":" and _TYPE_NAME.fullmatch(value):
+    if not quoted and op == ":" and _type_name(value):
         return False  # a type annotation: privateKey: Uint8Array, key: ed25519Seed
     if not quoted and op == ":" and m.string[m.start() : m.end("kw")] in ("pass", "pwd"):
         return False
@@ -157,8 +207,8 @@ def _bearer_check(value: str, _m: re.Match[str]) -> bool:
 
 def _curl_user_check(value: str, m: re.Match[str]) -> bool:
     """``docker -u 1000:1000`` is a uid:gid, not a password; a user name alone is a key only if random."""
-    if is_placeholder(value) or _NUMBER.fullmatch(value):
-        return False
+    if is_placeholder(value) or (_NUMBER.fullmatch(value) and len(value) < 12):
+        return False  # (a long number is an id-shaped key: curl -u deploy:550696457924007706)
     return m.start("cu") == -1 or (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
 
 
@@ -311,7 +361,15 @@ _CURL_CREDENTIAL = (
     r"(?:(?P<cu>[^\s:\"'\\]{8,}):(?=[\s\"'\\]|\Z)|[^\s:\"'\\]*:(?P<cv>[^\s\"'\\]+))"
 )
 _KSEP = _Q + r"[ \t]{0,8}(?:=|:)[ \t]{0,8}" + _Q  # closing key quote, separator, opening value quote
-_SEP = _Q + r"""[ \t]{0,8}(?P<op>===?|!==?|=>|:=|\?=|=|:)[ \t]{0,8}"""
+# The separator of a generic assignment: a closing quote, a declared type (Go ``xToken string =``, Kotlin
+# ``xToken: String =``), and an operator: comparisons (vetted away), ``=>``, Makefile ``::=``/``:::=``/``?=``,
+# ``??=``/``||=``, PHP ``.=``, ``=``, ``:``, a comma between a quoted name and a quoted value
+# (``System.setProperty("X_TOKEN", "...")``) and ``>`` closing an XML start tag (``<apiToken>\n  ...\n</``).
+_SEP = (
+    _Q + r"""(?::?[ \t]+(?:string|str|&str|\[\]byte)(?=[ \t]*=))?[ \t]{0,8}"""
+    r"""(?P<op>===?|!==?|=>|:::?=|:=|\?\??=|\|\|=|\.=|=|:|,|>(?:[ \t]|\\[nrt]|\r?\n){0,40})[ \t]{0,8}"""
+)
+_CLOSING_TAG = re.compile(r"(?:[ \t]|\\[nrt]|\r?\n){0,40}</")
 _VALUE = (
     r"""(?:\\"(?P<eq>[^"\\\r\n]*)\\"|"(?P<dq>[^"\\\r\n]*)"|'(?P<sq>[^'\\\r\n]*)'|`(?P<bq>[^`\\\r\n]*)`"""
     r"""|(?P<uq>[^\s"'`,;&|<>\\)\]}\[]+))"""
@@ -514,6 +572,12 @@ RULES: tuple[Rule, ...] = (
     _rule(
         ("private_key_id",),
         Alt(r"private_key_id" + _KSEP + r"(?P<v>[a-f0-9]{32,64})(?![a-f0-9])", "gcp_private_key_id"),
+        on_lower=True,
+    ),
+    # Sidekiq Pro/Enterprise gem server credentials: BUNDLE_GEMS__CONTRIBSYS__COM=hex8:hex8 (no secret word).
+    _rule(
+        ("contribsys",),
+        Alt(r"contribsys__com" + _KSEP + r"(?P<v>[a-f0-9]{8}:[a-f0-9]{8})(?![a-f0-9])", "sidekiq_secret"),
         on_lower=True,
     ),
     _rule(

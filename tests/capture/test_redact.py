@@ -169,6 +169,34 @@ _case(
 _case("password", "curl -u {s}: https://api.acme.dev/v1/charges", _rand(24))
 _case("softlayer_api_key", "curl https://api.softlayer.com/soap/v3/{s}/SoftLayer_Account.json", _rand(64, HEX))
 
+# Assignment forms of gitleaks' own test cases (issue 20: a corpus of them leaked 2.5 %).
+_case("token", 'var etsyToken string = "{s}"', _rand(24, LOWER + DIGITS))
+_case("token", 'val dropboxToken: String = "{s}"', _rand(15, LOWER + DIGITS))
+_case("token", 'ETSY_TOKEN ::= "{s}"', _rand(24, LOWER + DIGITS))
+_case("token", 'API_TOKEN ?= "{s}"', _rand(24, LOWER + DIGITS))
+_case("token", '$etsyToken .= "{s}";', _rand(24, LOWER + DIGITS))
+_case("token", 'System.setProperty("ETSY_TOKEN", "{s}");', _rand(24, LOWER + DIGITS))
+_case("token", "<settings>\n  <apiToken>\n    {s}\n  </apiToken>\n</settings>", _rand(24, LOWER + DIGITS))
+_case("password", "<password>{s}</password>", PW)
+_case("token", "etsy_token: {s}", _rand(24, LOWER + DIGITS))  # YAML, not a type annotation
+_case("token", "SUMOLOGIC_TOKEN={s}", _rand(14, LOWER + UPPER))  # short letters-only keys
+_case("secret", "HASHICORP_SECRET={s}", _rand(5) + "=" + _rand(8))  # "=" among random characters
+_case("sidekiq_secret", "export BUNDLE_ENTERPRISE__CONTRIBSYS__COM={s}", _rand(8, HEX) + ":" + _rand(8, HEX))
+_case("plaid_token", "PLAID_ACCESS={s}", "access-sandbox-" + str(uuid.UUID(int=_RNG.getrandbits(128), version=4)))
+_case("lob_api_key", "lob key {s}", "test_pub_" + _rand(31, HEX))
+_case("freemius_secret_key", "the freemius key {s}", "sk_" + _rand(29))
+_case("age_secret_key", "age key: {s}", "AGE-SECRET-KEY-1" + "Q" * 58)  # gitleaks' own all-zero key
+_case("jwt", "JWT_BASE64={s}", "ZXlK" + _b64(60))
+_case("airtable_token", "airtable: {s}", "pat" + _rand(14) + "." + _rand(64, HEX))
+_case("terraform_token", "terraform login with {s}", _rand(14, LOWER + DIGITS) + ".atlasv1." + _rand(67))
+_case("maxmind_license_key", "GEOIP={s}", _rand(6) + "_" + _rand(29) + "_mmk")
+# Tokens inside branch and folder names (metadata).
+_case("github_token", "git checkout -b fix/{s}", "ghp_" + _rand(36))
+_case("doppler_token", "cd /home/dev/work/{s}/app && ls", "dp.pt." + _rand(43))
+_case("planetscale_token", "On branch feature/{s}\nnothing to commit", "pscale_tkn_" + _rand(43))
+_case("maxmind_license_key", "/home/dev/{s}/app", _rand(6) + "_" + _rand(29) + "_mmk")
+_case("aws_access_key", "mkdir -p /tmp/backup-{s}", "AKIA" + _rand(16, UPPER + DIGITS))
+
 KINDS = sorted({kind for kind, _, _ in SECRETS})
 
 
@@ -379,6 +407,25 @@ UNCHANGED += [
     "ETag: W/\"2b-" + _rand(27, ALNUM) + "\"",
     "https://cdn.example.com/img/hero.svg?w=280&fit=max&n=" + _rand(16, ALNUM) + "&s=" + _rand(32, HEX),
     "-----BEGIN CERTIFICATE-----\n" + _b64(64) + "\n" + _b64(64) + "\n-----END CERTIFICATE-----",
+    # assignment forms that are code, not secrets
+    "token: MessageEventHandler",
+    "if token > 5 and secret < 10:",
+    'jwt.decode(token, "HS256")',
+    'config.get("password", "")',
+    'os.environ.setdefault("API_TOKEN", "${API_TOKEN}")',
+    "TOKEN=FOO=bar",
+    "var tokenString string = getToken()",
+    "val password: String = readLine()",
+    "<password>changeme</password>",
+    "<token>\n  ${TOKEN}\n</token>",
+    # names, branches and paths that only look prefixed
+    "git checkout -b feature/api-key-rotation",
+    "cd /home/dev/projects/secret_manager_access/app",
+    "Downloaded to ~/.cache/qmd/models/hf_ggml-org_embeddinggemma-300M-Q8_0.gguf",
+    "foo-API-DOCUMENTATION-GENERATOR-V2-CONFIG",
+    "https://github.com/acme/repo/commit/4b1d" + _rand(36, HEX),
+    "def test_user_can_login_with_valid_credentials_and_remember_me():",
+    "from sk_learn_model_parameters_dictionary_value import x",
 ]
 
 

@@ -21,6 +21,7 @@ from nous_assets.capture.redact import MARKER_PREFIX, redact_text
 from nous_assets.capture.scan import scan_partition
 from nous_assets.evaluate.secret_corpus import (
     CONTEXTS,
+    METADATA,
     Corpus,
     GitleaksUnavailable,
     build_corpus,
@@ -79,7 +80,10 @@ def test_corpus_covers_every_gitleaks_rule(gitleaks_corpus: Corpus) -> None:
     for rule in gitleaks_corpus.rules:
         assert gitleaks_corpus.secrets[rule.id], f"no validated secret for {rule.id}"
     per_context = Counter(s.context for s in gitleaks_corpus.samples)
-    assert set(per_context) == set(CONTEXTS) and len(set(per_context.values())) == 1
+    assert set(per_context) == {*CONTEXTS, METADATA} and len({per_context[c] for c in CONTEXTS}) == 1
+    # Branch and folder names carry only the secrets gitleaks recognises standing alone: most, not all.
+    assert 0.4 * per_context[CONTEXTS[0]] < per_context[METADATA] < per_context[CONTEXTS[0]]
+    assert per_context[METADATA] == len(gitleaks_corpus.standalone)
 
 
 def test_gitleaks_corpus_is_redacted_in_the_lake(gitleaks_corpus: Corpus, captured: dict[str, str]) -> None:
@@ -89,7 +93,7 @@ def test_gitleaks_corpus_is_redacted_in_the_lake(gitleaks_corpus: Corpus, captur
     print("per family (% redacted):", json.dumps(report["by_family_pct"]))
     for s in figures.leaked[:40]:
         print(f"  leaked: {s.rule_id} in {s.context}: {s.secret[:4]}… ({len(s.secret)} chars)")
-    assert figures.redacted_share >= 0.99, report
+    assert figures.redacted_share >= 0.995, report
     for context, (n, leaked) in figures.by_context.items():
         assert 1 - leaked / n >= 0.97, (context, report["by_context_pct"])
     covered = {family(s.rule_id) for s in gitleaks_corpus.samples}
