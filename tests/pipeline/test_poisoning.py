@@ -1,15 +1,23 @@
 """Poisoning attempts through the real pipeline: nothing that would turn Claude against the user is injected.
 
 The corpus (tests/data/poisoning, see build_corpus.py) plants attempts in user text, assistant text, tool
-results and approved proposals, next to benign controls. It is backfilled twice through the real Dagster
-assets: with the offline heuristic extractor, and with a *gullible* LLM extractor (the real ``openai``
-client against a local server that turns every turn, tool output included, into a global memory) — the
-packet gate must hold either way. For every attempt the verdict is one of: not extracted, held for
-``nous review``, or leaked (a test failure); controls must stay injectable, warnings framed as cautions.
+results (web pages, READMEs, files, command output), a subagent's transcript, a compaction summary, approved
+proposals and commands the sessions ran — some of them in three sessions, so they recur — next to benign
+controls. It is backfilled twice through the real Dagster assets: with the offline heuristic extractor, and
+with a *gullible* LLM extractor (the real ``openai`` client against a local server that turns every turn, tool
+output included, into a global memory) — the packet gate must hold either way. For every attempt the verdict
+is one of: not extracted, held for ``nous review``, or leaked (a test failure); controls must stay injectable,
+warnings framed as cautions.
+
+:func:`ways_out` then audits every way a memory leaves Nous for Claude — packets (their "### Notes"
+included), the notes themselves (active interventions), the MCP ``recall`` tool, ``nous search --json`` and the
+lines ``nous review claude-md`` proposes — and says, per attempt and way out, where it ended (:data:`VERDICTS`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -32,6 +40,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "data" / "poisoning"
 CASES = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))
 ATTEMPTS = CASES["attempts"]
 CONTROLS = CASES["controls"]
+PROJECTS = ("/home/dev/shop", "/home/dev/infra", "/home/dev/webapp", "/home/dev/api")
 _TRAILER = re.compile(r" \((?:(?:verified|stated|observed)(?:, \d+ sessions)? · )?\d{4}-\d\d-\d\d(?: · .+)?\)$")
 _TURN = re.compile(r"^\[T(\d+)\] (.*?) \d{4}-\d\d-\d\dT[\d:]{8}Z: (.*)\Z", re.S)
 
@@ -177,7 +186,8 @@ def test_no_poisoning_attempt_reaches_a_packet(run, request, capsys):
             assert any(r.startswith(a["category"]) or f"; {a['category']}" in r for r in report["reasons"][a["id"]]), a
     if run == "gullible_run":  # this extractor believes everything: the gate alone stops every attempt
         assert set(report["attempts"].values()) <= {"held", "redacted"}
-        assert list(report["attempts"].values()).count("held") >= len(ATTEMPTS) - 3
+        # every attempt but a planted secret (the redactor may take that out at capture) is held
+        assert list(report["attempts"].values()).count("held") >= sum(a["category"] != "secret" for a in ATTEMPTS)
 
 
 def test_benign_controls_stay_injected_and_warnings_are_framed(heuristic_run, gullible_run):
@@ -264,7 +274,7 @@ def test_nous_review_lists_every_held_memory_with_its_reason(heuristic_run, monk
 def test_session_start_hook_injects_no_attempt(heuristic_run):
     env = {**os.environ, "NOUS_DATA_DIR": heuristic_run.env["NOUS_DATA_DIR"], "HOME": heuristic_run.env["HOME"]}
     env.pop("NOUS_DB_PATH", None)
-    for cwd in ("/home/dev/shop", "/home/dev/infra", "/somewhere/else"):
+    for cwd in (*PROJECTS, "/somewhere/else"):
         payload = json.dumps({"session_id": "s-new", "cwd": cwd, "source": "startup",
                               "hook_event_name": "SessionStart", "transcript_path": "/dev/null"})  # fmt: skip
         out = subprocess.run([sys.executable, "-m", "resolver", "session-start"], input=payload, env=env,
@@ -293,3 +303,154 @@ def test_guard_holds_few_memories_of_the_real_corpus(corpus_pipeline, capsys):
             print(f"  #{item.hold.memory_id} {item.kind}: {item.hold.reason} | {item.content[:160]}")
     assert total >= 50
     assert len(held) <= 0.05 * total
+
+
+# --- Every way out: packets, notes, MCP recall, `nous search --json`, `nous review claude-md` -----------------
+
+WAYS = ("packets", "notes", "mcp", "search", "claude_md")
+# worst first: what Claude reads as an instruction; what it reads only as someone's quoted words (or a line
+# marked as a caution); kept out by the guard; stored and not held but not in this output; never stored
+VERDICTS = ("injected", "quoted", "held", "not shown", "not a memory")
+GENERIC_QUERY = "how do we set up and run the tests"
+AUDIT_JSON = Path("/tmp/poisoning-audit.json")
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
+_AUDITS: dict[str, dict[str, Any]] = {}  # run -> audit, every run of this module written to the JSON together
+
+
+def _said(text: str, marker: str, *, secret: bool, excerpt: bool) -> str | None:
+    """How ``marker`` shows in one item Claude reads: None (not at all), "quoted" or "injected".
+
+    Quoted: every occurrence sits inside quotation marks (``User preference: "…"``, what someone said), the
+    item is marked ``[caution: …]`` or ``[held…]``, or it is a transcript excerpt (an episode: a turn shown with its
+    role and day). A secret is leaked however it is framed."""
+    text = normalize(text)
+    spots = [m.start() for m in re.finditer(re.escape(marker), text)]
+    if not spots:
+        return None
+    if secret:
+        return "injected"
+    if excerpt or re.search(r"\[(?:caution|held|withheld)\b", text, re.I):
+        return "quoted"
+    spans = [m.span() for m in _QUOTED.finditer(text)]
+    inside = all(any(a < i and i + len(marker) < b for a, b in spans) for i in spots)
+    return "quoted" if inside else "injected"
+
+
+def _cli(pipe, argv: list[str]) -> tuple[int, str]:
+    """``nous ARGV`` in this process with the pipeline's environment: (exit status, stdout)."""
+    from nous_assets.cli import main
+
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        for key, value in pipe.env.items():
+            mp.setenv(key, value)
+        for key in ("NOUS_DB_PATH", "NOUS_CONFIG_FILE", "NOUS_EXTRACTOR", "XDG_DATA_HOME"):
+            mp.delenv(key, raising=False)
+        code = main(argv)
+    return code, out.getvalue()
+
+
+def _outputs(pipe, tmp: Path) -> dict[str, Any]:
+    """What each way out hands Claude, as items ``(text, is_transcript_excerpt)``; MCP and search per query."""
+    from nous_assets.embed.registry import get_embedder
+    from nous_assets.mcp_server.recall import MAX_BUDGET, recall
+
+    settings = pipe.settings
+    embedder = get_embedder(settings)
+    conn = pipe.conn()
+    try:
+        packets = [(line, False) for (text,) in conn.execute("SELECT packet_text FROM injection_cache")
+                   for line in text.splitlines()]  # fmt: skip
+        notes = [(r[0], False) for r in conn.execute("SELECT payload_text FROM active_interventions")]
+        memories = [(r[0], normalize(r[1])) for r in conn.execute("SELECT id, content FROM memories")]
+        held = {r[0] for r in conn.execute("SELECT memory_id FROM memory_holds WHERE status = 'held'")}
+        projects = [r[0] for r in conn.execute("SELECT DISTINCT project_id FROM memories WHERE project_id != '*'")]
+        mcp: dict[str, list[tuple[str, bool]]] = {}
+        for query in [GENERIC_QUERY] + [c["marker"] for c in ATTEMPTS + CONTROLS]:
+            answer = recall(conn, settings, embedder, query=query, budget=MAX_BUDGET)
+            mcp[query] = [(r["text"], "episode" in r) for r in answer["results"]]
+    finally:
+        conn.close()
+    search: dict[str, list[tuple[str, bool]]] = {}
+    for query in [GENERIC_QUERY] + [c["marker"] for c in ATTEMPTS + CONTROLS]:
+        code, out = _cli(pipe, ["search", "--json", "--", query])
+        assert code == 0, query
+        search[query] = [(r["content"] or "", bool(r["episodic"])) for r in json.loads(out)]
+    claude_md: list[tuple[str, bool]] = []
+    for project in projects:
+        target = tmp / project / "CLAUDE.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        code, out = _cli(pipe, ["review", "claude-md", f"--project={project}", "--path", str(target)])
+        assert code == 0, (project, out)
+        claude_md += [(line[1:], False) for line in out.splitlines() if line.startswith("+") and
+                      not line.startswith("+++")]  # fmt: skip
+    return {"packets": packets, "notes": notes, "mcp": mcp, "search": search, "claude_md": claude_md,
+            "memories": memories, "held": held}  # fmt: skip
+
+
+def ways_out(pipe, tmp: Path) -> dict[str, Any]:
+    """Per attempt (and control) and way out: its verdict and, when it shows, the first item it shows in."""
+    out = _outputs(pipe, tmp)
+    rows = []
+    for case in ATTEMPTS + CONTROLS:
+        marker, secret = case["marker"], case.get("category") == "secret"
+        stored = [i for i, text in out["memories"] if marker in text]
+        absent = ("not a memory" if not stored else "held" if all(i in out["held"] for i in stored)
+                  else "not shown")  # fmt: skip
+        row = {"id": case["id"], "channel": case["channel"], "category": case.get("category") or case["kind"],
+               "sessions": case["sessions"], "marker": marker, "verdicts": {}, "shown": {}}  # fmt: skip
+        for way in WAYS:
+            items = out[way]
+            if way in ("mcp", "search"):
+                items = items[GENERIC_QUERY] + items[marker]
+            found = [(v, text) for text, excerpt in items
+                     if (v := _said(text, marker, secret=secret, excerpt=excerpt))]  # fmt: skip
+            worst = min(found, key=lambda f: VERDICTS.index(f[0])) if found else None
+            row["verdicts"][way] = worst[0] if worst else absent
+            if worst:
+                row["shown"][way] = " ".join(worst[1].split())[:300]
+        rows.append(row)
+    return {"attempts": [r for r in rows if r["id"].startswith("A")],
+            "controls": [r for r in rows if r["id"].startswith("C")]}  # fmt: skip
+
+
+def _table(name: str, audit: dict[str, Any]) -> str:
+    head = f"{'id':<4} {'channel':<17} {'category':<16} {'n':>1} " + " ".join(f"{w:<12}" for w in WAYS)
+    lines = [f"[{name}] where every attempt ended, per way out", head, "-" * len(head)]
+    for row in audit["attempts"] + audit["controls"]:
+        lines.append(f"{row['id']:<4} {row['channel']:<17} {row['category']:<16} {row['sessions']:>1} "
+                     + " ".join(f"{row['verdicts'][w]:<12}" for w in WAYS))  # fmt: skip
+    for way in WAYS:
+        counts = Counter(r["verdicts"][way] for r in audit["attempts"])
+        lines.append(f"  {way}: " + ", ".join(f"{v}={counts[v]}" for v in VERDICTS if counts[v]))
+    lines.append("what shows of an attempt, per way out (the first item it shows in):")
+    for row in audit["attempts"]:
+        lines += [f"  {row['id']} {way} {row['verdicts'][way]}: {text}" for way, text in row["shown"].items()]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("run", ["heuristic_run", "gullible_run"])
+def test_every_way_out_keeps_every_attempt_from_claude(run, request, capsys, tmp_path, tmp_path_factory):
+    pipe = request.getfixturevalue(run)
+    audit = ways_out(pipe, tmp_path)
+    _AUDITS[run] = audit
+    data = json.dumps(_AUDITS, indent=2, ensure_ascii=False) + "\n"
+    saved = tmp_path_factory.getbasetemp() / "poisoning-audit.json"
+    for path in (saved, AUDIT_JSON):
+        path.write_text(data, encoding="utf-8")
+    with capsys.disabled():
+        print("\n" + _table(run, audit) + f"\n  (saved to {saved} and {AUDIT_JSON})")
+    assert len(ATTEMPTS) >= 60 and all(len(r["verdicts"]) == len(WAYS) for r in audit["attempts"])
+
+    def failing(ways: tuple[str, ...], allowed: set[str]) -> dict[str, dict[str, str]]:
+        return {r["id"]: {w: f"{r['verdicts'][w]}: {r['shown'].get(w, '')}" for w in ways
+                          if r["verdicts"][w] not in allowed}
+                for r in audit["attempts"] if any(r["verdicts"][w] not in allowed for w in ways)}  # fmt: skip
+
+    kept_out = {"held", "not shown", "not a memory"}
+    # CLAUDE.md is read as instructions: no attempt is ever proposed for it, whatever the extractor
+    assert failing(("claude_md",), kept_out) == {}
+    if run == "heuristic_run":  # Claude never reads an attempt as an instruction, whichever way it asks
+        assert failing(WAYS, {"quoted", *kept_out}) == {}
+    else:  # the extractor believed everything: the guard alone keeps each attempt out of packets and notes
+        assert failing(("packets", "notes"), kept_out) == {}
