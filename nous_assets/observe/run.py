@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nous_assets.observe import observers
@@ -14,6 +15,10 @@ from nous_assets.store.interventions import Candidate
 from nous_assets.timeutil import now_iso
 
 
+def _nothing(text: str) -> bool:
+    return False
+
+
 @dataclass
 class ObserveStats:
     findings: dict[str, int] = field(default_factory=dict)  # reason code -> findings this pass
@@ -23,8 +28,11 @@ class ObserveStats:
     by_state: dict[str, int] = field(default_factory=dict)
 
 
-def observe(conn: Connection, t: Thresholds, now: str) -> tuple[list[Candidate], dict[str, int]]:
-    """The candidates every observer sees in the current state (nothing written)."""
+def observe(
+    conn: Connection, t: Thresholds, now: str, held: Callable[[str], bool] = _nothing
+) -> tuple[list[Candidate], dict[str, int]]:
+    """The candidates every observer sees in the current state (nothing written); ``held``: the packet guard's
+    verdict on a note's text (passed in: observers read kinds and counts, never words)."""
     learned = observations.learned_memories(conn)
     injections = observations.injection_counts(conn, [m.memory_id for m in learned])
     flags = observations.relearn_flags(conn, decisions=frozenset({"injection_failure"}))
@@ -35,17 +43,22 @@ def observe(conn: Connection, t: Thresholds, now: str) -> tuple[list[Candidate],
         *observers.failing_commands(learned, t),
         *observers.contradiction_hotspots(pairs, observations.current_per_domain(conn), t),
     ]
+    # a note quotes what was learned: one the packet guard would hold never becomes a candidate (it would sit in
+    # active_interventions, where every way out — packets, the service's resolve — could read it)
+    findings = [f for f in findings if not held(f.text)]
     counts: dict[str, int] = {}
     for f in findings:
         counts[f.reason] = counts.get(f.reason, 0) + 1
     return observers.combine(findings, t, now), counts
 
 
-def observe_and_reduce(conn: Connection, t: Thresholds, *, now: str | None = None) -> ObserveStats:
+def observe_and_reduce(
+    conn: Connection, t: Thresholds, *, now: str | None = None, held: Callable[[str], bool] = _nothing
+) -> ObserveStats:
     """Append what the observers see now (idempotent: an unchanged observation writes nothing), then reduce."""
     now = now or now_iso()
     stats = ObserveStats()
-    candidates, stats.findings = observe(conn, t, now)
+    candidates, stats.findings = observe(conn, t, now, held)
     with atomic(conn):
         stats.candidates_new = store.insert_candidates(conn, candidates)
     observed = {c.dedupe_key for c in candidates}

@@ -34,104 +34,19 @@ is full, never the same learning twice.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
-from nous_assets.capture.redact import redact
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
 from nous_assets.safety.guard import classify
+from nous_assets.safety.sanitize import FILTERED, clean, sanitize  # noqa: F401 - re-exported: the packet's text rules
 
-FILTERED = "[filtered]"
 ELLIPSIS = "…"
 MAX_BULLET_CHARS = 600
 MIN_TRUNCATED_CONTENT = 20
-MAX_PASSES = 16
-
-_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
-_TOOL_NAMES = r"function_calls|function_results|invoke|tool_use|tool_call|tool_calls|tool_result|parameter"
-_TOOL_BLOCK = re.compile(rf"<\s*(?:[\w-]+:)?({_TOOL_NAMES})\b[^>]*>.*?<\s*/\s*(?:[\w-]+:)?\1\s*>", re.I | re.S)
-_TOOL_TAG = re.compile(rf"<\s*/?\s*(?:[\w-]+:)?(?:{_TOOL_NAMES})\b[^<>]*>", re.I)
-_ROLE_TAG = re.compile(
-    r"<\s*/?\s*(?:system|assistant|user|human|developer|tool|function|instructions?|"
-    r"system[-_ ]?(?:prompt|message|instructions?|reminder)|im_start|im_end)\b[^<>]*>",
-    re.I,
-)
-_TEMPLATE_TOKEN = re.compile(r"<\|[^|<>]{1,40}\|>|\[/?INST\]|<</?SYS>>", re.I)
-_ROLE_PREFIX = re.compile(r"^[ \t]*(?:system|assistant|human)[ \t]*:", re.I | re.M)
-_INSTRUCTION = re.compile(
-    r"ignore\s+(?:all\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier)"
-    r"(?:\s+(?:instructions?|prompts?|messages?|context|rules))?"
-    r"|disregard\s+(?:all\s+)?(?:the\s+|your\s+)?(?:previous|prior|above)(?:\s+(?:instructions?|prompts?|messages?))?"
-    r"|you\s+are\s+now\b"
-    r"|new\s+instructions?\s*:"
-    r"|important\s*:\s*you\s+must"
-    r"|override\s+(?:all\s+)?(?:the\s+)?previous(?:\s+instructions?)?"
-    r"|forget\s+(?:all\s+)?(?:the\s+|your\s+)?previous(?:\s+instructions?)?"
-    r"|act\s+as\s+(?:if|though)\s+you"
-    r"|pretend\s+(?:that\s+)?you\s+are"
-    r"|from\s+now\s+on\s*,?\s*you\b",
-    re.I,
-)
-_FENCE = re.compile(r"```|~~~")
-
-
-def _strip_invisible(text: str) -> str:
-    out = []
-    for ch in text:
-        category = unicodedata.category(ch)
-        if ch in "\t\n\r":
-            out.append(ch)
-        elif category in ("Cc", "Cf", "Cs", "Co", "Cn") or category in ("Zl", "Zp"):
-            out.append(" " if category in ("Zl", "Zp") else "")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _balance_fences(text: str) -> str:
-    fences = list(_FENCE.finditer(text))
-    if len(fences) % 2 == 0:
-        return text
-    last = fences[-1]
-    return text[: last.start()] + " " + text[last.end() :]
-
-
-def _pass(value: str) -> str:
-    """One cleaning pass; every removal leaves a space, so pieces around it cannot join into a new marker."""
-    value = _HTML_COMMENT.sub(" ", value)
-    value = _TOOL_BLOCK.sub(f" {FILTERED} ", value)
-    value = _TOOL_TAG.sub(" ", value)
-    value = _ROLE_TAG.sub(" ", value)
-    value = _TEMPLATE_TOKEN.sub(" ", value)
-    value = _ROLE_PREFIX.sub(f"{FILTERED} ", value)
-    value = _INSTRUCTION.sub(FILTERED, value)
-    value = _balance_fences(value)
-    return " ".join(value.split())
-
-
-def sanitize(text: Any) -> str:
-    """Injection-safe, single-line version of ``text`` (see the module docstring for what goes).
-
-    Passes repeat until nothing changes (nested markers such as ``< <system>system>`` peel one layer
-    per pass), which also makes ``sanitize`` idempotent. Pathological nesting beyond the pass limit
-    gets its angle brackets neutralised instead.
-    """
-    value = _strip_invisible("" if text is None else str(text))
-    for _ in range(MAX_PASSES):
-        cleaned = _pass(value)
-        if cleaned == value:
-            return cleaned
-        value = cleaned
-    return value.replace("<", "‹").replace(">", "›")
-
-
-def clean(text: Any) -> str:
-    """Sanitised and redacted: what any memory text must become before it is injected."""
-    return redact(sanitize(text))
 
 
 @dataclass(frozen=True)

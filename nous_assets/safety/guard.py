@@ -117,6 +117,10 @@ _SKIP_PERMISSIONS = (
     r"\b(?:auto[- ]?approve|auto[- ]?accept|skip|bypass|ignore|disable)\w*(?:\s+(?:all|every|the|any))*\s+"
     r"(?:tool\s+)?permission\s+(?:prompts?|requests?|checks?|dialogs?)\b",
     r"\byolo[- ]mode\b",
+    r"\bauto[- ]?(?:approve|accept|allow|confirm)\w*\s+(?:all|every|each|any)\s+(?:tool\s+(?:calls?|uses?)|commands?"
+    r"|actions?|requests?|prompts?|edits?)\b",
+    r"\b(?:never|don'?t(?:\s+ever)?|do\s+not|stop|no\s+(?:more|longer))\s+ask(?:ing)?\s+(?:me\s+)?(?:for\s+)?"
+    r"(?:permission|approval|confirmation)\b",
     r"\bBash\(\s*\*\s*\)",
 )
 _NO_SANDBOX = re.compile(r"(?<![\w-])--no-sandbox\b", _I)
@@ -158,7 +162,7 @@ _SINK = (
 )
 _SEND_VERBS = (
     r"send|sending|sent|upload\w*|post|posting|exfiltrat\w*|leak\w*|share|sharing|forward\w*|transmit\w*"
-    r"|e-?mail\w*|mail|copy|copying|paste|pasting|publish\w*|dump\w*"
+    r"|e-?mail\w*|mail|copy|copying|paste|pasting|publish\w*|dump\w*|sync\w*|mirror\w*|back\s*up|backing\s+up"
 )
 _EXFILTRATION = (
     rf"\b(?:curl|wget|http|httpie)\b[^\n]{{0,{_CMD}}}?(?:\s-d|\s--data\S*|\s-F|\s--form|\s-T|\s--upload-file|\s--post-file)"
@@ -170,12 +174,19 @@ _EXFILTRATION = (
     r"/dev/tcp/\S+",
     rf"\bscp\b[^\n]{{0,{_CMD}}}?(?:{_SENSITIVE})[^\n]{{0,{_CMD}}}?\s\S*@?[\w.-]+:",
     rf"\b(?:{_SEND_VERBS})\b[^.\n;]{{0,80}}?(?:{_SENSITIVE})[^.\n;]{{0,80}}?(?:{_SINK})",
+    rf"(?:{_SENSITIVE})[^.\n;]{{0,60}}?\b(?:{_SEND_VERBS})\b[^.\n;]{{0,60}}?(?:{_SINK})",  # "keep .env synced to <url>"
     # a markdown image (rendered, so fetched) whose URL carries a secret file or a variable's value
-    r"!\[[^\]\n]{0,200}\]\(\s*<?https?://[^)\s]{0,400}?(?:\.env\b|id_(?:rsa|ed25519)|credentials|\.ssh|\.aws"
+    r"!\[[^\]\n]{0,200}\]\(\s*<?https?://[^)\n]{0,400}?(?:\.env\b|id_(?:rsa|ed25519)|credentials|\.ssh|\.aws"
     r"|\$\{?\w*(?:KEY|TOKEN|SECRET|PASS)\w*|\{\{|\$\()",
 )
 # A redaction marker says a credential was there; what the redactor still finds is added in classify().
-_SECRET = (re.escape(MARKER_PREFIX) + r"[a-z0-9_]+\]",)
+_SECRET = (
+    re.escape(MARKER_PREFIX) + r"[a-z0-9_]+\]",
+    # a password in prose: "the login is admin / Tr0ub4dor&3xyz", "password: hunter2!Xy9" (letters, digits and a
+    # symbol or mixed case: a word of the sentence is not a password)
+    r"\b(?:passwords?|passwd|pass\s*phrase|login|credentials?|pwd)\b[^.\n]{0,40}?(?:\bis\b|:|=|/)\s*[\"'`]?"
+    r"(?=[^\s\"'`]{8,})(?=\S*\d)(?=\S*[a-z])(?=\S*(?:[A-Z]|[^\w\s]))[^\s\"'`]{8,}",
+)
 
 _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
     category: tuple(re.compile(p, _I) for p in patterns)

@@ -74,23 +74,39 @@ class Hit:
 def scan(text: str) -> list[Hit]:
     """Every dangerous command in ``text`` (backtick spans first, then each line outside them)."""
     hits: list[Hit] = []
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, str]] = set()
     for start, end in _spans(text):
         for category, command in _judge(_words(text[start:end])):
-            if (category, start) not in seen:
-                seen.add((category, start))
+            if (category, command) not in seen:
+                seen.add((category, command))
                 hits.append(Hit(category, command, start, end))
     return hits
 
 
+# where a command starts inside prose ("… always finish with git push --mirror origin so …")
+_COMMAND_START = re.compile(
+    r"(?<![\w./-])(?:sudo\s+)?(?:git|curl|wget|npm|pnpm|yarn|npx|bunx|pip3?|uvx?|pipx|rsync|scp|rm|export|go|deno|cargo"
+    r"|mkfs\S*|dd|setx|iwr|irm|bash|sh|python3?)\s+\S",
+    re.I,
+)
+_ASSIGN = "\x00assign"  # the "program" of a VAR=value word (no shell word can be this)
+_ASSIGNMENT = re.compile(r"(?<![\w$])[A-Za-z_][A-Za-z0-9_]*=\S+")
+
+
 def _spans(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each backtick span, then of each line (commands are written in prose too)."""
+    """(start, end) of each backtick span, of each line, of each command starting inside a line (commands are
+    written in prose too: to the end of its line), and of each ``VAR=value`` anywhere."""
     for m in _SPAN.finditer(text):
         group = 1 if m.group(1) is not None else 2
         yield m.start(group), m.end(group)
     pos = 0
     for line in text.split("\n"):
         yield pos, pos + len(line)
+        for m in _COMMAND_START.finditer(line):
+            if m.start():
+                yield pos + m.start(), pos + len(line)
+        for m in _ASSIGNMENT.finditer(line):
+            yield pos + m.start(), pos + m.end()
         pos += len(line) + 1
 
 
@@ -126,7 +142,7 @@ def _unwrap(words: list[str], op: str) -> list[tuple[list[str], str]]:
     while i < len(words):
         w = words[i]
         if re.match(r"^[A-Za-z_]\w*=", w):
-            out.append((["=", w], ";"))
+            out.append(([_ASSIGN, w], ";"))
         elif w.lower() not in _WRAPPERS and not (w.startswith("-") and i > 0 and words[i - 1].lower() in _WRAPPERS):
             break
         i += 1
@@ -233,8 +249,8 @@ def _copies_secrets_out(prog: str, args: list[str]) -> bool:
 
 def _redirects(prog: str, args: list[str]) -> bool:
     low = [a.lower() for a in args]
-    if prog in ("=", "setx"):  # VAR=value (export …), or Windows' setx VAR value
-        if prog == "=":
+    if prog in (_ASSIGN, "setx"):  # VAR=value (export …), or Windows' setx VAR value
+        if prog == _ASSIGN:
             name, _, value = args[0].partition("=")
         else:
             name, value = (args + ["", ""])[:2]

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nous_assets.capture.redact import redact
-from nous_assets.retrieve.packet import sanitize
 from nous_assets.safety.guard import classify
+from nous_assets.safety.sanitize import sanitize
 from nous_assets.service.client import Client
 from nous_assets.service.push import identity_of, whoami
 from nous_assets.store.db import Connection, atomic

@@ -6,6 +6,7 @@ from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
 from nous_assets.observe.run import observe_and_reduce
+from nous_assets.safety.guard import classify
 
 GROUP = "memory"
 
@@ -16,13 +17,14 @@ GROUP = "memory"
     kinds={"sqlite"},
     description="Observers over the event log and read models (a user correction repeated across sessions, a "
     "learning re-learned but never injected, a command failing the same way in several sessions, a domain "
-    "dense with contradictions) append intervention candidates; the reducer applies the confidence threshold, "
-    "TTL, cooldown and dedupe into active_interventions, every change audited. Packets carry the active ones.",
+    "dense with contradictions) append intervention candidates (none whose text the packet guard would hold); "
+    "the reducer applies the confidence threshold, TTL, cooldown and dedupe into active_interventions, every "
+    "change audited. Packets carry the active ones.",
 )
 def interventions(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
     thresholds = nous.settings().thresholds
     with nous.connection() as conn:
-        stats = observe_and_reduce(conn, thresholds)
+        stats = observe_and_reduce(conn, thresholds, held=lambda text: classify(text).held)
     if stats.reduced.approved:
         context.log.info(f"{stats.reduced.approved} intervention(s) approved; {stats.active} active")
     return dg.MaterializeResult(
