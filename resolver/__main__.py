@@ -300,13 +300,14 @@ def pre_compact() -> int:
         import json
 
         from resolver import hook_io
+        from resolver.project import redact_name  # a token in the path is never written to disk
 
         payload = hook_io.read_payload(sys.stdin)
         record = {
             "ts": hook_io.now_iso(),
             "session_id": hook_io.payload_str(payload, "session_id") or None,
             "trigger": hook_io.payload_str(payload, "trigger") or None,
-            "transcript_path": hook_io.payload_str(payload, "transcript_path") or None,
+            "transcript_path": redact_name(hook_io.payload_str(payload, "transcript_path")) or None,
         }
         snapshot = paths.data_dir() / "precompact.jsonl"
         snapshot.parent.mkdir(parents=True, exist_ok=True)

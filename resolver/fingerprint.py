@@ -10,7 +10,7 @@ import os
 import re
 import time
 
-from resolver.project import default_project, find_dot_git, read_repository
+from resolver.project import default_project, find_dot_git, read_repository, redact_name
 
 MAX_RECENT_FILES = 20
 MAX_TERMS = 64
@@ -56,9 +56,10 @@ def build_fingerprint(cwd: str, *, timeout: float = 0.15) -> dict:
 
     ``project_id`` is the repository's (its main checkout's encoding, read from the ``.git`` files, see
     :mod:`resolver.project`) or the cwd's outside one; the cache maps it through the pipeline's aliases.
-    ``cwd`` and ``repository`` are kept for that lookup. Git history is read with two subprocesses bounded
-    by ``timeout`` seconds; on a timeout (or with no repository) ``recent_files`` is empty and the rest
-    still comes from the file system. Identity never runs a process.
+    ``cwd`` and ``repository`` are kept for that lookup; ``cwd`` and ``branch`` come with their tokens redacted
+    (:func:`resolver.project.redact_name`), the form the pipeline's packets record. Git history is read with
+    two subprocesses bounded by ``timeout`` seconds; on a timeout (or with no repository) ``recent_files`` is
+    empty and the rest still comes from the file system. Identity never runs a process.
     """
     cwd = os.path.abspath(cwd or os.getcwd())
     repo = read_repository(cwd)
@@ -66,13 +67,14 @@ def build_fingerprint(cwd: str, *, timeout: float = 0.15) -> dict:
     branch = read_branch(repo.git_dir) if repo is not None else None
     recent = recent_files(root, timeout=timeout) if root else []
     stack = sorted(_stack_tags(cwd, root, recent))
+    named, branch = redact_name(cwd), redact_name(branch) if branch else branch  # as the pipeline stores them
     return {
         "project_id": default_project(cwd, repo),
         "branch": branch,
         "recent_files": recent,
         "stack": stack,
-        "terms": _terms(cwd, branch, stack, recent),
-        "cwd": cwd,
+        "terms": _terms(named, branch, stack, recent),
+        "cwd": named,
         "repository": repo,
     }
 

@@ -21,6 +21,19 @@ What a path says about its repository, read here without running git:
 the repository's main checkout, then its remote, then the cwd or its deepest recorded ancestor that is
 part of a repository, then a worktree layout's main checkout; with no alias, the main checkout's (or the
 cwd's) own encoding, as before the table existed.
+
+Secrets in names (a token in a directory or branch name): the pipeline stores every path, branch and id
+redacted, so the hook must look them up redacted too, and it cannot import the pipeline's redactor (standard
+library only, 500 ms). :func:`redact_name` is the small subset it needs: provider tokens with a fixed prefix
+(AWS key ids, GitHub, GitLab, Slack, Anthropic, OpenAI, Google and npm tokens), replaced by the same
+``[REDACTED:<kind>]`` markers, with the pipeline's placeholder test. The pipeline runs it after its own
+redactor (``nous_assets.capture.metadata.redact_meta``), so a name the full redactor leaves with only these
+kinds of secret is stored exactly as the hook computes it; a name whose secret only the full redactor finds
+(a high-entropy run, a token glued to a word, an assignment) is stored redacted but looked up raw here, and
+the hook falls back to the global packet (fail open; the id it records is still free of the kinds above).
+Project ids (:func:`project_id_from_cwd`, :func:`project_id_from_folder`) scrub the encoded form as well,
+where ``ghp_`` has become ``ghp-``, so an id never carries such a token whichever of cwd or Claude Code folder
+it was derived from.
 """
 
 from __future__ import annotations
@@ -41,9 +54,67 @@ _UNREAD = object()
 # would cost the SessionStart hook about a millisecond.
 
 
+# Provider tokens a directory or branch name can carry (module doc): kind, then the token. ``[_-]`` where the
+# token has ``_``, because Claude Code's folder names (and so project ids) turn it into ``-``.
+_NAME_TOKENS = (
+    ("aws_access_key", r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    ("github_token", r"(?:gh[pousr][_-][A-Za-z0-9]{36,}|github[_-]pat[_-][A-Za-z0-9_]{22,})(?![A-Za-z0-9])"),
+    ("anthropic_api_key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
+    ("openai_api_key", r"sk-(?!ant-)[A-Za-z0-9_-]{20,}"),
+    ("gitlab_token", r"gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}"),
+    ("slack_token", r"x(?:ox[abposre]|app)-[A-Za-z0-9-]{10,}"),
+    ("google_api_key", r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9])"),
+    ("npm_token", r"npm[_-][A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+)
+_NAME_TRIGGERS = ("AKIA", "ASIA", "ABIA", "ACCA", "ghp", "gho", "ghu", "ghs", "ghr", "github_pat", "github-pat",
+                  "sk-", "glpat", "gldt", "glrt", "glptt", "xox", "xapp", "AIza", "npm_", "npm-")  # fmt: skip
+_LOOSE_KINDS = ("openai_api_key", "slack_token")  # loose prefixes: a token needs letters and digits
+_NAME_PLACEHOLDER = r"(?i)x{4}|example|your|dummy|placeholder|redacted|\*{3}|(.)\1{5,}"
+# Compiled on first use: most names hold no trigger, and then the hook pays nothing for them.
+_name_patterns: list[re.Pattern[str]] = []
+
+
+def _name_regex() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    if not _name_patterns:
+        alternatives = "|".join(f"(?P<{kind}>{token})" for kind, token in _NAME_TOKENS)
+        _name_patterns.extend((re.compile(f"(?<![A-Za-z0-9])(?:{alternatives})"), re.compile(_NAME_PLACEHOLDER)))
+    return _name_patterns[0], _name_patterns[1]
+
+
+def redact_name(text: str) -> str:
+    """``text`` (a path, branch or id) with its provider tokens replaced by ``[REDACTED:<kind>]`` (module doc)."""
+    for trigger in _NAME_TRIGGERS:  # a loop, not any(): this runs for every id the pipeline stores
+        if trigger in text:
+            break
+    else:
+        return text
+    tokens, placeholder = _name_regex()
+
+    def marker(match: re.Match[str]) -> str:
+        kind, token = match.lastgroup or "", match.group()
+        if placeholder.search(token) or (
+            kind in _LOOSE_KINDS and not (any(c.isdigit() for c in token) and any(c.isalpha() for c in token[3:]))
+        ):
+            return token
+        return f"[REDACTED:{kind}]"
+
+    return tokens.sub(marker, text)
+
+
 def project_id_from_cwd(cwd: str) -> str:
-    """Encode a working directory the way Claude Code names its project folder."""
-    return _NON_ALNUM.sub("-", cwd.rstrip("/") or "/")
+    """Encode a working directory the way Claude Code names its project folder, without the tokens it holds.
+
+    The encoding of :func:`redact_name` of the path, scrubbed again once encoded (module doc); a path without
+    a token keeps Claude Code's own folder name."""
+    encoded = _NON_ALNUM.sub("-", redact_name(cwd.rstrip("/") or "/"))
+    return _NON_ALNUM.sub("-", redact_name(encoded))
+
+
+def project_id_from_folder(folder: str) -> str:
+    """A Claude Code project folder's name as a project id: itself, or re-encoded without the tokens it holds
+    (the same id :func:`project_id_from_cwd` gives the directory the folder encodes)."""
+    scrubbed = redact_name(folder)
+    return folder if scrubbed == folder else _NON_ALNUM.sub("-", scrubbed)
 
 
 def is_home_like(path: str) -> bool:
@@ -204,18 +275,21 @@ def default_project(cwd: str, repo: Repository | None) -> str:
 
 def lookup(conn, cwd: str, repo: Repository | None) -> str | None:
     """The project ``project_aliases`` records for ``cwd`` (order in the module doc), None when none does.
+    Paths and the remote are looked up as the pipeline stores them, through :func:`redact_name`.
 
     ``conn`` is any DB-API connection to cortex.db. A database without the table (older schema) raises
     ``sqlite3.OperationalError``; the caller falls back to :func:`default_project`. Inside a repository
     only the cwd and its parents up to the checkout root count: a parent directory is another repository.
     """
+    cwd = redact_name(cwd)  # aliases are stored redacted (module doc)
     chain = ancestors(cwd)
     if repo is not None:
-        chain = [p for p in chain if p == repo.root or p.startswith(repo.root.rstrip("/") + "/")]
+        root = redact_name(repo.root)
+        chain = [p for p in chain if p == root or p.startswith(root.rstrip("/") + "/")]
     pattern_main = worktree_main(cwd) or managed_worktree_main(cwd)
-    main = [repo.main] if repo is not None else []
+    main = [redact_name(repo.main)] if repo is not None else []
     cwd_keys = list(dict.fromkeys([*main, *chain, *([pattern_main] if pattern_main else [])]))
-    remote = repo.remote if repo is not None else None
+    remote = redact_name(repo.remote or "") or None if repo is not None else None
     if not cwd_keys and not remote:
         return None
     marks = ",".join("?" * len(cwd_keys)) or "NULL"

@@ -33,6 +33,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
 
+from resolver.project import project_id_from_folder
+
 __all__ = [
     "KNOWN_RECORD_TYPES",
     "DiscoveryResult",
@@ -185,7 +187,7 @@ def _classify(path: Path, root: Path, sniffed: _Sniff) -> TranscriptFile:
         rel_parts = path.relative_to(root).parts
     except ValueError:
         rel_parts = (path.name,)
-    project_id = rel_parts[0] if len(rel_parts) >= 2 else UNKNOWN_PROJECT
+    project_id = project_id_from_folder(rel_parts[0]) if len(rel_parts) >= 2 else UNKNOWN_PROJECT
     stem = path.stem
     parent = path.parent
     if stem.startswith(_AGENT_PREFIX) and parent.name == "subagents" and len(rel_parts) >= 3:
@@ -319,8 +321,10 @@ def walk(pattern: str) -> tuple[list[Path], list[Path], list[Path]]:
 def discover(pattern: str) -> DiscoveryResult:
     """Expand ``pattern`` (recursive ``**``, ``~`` and ``$VARS`` allowed) into classified transcript files.
 
-    ``project_id`` is the first folder below the pattern's non-glob root (Claude Code's encoded cwd);
-    files directly in the root get ``"unknown-project"``. Results are sorted by path so runs are stable.
+    ``project_id`` is the first folder below the pattern's non-glob root (Claude Code's encoded cwd), with any
+    token in it redacted (:func:`resolver.project.project_id_from_folder`: the id is what gets stored, the
+    path keeps the real name for reading); files directly in the root get ``"unknown-project"``. Results are
+    sorted by path so runs are stable.
     """
     root = glob_root(pattern)
     files: list[TranscriptFile] = []

@@ -4,12 +4,16 @@ Why: redaction happens before anything is written, so a secret that an older red
 disk — in the Parquet lake, in transcript chunks, in event payloads, in the packets the hook prints. When
 the redactor improves, this pass finds and removes those secrets:
 
-* lake partitions (turns and quarantine excerpts) are re-redacted and rewritten atomically (temp file +
-  rename), only when something changed;
+* lake partitions (turns, quarantine lines, subagent links) are re-redacted and rewritten atomically (temp
+  file + rename), only when something changed; turns' metadata (cwd, branch, paths, ids) too, and the paths
+  of each day's ``_files.json`` (:mod:`nous_assets.capture.rescan_meta`);
 * transcript chunks get the new text, a fresh FTS entry and no vector (re-embedded on the next run);
 * event payloads are rewritten in one transaction under the store's rescan flag — the one sanctioned
   in-place edit of the log (migration 006) — then the projection is rebuilt from the log, and the vectors
   of changed memories are dropped so they are re-embedded from the redacted text;
+* paths, branches and project ids in cortex.db's other columns (cursors, queue items, chunks, identity,
+  aliases, the events' and memories' project ids) are rewritten to the form capture now stores
+  (:mod:`nous_assets.capture.rescan_meta`); packets built from them are dropped and rebuilt by the next run;
 * injection packets and queue error messages are re-redacted in place.
 
 Every change is recorded in ``redaction_audit`` (kind, location, row, field, time; never the secret). A
@@ -29,8 +33,10 @@ from typing import Any
 
 import polars as pl
 
-from nous_assets.capture.lake import QUARANTINE_SCHEMA, TurnsSchema, frame_turns, turns_frame
-from nous_assets.capture.redact import REDACTOR_VERSION, redact_json, redact_text
+from nous_assets.capture.lake import TurnsSchema, frame_turns, turns_frame
+from nous_assets.capture.metadata import redact_name_text, redact_turn_metadata, stored_path_text
+from nous_assets.capture.redact import REDACTOR_VERSION, RedactionResult, redact_json, redact_text
+from nous_assets.capture.rescan_meta import rescan_db_metadata, rescan_manifests
 from nous_assets.settings import Settings
 from nous_assets.store import redaction as store
 from nous_assets.store.db import Connection, atomic
@@ -40,6 +46,7 @@ from nous_assets.store.redaction import AuditRow
 from nous_assets.turns import ToolResult, ToolUse, Turn
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
+ColumnRedactors = dict[str, Callable[[str], RedactionResult]]
 
 
 @dataclass
@@ -68,8 +75,10 @@ def _rows(location: str, row_ref: str, field_name: str, counts: dict[str, int]) 
 
 # -- the lake ---------------------------------------------------------------------------------------------
 def _redact_turn(turn: Turn, location: str) -> tuple[Turn, list[AuditRow]]:
-    """The turn with every stored text field re-redacted (the fields capture redacts), and its audit rows."""
-    rows: list[AuditRow] = []
+    """The turn with every stored field re-redacted as capture redacts it (text fields as text, the others as
+    metadata: :mod:`nous_assets.capture.metadata`), and its audit rows (referring to the redacted uuid)."""
+    turn, fields = redact_turn_metadata(turn)
+    rows = [r for name, counts in sorted(fields.items()) for r in _rows(location, turn.uuid, name, counts)]
 
     def red(text: str, field_name: str) -> str:
         result = redact_text(text)
@@ -125,38 +134,50 @@ def _rescan_turns(conn: Connection, path: Path, report: RescanReport) -> None:
     _record(conn, report, rows)
 
 
-def _rescan_quarantine(conn: Connection, path: Path, report: RescanReport) -> None:
-    location = f"lake:quarantine/date={path.parent.name.removeprefix('date=')}"
+_QUARANTINE_COLUMNS = {"path": stored_path_text, "excerpt": redact_text, "reason": redact_text}
+# Subagent links hold ids only: redacted as capture stores ids.
+_LINK_COLUMNS = dict.fromkeys(("agent_id", "parent_session_id", "parent_tool_use_id", "parent_uuid",
+                               "parent_agent_id"), redact_name_text)  # fmt: skip
+
+
+def _rescan_table(conn: Connection, path: Path, report: RescanReport, table: str, columns: ColumnRedactors) -> None:
+    """Re-redact the string ``columns`` of one lake file (quarantine lines, subagent links); rewrite it if needed.
+    Audit rows name a line by its redacted path and offset, a link by its row number."""
+    location = f"lake:{table}/{path.parent.name}"
     frame = pl.read_parquet(path)
     records, rows, changed = [], [], 0
-    for record in frame.iter_rows(named=True):
-        ref = f"{record['path']}@{record['byte_offset']}"
+    for i, record in enumerate(frame.iter_rows(named=True)):
         new = dict(record)
-        for column in ("excerpt", "reason"):
-            result = redact_text(record[column] or "")
+        found = []
+        for column, redact in columns.items():
+            result = redact(record[column] or "")
             if result.counts:
                 new[column] = result.text
-                rows.extend(_rows(location, ref, column, result.counts))
+                found.append((column, result.counts))
+        ref = f"{new['path']}@{new['byte_offset']}" if "byte_offset" in new else str(i)
+        rows += [r for column, counts in found for r in _rows(location, ref, column, counts)]
         changed += new != record
         records.append(new)
     if not changed:
         return
     if not report.dry_run:
-        _atomic_parquet(pl.DataFrame(records, schema=QUARANTINE_SCHEMA), path)
-    report.changed["lake_quarantine_rows"] += changed
+        _atomic_parquet(pl.DataFrame(records, schema=frame.schema), path)
+    report.changed[f"lake_{table}_rows"] += changed
     _record(conn, report, rows)
 
 
 def rescan_lake(conn: Connection, lake_dir: Path, report: RescanReport, progress: Progress | None = None) -> None:
     """Re-redact every day of the lake; rewrite (atomically) only the files where something changed."""
     files = sorted((lake_dir / "transcripts").glob("date=*/turns.parquet"))
-    quarantine = sorted((lake_dir / "quarantine").glob("date=*/quarantine.parquet"))
     for i, path in enumerate(files, 1):
         _rescan_turns(conn, path, report)
         if progress:
             progress("lake", i, len(files))
-    for path in quarantine:
-        _rescan_quarantine(conn, path, report)
+    for path in sorted((lake_dir / "quarantine").glob("date=*/quarantine.parquet")):
+        _rescan_table(conn, path, report, "quarantine", _QUARANTINE_COLUMNS)
+    for path in sorted((lake_dir / "agent_links").glob("date=*/links.parquet")):
+        _rescan_table(conn, path, report, "agent_links", _LINK_COLUMNS)
+    rescan_manifests(conn, lake_dir, report)
 
 
 # -- cortex.db ----------------------------------------------------------------------------------------------
@@ -273,6 +294,7 @@ def rescan(
         stats = rebuild(conn, policy=policy)  # memories, concepts and FTS from the rewritten log
         report.memories_rebuilt = stats.upserted
         store.drop_memory_vectors(conn, events)  # re-embedded from the redacted text on the next run
+    rescan_db_metadata(conn, report)  # paths, branches and project ids in every other column
     rescan_small_tables(conn, report)
     report.changed = +report.changed  # only the places where something changed
     return report

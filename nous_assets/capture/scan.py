@@ -3,8 +3,9 @@
 * :func:`scan_partition` builds a day of the lake: every discovered transcript with a record on
   that day (:mod:`~nous_assets.capture.days`: all its timestamps, lines need not be in date order)
   is parsed (complete lines only), its turns on that day are de-duplicated by uuid across files
-  (resumed sessions replay records), redacted, and returned with the quarantined lines and
-  per-file offsets.
+  (resumed sessions replay records), redacted (text and metadata, :mod:`~nous_assets.capture.metadata`),
+  and returned with the quarantined lines and per-file offsets. Files are read through their real paths;
+  lake rows, the manifest and cursors only ever hold :func:`~nous_assets.capture.metadata.stored_path`.
 * :func:`plan_new_data` is the sensor's question: which days gained complete lines since each
   file's cursor (handling new, appended, truncated and rotated files)?
 * :func:`promote_cursors` moves a file's cursor only once every day its new bytes belong to has
@@ -29,6 +30,7 @@ from pathlib import Path
 from nous_assets.capture.days import FileDays, days_in, file_days, mtime_day
 from nous_assets.capture.discovery import DiscoveryResult, SkippedFile, TranscriptFile, discover
 from nous_assets.capture.lake import write_partition
+from nous_assets.capture.metadata import redact_name_text, redact_turn_metadata, stored_path
 from nous_assets.capture.parser import (
     AgentLink,
     ParseResult,
@@ -56,6 +58,7 @@ from nous_assets.store.cursors import (
 )
 from nous_assets.store.db import Connection, atomic
 from nous_assets.timeutil import now_iso
+from resolver.project import project_id_from_folder
 
 
 @dataclass(frozen=True)
@@ -125,13 +128,23 @@ def _region_ends(
     return ends
 
 
+def _add(counts: dict[str, int], found: dict[str, int]) -> None:
+    for kind, n in found.items():
+        counts[kind] = counts.get(kind, 0) + n
+
+
 def _redact_turn(turn: Turn, counts: dict[str, int]) -> Turn:
+    """The turn as it is stored: text, tool inputs and outputs redacted as text, every other string as
+    metadata (:mod:`nous_assets.capture.metadata`), thinking dropped."""
+
     def red(text: str) -> str:
         result = redact_text(text)
-        for kind, n in result.counts.items():
-            counts[kind] = counts.get(kind, 0) + n
+        _add(counts, result.counts)
         return result.text
 
+    turn, fields = redact_turn_metadata(turn)
+    for found in fields.values():
+        _add(counts, found)
     return replace(
         turn,
         text=red(turn.text),
@@ -143,10 +156,22 @@ def _redact_turn(turn: Turn, counts: dict[str, int]) -> Turn:
     )
 
 
+def _redact_link(link: AgentLink) -> AgentLink:
+    """A subagent link with its ids stored as the turns store theirs (:func:`redact_turn_metadata`)."""
+    ids = (link.agent_id, link.parent_session_id, link.parent_tool_use_id, link.parent_uuid, link.parent_agent_id)
+    return AgentLink(*(redact_name_text(i).text if i else i for i in ids))  # type: ignore[arg-type]
+
+
+def opted_out(settings: Settings) -> frozenset[str]:
+    """The opted-out projects as discovery names them (an id written with its token redacted as discovery does)."""
+    return frozenset(project_id_from_folder(p) for p in settings.opt_out_projects)
+
+
 def discover_candidates(settings: Settings) -> tuple[list[TranscriptFile], int, DiscoveryResult]:
     """Discovered transcripts minus opted-out projects: (files, how many opted out, the discovery)."""
     found = discover(settings.project_glob)
-    files = [f for f in found.files if f.project_id not in settings.opt_out_projects]
+    out = opted_out(settings)
+    files = [f for f in found.files if f.project_id not in out]
     return files, len(found.files) - len(files), found
 
 
@@ -184,10 +209,11 @@ def scan_partition(settings: Settings, conn: Connection, date: str) -> Partition
             result = parse_file(f.path, f.project_id, session_id_hint=f.session_id)
         except OSError:
             continue  # vanished or unreadable since discovery: the next scan sees it as it is then
-        plan = plan_read(get_cursor(conn, str(f.path)), state)
+        key = stored_path(f.path)  # the real path is only read, never stored
+        plan = plan_read(get_cursor(conn, key), state)
         truncated = plan.reason == "truncated"
         if truncated:  # completions recorded for the old bytes say nothing about the new ones
-            rewind(conn, str(f.path), state.inode, state.mtime)
+            rewind(conn, key, state.inode, state.mtime)
         dated = _dated(result.turns, info.fallback)
         region = _region_ends(dated, result.quarantined, info.fallback, plan.start_offset)
         on_date = [t for d, t in dated if d == date]
@@ -202,17 +228,14 @@ def scan_partition(settings: Settings, conn: Connection, date: str) -> Partition
                 t = replace(t, timestamp=f"{date}T00:00:00.000000Z")
             scan.turns.append(_redact_turn(t, scan.redactions))
         if on_date:
-            scan.agent_links.extend(result.agent_links)
+            scan.agent_links.extend(_redact_link(a) for a in result.agent_links)
         for q in result.quarantined:
             if _quarantine_day(dated, q, info.fallback) == date:
                 excerpt, reason = redact_text(q.excerpt).text, redact_text(q.reason).text
-                scan.quarantined.append(replace(q, excerpt=excerpt, reason=reason))
+                scan.quarantined.append(replace(q, path=key, excerpt=excerpt, reason=reason))
         scan.files.append(
-            FileScan(
-                str(f.path), state.inode, state.mtime, result.consumed_offset, region, len(on_date),
-                truncated,
-            )
-        )  # fmt: skip
+            FileScan(key, state.inode, state.mtime, result.consumed_offset, region, len(on_date), truncated)
+        )
     scan.agent_links = merge_agent_links(scan.agent_links)
     return scan
 
@@ -271,7 +294,8 @@ def plan_new_data(settings: Settings, conn: Connection) -> NewData:
         state = stat_file(f.path)
         if state is None:
             continue
-        plan = plan_read(get_cursor(conn, str(f.path)), state)
+        key = stored_path(f.path)
+        plan = plan_read(get_cursor(conn, key), state)
         if plan.reason == "unchanged":
             continue
         try:
@@ -281,9 +305,9 @@ def plan_new_data(settings: Settings, conn: Connection) -> NewData:
         if not region:
             continue
         for day in sorted(region):
-            dates[day].append(str(f.path))
-        reasons[str(f.path)] = plan.reason
-        states.append((str(f.path), state.inode, state.size))
+            dates[day].append(key)
+        reasons[key] = plan.reason
+        states.append((key, state.inode, state.size))
     digest = hashlib.sha256(json.dumps(sorted(states)).encode()).hexdigest()[:16]
     return NewData(dict(dates), reasons, digest)
 
@@ -361,6 +385,6 @@ def capture_day(settings: Settings, conn: Connection, date: str) -> PartitionSca
     """
     scan = scan_partition(settings, conn, date)
     write_partition(settings.lake_dir, date, scan.turns, scan.quarantined, scan.agent_links,
-                    forget_projects=settings.opt_out_projects)  # fmt: skip
+                    forget_projects=opted_out(settings))  # fmt: skip
     write_manifest(settings.lake_dir, scan)
     return scan

@@ -62,8 +62,11 @@ def cmd_redact(settings: Settings, args: argparse.Namespace) -> int:
     verb = "would remove" if args.dry_run else "removed"
     print(f"rescan {report.run_id}: {verb} {report.total:,} secret(s)"
           + (f" ({', '.join(f'{k} {n}' for k, n in report.kinds.most_common())})" if report.total else ""))
+    width = max((len(where) for where in report.changed), default=0) + 2
     for where, n in sorted(report.changed.items()):
-        print(f"  {where:<24}{n:>8,} {'to rewrite' if args.dry_run else 'rewritten'}")
+        done = ("to drop" if args.dry_run else "dropped") if where.endswith("_dropped") else (
+            "to rewrite" if args.dry_run else "rewritten")  # fmt: skip
+        print(f"  {where.removesuffix('_dropped'):<{width}}{n:>8,} {done}")
     if report.memories_rebuilt:
         print(f"  projection rebuilt: {report.memories_rebuilt:,} memories (vectors of changed ones re-embed next run)")
     if not args.dry_run and report.audit:

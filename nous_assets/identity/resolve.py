@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from nous_assets.capture.metadata import redact_meta
 from nous_assets.identity.evidence import NO_TIME, Evidence
 from resolver.project import (
     is_home_like,
@@ -74,11 +75,16 @@ Layout = tuple[tuple[str, ...], tuple[str, ...]]  # (prefix segments, suffix seg
 
 
 def probe_disk(path: str) -> tuple[bool, GitFacts | None]:
-    """Read ``path``'s repository from the file system (no subprocess)."""
+    """Read ``path``'s repository from the file system (no subprocess). The main checkout and remote are
+    given as every path is stored (:func:`~nous_assets.capture.metadata.redact_meta`): they become aliases.
+    A stored path whose token was redacted names no directory here, so it is resolved by the other rules."""
     if not os.path.isdir(path):
         return False, None
     repo = read_repository(path)
-    return True, (GitFacts(repo.main, repo.remote) if repo is not None else None)
+    if repo is None:
+        return True, None
+    remote = redact_meta(repo.remote, path=True) if repo.remote else None
+    return True, GitFacts(redact_meta(repo.main, path=True), remote)
 
 
 @dataclass
