@@ -42,7 +42,7 @@ from nous_assets.capture.secret_tokens import Span, find_secret_tokens
 __all__ = ["MARKER_PREFIX", "REDACTOR_VERSION", "RedactionResult", "marker", "redact", "redact_json", "redact_text"]
 
 # Bumped whenever the rules change what is found; `nous redact --rescan` records it with each change it makes.
-REDACTOR_VERSION = "3"
+REDACTOR_VERSION = "4"
 MARKER_PREFIX = "[REDACTED:"
 _MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 # A pass can expose one more match per glued repetition ("…dump.sqlmysql -p…" six times over took six passes);
