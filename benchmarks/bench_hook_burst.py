@@ -3,10 +3,10 @@
 Claude Code Desktop fires SessionStart several times in one second, and a team may open many sessions
 together; on a two-core machine 50 Python starts queue for the CPU, so a budget counted from process creation
 runs out before the work begins. This script starts ``--hooks`` session-start resolvers at the same moment
-(``Popen`` in a tight loop, then waits for all) against one database with packets for the corpus's projects,
-for this checkout's resolver and, with ``--ref``, another git ref's (exported with ``git archive``), rounds
-interleaved. It prints, per resolver, how many of the hooks injected context and the p50/p95/max wall time
-from launch to exit, and saves the figures as JSON.
+(``Popen`` in a tight loop, each given its JSON at once as Claude Code does, then waits for all) against one
+database with packets for the corpus's projects, for this checkout's resolver and, with ``--ref``, another git
+ref's (exported with ``git archive``), rounds interleaved. It prints, per resolver, how many of the hooks
+injected context and the p50/p95/max wall time from launch to exit, and saves the figures as JSON.
 
     python benchmarks/bench_hook_burst.py [--ref main] [--hooks 50] [--rounds 5] [--memories 2000]
 """
@@ -39,10 +39,13 @@ def burst(command: list[str], hooks: int, env: dict[str, str], cwd: Path, tag: s
         started = time.perf_counter()
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 env=env, cwd=cwd)  # fmt: skip
-        procs.append((proc, payload, started))
+        proc.stdin.write(payload.encode())  # as Claude Code does: the JSON at once, not when we get to reading
+        proc.stdin.close()
+        procs.append((proc, started))
     injected, walls = 0, []
-    for proc, payload, started in procs:
-        out, _ = proc.communicate(payload.encode(), timeout=30)
+    for proc, started in procs:
+        out = proc.stdout.read()
+        proc.wait(timeout=30)
         walls.append(time.perf_counter() - started)
         injected += b"additionalContext" in out
     return injected, walls

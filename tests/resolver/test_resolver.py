@@ -425,13 +425,16 @@ def test_fifty_session_starts_at_once_all_inject(
     within what Claude Code waits, and every access is recorded or spooled."""
     add_packet(db, "global", text="# global packet", ids=[7])
     procs = []
-    for i in range(50):
+    for i in range(50):  # as Claude Code does: the hook's JSON is written as soon as it starts
         proc = subprocess.Popen([sys.executable, "-m", "resolver", "session-start"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)  # fmt: skip
-        procs.append((proc, time.perf_counter(), i))
+        proc.stdin.write(payload(tmp_path, session_id=f"burst-{i}"))
+        proc.stdin.close()
+        procs.append((proc, time.perf_counter()))
     answers = []
-    for proc, started, i in procs:
-        out, err = proc.communicate(payload(tmp_path, session_id=f"burst-{i}"), timeout=30)
+    for proc, started in procs:
+        out, err = proc.stdout.read(), proc.stderr.read()
+        proc.wait(timeout=30)
         answers.append((proc.returncode, out, time.perf_counter() - started, err))
     assert all(rc == 0 and not err for rc, _, _, err in answers)
     injected = sum(b"# global packet" in out for _, out, _, _ in answers)
