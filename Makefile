@@ -5,7 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.deps-installed
-PYTEST_ARGS ?=
+# two workers: CI is a two-core machine and make test must stay under 15 minutes there (serially it would not)
+PYTEST_ARGS ?= -n 2
 # The real Claude Code CLI for the hook end-to-end test (tests/resolver/test_claude_code_e2e.py); optional:
 # without npm or the registry the test is skipped with that reason.
 CLAUDE_CODE_VERSION := 2.1.330
