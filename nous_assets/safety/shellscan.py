@@ -32,6 +32,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+MAX_SPAN = 2000
 _SPAN = re.compile(r"```[^\n]*\n(.*?)```|`([^`\n]+)`", re.S)
 _OPERATORS = frozenset({"|", "||", "&&", ";", "&", "|&", ";;"})
 _WRAPPERS = frozenset({"sudo", "doas", "env", "exec", "command", "nohup", "time", "nice", "xargs", "builtin", "export",
@@ -111,7 +112,9 @@ def _spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _words(span: str) -> list[str]:
-    """Shell words with operators as their own words; an unbalanced quote falls back to whitespace."""
+    """Shell words with operators as their own words (of the span's first :data:`MAX_SPAN` characters: a command
+    line is short, a minified file on one line is not); an unbalanced quote falls back to whitespace."""
+    span = span[:MAX_SPAN]
     lexer = shlex.shlex(span.replace("\\\n", " "), posix=True, punctuation_chars=";&|<>()")
     lexer.whitespace_split = True
     lexer.commenters = ""
