@@ -14,8 +14,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from nous_assets.mcp_server.lines import TranscriptLines
-from nous_assets.retrieve.packet import ELLIPSIS, clean
+from nous_assets.retrieve.packet import ELLIPSIS
 from nous_assets.safety.guard import classify
+from nous_assets.safety.sanitize import clean
 from nous_assets.store import holds, transcript_chunks
 from nous_assets.store.db import Connection
 

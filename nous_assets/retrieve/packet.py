@@ -1,21 +1,7 @@
 """The context packet: retrieved memories as compact markdown, sanitised and within a hard budget.
 
-Memory text comes from transcripts, i.e. from whatever a user, a tool output or a web page once put
-there, and it is injected into a new session's context. :func:`sanitize` therefore removes what
-could act as instructions or fake conversation structure (002 §15, extended):
-
-* control and invisible format characters (zero-width spaces/joiners, BOM, bidi overrides), which
-  can hide or reorder text; they are removed *first* so "ig\u200bnore previous instructions" is caught;
-* HTML comments (hidden text) and fake tool-call blocks (``<function_calls>``, ``<invoke>``,
-  ``<tool_use>``, ``<tool_result>``, ``<function_results>`` … with their content);
-* role and chat-template markers: ``<system>``, ``</assistant>``, ``<user>``, ``<system-reminder>``,
-  ``<|im_start|>``, ``[INST]``, ``<<SYS>>``, and "System:"/"Human:"/"Assistant:" at the start of a line;
-* the instruction phrases of 002 §15 ("ignore (all) previous instructions", "disregard previous",
-  "you are now", "new instructions:", "IMPORTANT: you must", "override/forget previous",
-  "act as if you", "pretend you are", "from now on, you") — replaced by ``[filtered]`` so a reader
-  sees that something was taken out;
-* an unbalanced code fence (an odd ``` or ~~~ would swallow the rest of the packet), and finally
-  every run of whitespace becomes one space (a memory is one bullet line, so it cannot open a heading).
+Memory text comes from transcripts, so every bullet is first cleaned by :mod:`nous_assets.safety.sanitize`
+(what it removes, and why, is listed there).
 
 :func:`format_packet` adds what sanitising cannot: the packet says what it is (notes recalled from
 earlier sessions, each with the date it was learned and its source — not instructions); every memory
@@ -42,7 +28,7 @@ from nous_assets.brief.item import SLOT as BRIEF_SLOT
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
 from nous_assets.safety.guard import classify
-from nous_assets.safety.sanitize import FILTERED, clean, sanitize  # noqa: F401 - re-exported: the packet's text rules
+from nous_assets.safety.sanitize import clean
 
 ELLIPSIS = "…"
 MAX_BULLET_CHARS = 600
