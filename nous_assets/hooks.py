@@ -1,9 +1,12 @@
 """Install and remove Nous's Claude Code hooks in a ``settings.json`` (user or project scope).
 
-Our entries are command hooks running ``<python> -I -m resolver <hook>``; they are recognised by the
-``-m resolver `` marker in the command, so re-installing updates them in place (a new interpreter path,
-new timeouts) and uninstalling removes exactly them. Everything else in the file, other hooks in the same
-event or matcher group included, is preserved. Timeouts are in seconds, as Claude Code expects.
+Our entries are command hooks running ``<python> -I -S <abs path>/resolver/launch.py <hook>``: ``-S`` skips
+``site`` (the venv's ``.pth`` files and editable-install finder, most of a bare interpreter's start-up) and the
+launcher puts only the resolver's parent folder on ``sys.path``, so the hook starts faster than
+``python -I -c pass``. Older installs wrote ``<python> -I -m resolver <hook>``; both shapes are recognised
+(:func:`is_ours`, :func:`command_parts`), so re-installing replaces an old entry in place (a new interpreter
+path, the new shape, new timeouts) and uninstalling removes exactly ours. Everything else in the file, other
+hooks in the same event or matcher group included, is preserved. Timeouts are in seconds, as Claude Code expects.
 
 ``-I`` (isolated mode) keeps the project's own directory off ``sys.path``: Claude Code runs hooks in the
 project's directory, and a ``resolver/`` folder there must not shadow ours.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -27,9 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.errors import ConfigError
+from resolver import paths as _resolver_paths
 from resolver.paths import DATA_DIR_OPTION, DB_PATH_OPTION, parse_options
 
-MARKER = "-m resolver "
+MARKER = "-m resolver "  # the older shape, ``<python> -I -m resolver <hook>``
+LAUNCHER = Path(_resolver_paths.__file__).resolve().parent / "launch.py"  # the resolver this install imports
+_LAUNCHER_WORD = re.compile(r"(?:^|[/\\])resolver[/\\]launch\.py$")
+_LAUNCHER_IN_COMMAND = re.compile(r"[/\\]resolver[/\\]launch\.py['\"]?(?:\s|$)")
 SESSION_START_MATCHER = "startup|resume|clear|compact|fork"
 
 
@@ -85,7 +93,7 @@ def resolver_command(
     """
     if os.sep not in python:
         python = shutil.which(python) or python
-    command = f"{shlex.quote(os.path.abspath(python))} -I {MARKER}{hook}"
+    command = f"{shlex.quote(os.path.abspath(python))} -I -S {shlex.quote(str(LAUNCHER))} {hook}"
     if data_dir is not None:
         data_dir = _absolute(data_dir)
         command += f" {DATA_DIR_OPTION} {shlex.quote(data_dir)}"
@@ -101,17 +109,20 @@ def _absolute(path: str | Path) -> str:
 
 
 def command_parts(command: str) -> tuple[str | None, str | None, dict[str, str]]:
-    """(interpreter, resolver sub-command, recorded paths) of one of our hook commands; Nones if unparsable."""
+    """(interpreter, resolver sub-command, recorded paths) of one of our hook commands, in either shape
+    (``… resolver/launch.py <hook>`` or the older ``… -m resolver <hook>``); Nones if unparsable."""
     try:
         words = shlex.split(command)
     except ValueError:
         return None, None, {}
-    try:
-        at = words.index("resolver", 1)
-    except ValueError:
-        return (words[0] if words else None), None, {}
-    if words[at - 1] != "-m":
-        return words[0], None, {}
+    at = next((i for i, word in enumerate(words) if i and _LAUNCHER_WORD.search(word)), None)
+    if at is None:
+        try:
+            at = words.index("resolver", 1)
+        except ValueError:
+            return (words[0] if words else None), None, {}
+        if words[at - 1] != "-m":
+            return words[0], None, {}
     hook = words[at + 1] if at + 1 < len(words) else None
     return words[0], hook, parse_options(words[at + 2 :])
 
@@ -128,7 +139,11 @@ def resolver_version(python: str) -> str | None:
 
 
 def is_ours(entry: Any) -> bool:
-    return isinstance(entry, dict) and isinstance(entry.get("command"), str) and MARKER in entry["command"]
+    """A hook entry that runs our resolver, in the launcher shape or the older ``-m resolver`` one."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    command = entry["command"]
+    return MARKER in command or _LAUNCHER_IN_COMMAND.search(command) is not None
 
 
 def install_hooks(

@@ -227,10 +227,12 @@ def activity_span(projects: Path) -> tuple[str, str]:
 
 def session_start_command(settings_json: Path) -> str:
     """The SessionStart command ``nous hooks install`` wrote (the one Claude Code would run)."""
+    from nous_assets.hooks import command_parts, is_ours
+
     config = json.loads(settings_json.read_text(encoding="utf-8"))
     for group in config.get("hooks", {}).get("SessionStart", []):
         for hook in group.get("hooks", []):
-            if "-m resolver session-start" in hook.get("command", ""):
+            if is_ours(hook) and command_parts(hook["command"])[1] == "session-start":
                 return hook["command"]
     raise NousError(f"{settings_json}: no Nous SessionStart hook after `nous hooks install`")
 

@@ -14,6 +14,7 @@ import pytest
 
 from nous_assets.errors import ConfigError
 from nous_assets.hooks import (
+    LAUNCHER,
     MARKER,
     SESSION_START_MATCHER,
     command_parts,
@@ -28,6 +29,7 @@ from nous_assets.hooks import (
 from resolver.paths import parse_options
 
 PYTHON = "/opt/venvs/nous/bin/python"
+RUN = f"-I -S {LAUNCHER}"  # what follows the interpreter in every command we write (the path has no space here)
 
 ORIGINAL = {
     "model": "sonnet",
@@ -87,15 +89,13 @@ def test_install_merges_and_is_idempotent(settings: Path) -> None:
         "SessionStart": [
             {
                 "type": "command",
-                "command": f"{PYTHON} -I -m resolver session-start",
+                "command": f"{PYTHON} {RUN} session-start",
                 "timeout": 5,
                 "matcher": "startup|resume|clear|compact|fork",
             }
         ],
-        "Stop": [{"type": "command", "command": f"{PYTHON} -I -m resolver stop", "timeout": 2, "matcher": None}],
-        "PreCompact": [
-            {"type": "command", "command": f"{PYTHON} -I -m resolver pre-compact", "timeout": 2, "matcher": None}
-        ],
+        "Stop": [{"type": "command", "command": f"{PYTHON} {RUN} stop", "timeout": 2, "matcher": None}],
+        "PreCompact": [{"type": "command", "command": f"{PYTHON} {RUN} pre-compact", "timeout": 2, "matcher": None}],
     }
     for entries in installed.values():
         assert all(isinstance(e["timeout"], int) and 1 <= e["timeout"] <= 10 for e in entries)  # seconds, not ms
@@ -113,8 +113,7 @@ def test_reinstall_updates_a_moved_interpreter_in_place(settings: Path) -> None:
     assert sorted(report.updated) == ["PreCompact", "SessionStart", "Stop"] and report.added == ["UserPromptSubmit"]
     installed = ours(json.loads(settings.read_text()))
     assert {e["command"] for entries in installed.values() for e in entries} == {
-        f"/new/venv/bin/python -I -m resolver {hook}"
-        for hook in ("session-start", "stop", "pre-compact", "user-prompt-submit")
+        f"/new/venv/bin/python {RUN} {hook}" for hook in ("session-start", "stop", "pre-compact", "user-prompt-submit")
     }
     assert all(len(entries) == 1 for entries in installed.values())
     assert installed["UserPromptSubmit"][0]["timeout"] == 2
@@ -135,7 +134,7 @@ def test_our_entry_sharing_a_group_with_another_hook(settings: Path) -> None:
         {
             "hooks": [
                 {"type": "command", "command": "say done"},
-                {"type": "command", "command": f"{PYTHON} -I -m resolver stop", "timeout": 2},
+                {"type": "command", "command": f"{PYTHON} {RUN} stop", "timeout": 2},
             ]
         }
     ]
@@ -178,8 +177,8 @@ def test_malformed_settings_are_refused_untouched(tmp_path: Path, content: str) 
 
 
 def test_commands_and_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert MARKER in resolver_command(PYTHON, "stop")
-    assert resolver_command("/My Apps/py/bin/python", "stop") == "'/My Apps/py/bin/python' -I -m resolver stop"
+    assert resolver_command(PYTHON, "stop") == f"{PYTHON} {RUN} stop" and MARKER not in resolver_command(PYTHON, "stop")
+    assert resolver_command("/My Apps/py/bin/python", "stop") == f"'/My Apps/py/bin/python' {RUN} stop"
     assert default_settings_path(SimpleNamespace(claude_config_dir=tmp_path / "cc")) == tmp_path / "cc/settings.json"
     assert default_settings_path(None, tmp_path / "proj") == (tmp_path / "proj").resolve() / ".claude/settings.json"
     assert resolver_command("sh", "stop").startswith("/")  # a bare name is found on PATH
@@ -196,7 +195,7 @@ def test_install_records_the_data_dir_and_reinstall_rewrites_it(settings: Path, 
     install_hooks(settings, PYTHON, data_dir=data, db_path=data / "cortex.db")
     commands = {e["command"] for entries in ours(json.loads(settings.read_text())).values() for e in entries}
     assert commands == {
-        f"{PYTHON} -I -m resolver {hook} --data-dir '{data}'" for hook in ("session-start", "stop", "pre-compact")
+        f"{PYTHON} {RUN} {hook} --data-dir '{data}'" for hook in ("session-start", "stop", "pre-compact")
     }
     for command in commands:
         interpreter, hook, recorded = command_parts(command)
@@ -228,6 +227,28 @@ def test_an_old_install_without_fork_is_moved_to_the_new_matcher(tmp_path: Path)
     groups = json.loads(path.read_text())["hooks"]["SessionStart"]
     assert [g["matcher"] for g in groups] == ["startup|resume|clear|compact|fork"]
     assert "fork" in SESSION_START_MATCHER.split("|")
+    ((_, entry),) = installed_hooks(path)["SessionStart"]
+    assert entry["command"] == f"{PYTHON} {RUN} session-start --data-dir {tmp_path / 'd'}"  # the old shape replaced
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "/old/py -I -m resolver stop --data-dir /d",  # the shape installs wrote before the launcher
+        "/old/py -I -S /opt/nous/resolver/launch.py stop --data-dir /d",
+        "'/My Apps/py' -I -S '/My Apps/nous/resolver/launch.py' stop --data-dir /d",
+    ],
+)
+def test_both_command_shapes_are_ours_and_parse(command: str) -> None:
+    assert is_ours({"command": command})
+    interpreter, hook, recorded = command_parts(command)
+    assert interpreter.endswith("py") and hook == "stop" and recorded == {"data_dir": "/d"}
+
+
+@pytest.mark.parametrize("command", ["/x/py /home/me/myresolver/launch.py stop", "python -m resolverx stop", "echo"])
+def test_other_commands_are_not_ours(command: str) -> None:
+    assert not is_ours({"command": command})
+    assert command_parts(command)[1] is None
 
 
 @pytest.mark.parametrize(
@@ -257,6 +278,10 @@ def test_cli_install_records_this_data_dir_and_the_hook_needs_no_environment(
     data_dir = Path(nous_env["NOUS_DATA_DIR"])
     project = tmp_path / "some project"
     project.mkdir()
+    shadow = project / "resolver"  # a project's own resolver/ package: Claude Code runs the hook in this directory
+    shadow.mkdir()
+    for name in ("__init__.py", "__main__.py", "launch.py", "paths.py"):
+        (shadow / name).write_text("print('SHADOWED')\n")
     conn = open_db(data_dir / "cortex.db")
     conn.execute(
         "INSERT INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, "
@@ -268,7 +293,7 @@ def test_cli_install_records_this_data_dir_and_the_hook_needs_no_environment(
     assert main(["hooks", "install"]) == 0
     assert str(data_dir) in capsys.readouterr().out
     settings_file = Path(nous_env["CLAUDE_CONFIG_DIR"]) / "settings.json"
-    (_, entry), = installed_hooks(settings_file)["SessionStart"]
+    ((_, entry),) = installed_hooks(settings_file)["SessionStart"]
     assert command_parts(entry["command"])[2] == {"data_dir": str(data_dir)}
 
     bare_home = tmp_path / "claude-home"
