@@ -11,14 +11,27 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from nous_assets.cli import archive, bench, database, ingest, maintenance, mcp, metrics, review, search, serve, service
+from nous_assets.cli import (
+    archive,
+    bench,
+    database,
+    ingest,
+    maintenance,
+    mcp,
+    metrics,
+    packet,
+    review,
+    search,
+    serve,
+    service,
+)
 from nous_assets.cli.common import EXIT_CONFIG, EXIT_ERROR, Handler
 from nous_assets.errors import ConfigError, NousError
 from nous_assets.filemodes import restrict_umask
 from nous_assets.settings import load_settings
 
 # Command groups in the order ``nous --help`` lists them; each module's ``register`` adds its subparsers.
-GROUPS = (database, archive, ingest, serve, service, search, review, maintenance, metrics, mcp, bench)
+GROUPS = (database, archive, ingest, serve, service, search, packet, review, maintenance, metrics, mcp, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:
