@@ -43,7 +43,7 @@ from typing import Any
 import polars as pl
 
 from nous_assets.capture.redact import redact
-from nous_assets.retrieve.confidence import earns_line, sessions_of
+from nous_assets.retrieve.confidence import confidence, earns_line, sessions_of
 from nous_assets.retrieve.packet import format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
@@ -51,6 +51,7 @@ from nous_assets.retrieve.stale_check import check_project
 from nous_assets.safety.guard import GUARD_VERSION, classify
 from nous_assets.safety.review import refresh_holds
 from nous_assets.settings import ScoringWeights, Settings
+from nous_assets.status import INJECTABLE, OBSERVED
 from nous_assets.store import holds, injection_cache, memory_search
 from nous_assets.store import interventions as active_notes
 from nous_assets.store.db import Connection, atomic, checkpoint
@@ -215,30 +216,95 @@ def noted_learnings(notes: list[Any]) -> frozenset[str]:
     return frozenset(a.dedupe_key.removeprefix(prefix) for a in notes if a.dedupe_key.startswith(prefix))
 
 
-def _injectable(result: Any, project_id: str, guarded: Guarded) -> bool:
-    """Not held, not already a note, not stale in the checkout, and its evidence earns a line."""
-    if result.memory_id in guarded.held or result.learning_id in guarded.noted or result.memory_id in guarded.stale:
-        return False
+def exclusion(result: Any, project_id: str, guarded: Guarded) -> str | None:
+    """Why ``result`` may not enter a packet of ``project_id``, or None when it may: held, already a note, stale in
+    the checkout, its evidence short of the bar, a global memory of the wrong kind or said once elsewhere. The one
+    rule the build applies; ``nous packet --why-not`` quotes it."""
+    if result.memory_id in guarded.held:
+        return "held by the packet guard (answer it in `nous review`)"
+    if result.learning_id in guarded.noted:
+        return "a note (intervention) in the packet already says it"
+    if result.memory_id in guarded.stale:
+        return "stale: a file or command it cites no longer resolves in the project's checkout"
     if not earns_line(result, guarded.bar):
-        return False
+        status = getattr(result, "status", None) or OBSERVED
+        if status not in INJECTABLE:
+            return f"its status is {status}: only verified, stated and observed memories are injected"
+        return (f"below the evidence bar: confidence {confidence(result):.2f} < "
+                f"thresholds.packet_min_confidence {guarded.bar:.2f} ({sessions_of(result)} session(s))")  # fmt: skip
     if result.scope == "global":
-        elsewhere = result.project_id != project_id  # learned in another project (or the global packet)
-        return result.kind in GLOBAL_KINDS and (not elsewhere or sessions_of(result) >= GLOBAL_MIN_SESSIONS)
-    return project_id != GLOBAL
+        if result.kind not in GLOBAL_KINDS:
+            return f"a global memory of kind {result.kind}: packets take only {', '.join(sorted(GLOBAL_KINDS))}"
+        if result.project_id != project_id and sessions_of(result) < GLOBAL_MIN_SESSIONS:
+            return f"a global memory learned elsewhere in fewer than {GLOBAL_MIN_SESSIONS} sessions"
+        return None
+    if project_id == GLOBAL:
+        return "a project memory: the global packet carries only global ones"
+    return None
+
+
+def _injectable(result: Any, project_id: str, guarded: Guarded) -> bool:
+    """Not held, not already a note, not stale in the checkout, and its evidence earns a line (:func:`exclusion`)."""
+    return exclusion(result, project_id, guarded) is None
+
+
+def guard_for(
+    conn: Connection, settings: Settings, project_id: str, held: frozenset[int], approved: frozenset[int],
+    notes: list[Any], stale_ids: frozenset[int],
+) -> Guarded:
+    """The guard state a packet of ``project_id`` is built with (``notes``: its interventions)."""
+    extra = min(MAX_HELD_EXTRA, holds.count_held(conn, None if project_id == GLOBAL else project_id))
+    return Guarded(held, approved, extra, tuple(a.payload_text for a in notes), noted_learnings(notes),
+                   settings.thresholds.packet_min_confidence, stale_ids, memory_search.count_in(conn, project_id))
+
+
+def _retrieved(
+    conn: Connection, settings: Settings, project_id: str, fp: dict, embedder: Any, extra: int, *, explain: bool = False
+) -> list[Any]:
+    """Every result a packet of ``fp`` is chosen from, best first (``explain``: with the score breakdown and rank)."""
+    text = " ".join([*(fp.get("terms") or []), *(fp.get("stack") or []), *split_words(fp.get("branch") or "")])
+    query = Query.from_text(text, project_id=project_id, project_evidence=True)
+    budget = settings.thresholds.injection_budget_chars
+    wanted = max(settings.retrieve.top_k, budget // CHARS_PER_CANDIDATE)  # fill the budget, not a fixed top k
+    ranking = replace(settings, retrieve=replace(settings.retrieve, weights=PACKET_WEIGHTS))
+    return retrieve(conn, query, ranking, embedder=embedder, k=wanted + extra, explain=explain)
 
 
 def _candidates_for(
     conn: Connection, settings: Settings, project_id: str, fp: dict, embedder: Any, guarded: Guarded
 ) -> tuple[list[Any], int]:
     """(injectable results best first, held memories retrieved) for one fingerprint."""
-    text = " ".join([*(fp.get("terms") or []), *(fp.get("stack") or []), *split_words(fp.get("branch") or "")])
-    query = Query.from_text(text, project_id=project_id, project_evidence=True)
-    budget = settings.thresholds.injection_budget_chars
-    wanted = max(settings.retrieve.top_k, budget // CHARS_PER_CANDIDATE)  # fill the budget, not a fixed top k
-    ranking = replace(settings, retrieve=replace(settings.retrieve, weights=PACKET_WEIGHTS))
-    found = retrieve(conn, query, ranking, embedder=embedder, k=wanted + guarded.extra)
+    found = _retrieved(conn, settings, project_id, fp, embedder, guarded.extra)
     results = [r for r in found if _injectable(r, project_id, guarded)]
     return results, sum(1 for r in found if r.memory_id in guarded.held)
+
+
+@dataclass
+class Plan:
+    """What a build would do for one fingerprint now, for ``nous packet --explain`` / ``--why-not``."""
+
+    found: list[Any]  # every retrieved result, best first, with its score breakdown and rank
+    results: list[Any]  # the injectable ones, in the order the packet is filled from
+    guarded: Guarded
+    packet: Any  # the rendered packet (retrieve.packet.Packet): which ids it took, which it left out and why
+
+
+def packet_plan(
+    conn: Connection, settings: Settings, project_id: str, fp: dict, embedder: Any = None, local: set[str] | None = None
+) -> Plan:
+    """The build's own steps for ``project_id`` and fingerprint ``fp`` (``local``: a checkout's sessions), reading
+    the guard state as :func:`build_cache` does (held and approved memories, active notes, the last stale verdict)
+    but writing nothing."""
+    from nous_assets.store import stale as stale_store
+
+    held = frozenset(holds.ids(conn, holds.HELD))
+    active = guarded_notes(active_notes.current(conn, now_iso()), frozenset(holds.learning_ids(conn, holds.HELD)))
+    notes = interventions_for(active, project_id, settings.thresholds.intervention_max_per_packet)
+    stale_ids = frozenset(stale_store.ids(conn, project_id)) if project_id != GLOBAL else frozenset()
+    guarded = guard_for(conn, settings, project_id, held, frozenset(holds.ids(conn, holds.APPROVED)), notes, stale_ids)
+    found = _retrieved(conn, settings, project_id, fp, embedder, guarded.extra, explain=True)
+    results = [r for r in found if _injectable(r, project_id, guarded)]
+    return Plan(found, results, guarded, _format(settings, project_id, results, guarded, local))
 
 
 def _session_of(result: Any) -> str:
@@ -251,14 +317,12 @@ def localised(results: list[Any], sessions: set[str]) -> list[Any]:
     return sorted(results, key=lambda r: -(r.score + (LOCAL_BOOST if _session_of(r) in sessions else 0.0)))
 
 
-def _render(
-    settings: Settings, project_id: str, results: list[Any], guarded: Guarded, local: set[str] | None = None
-) -> tuple[str, list, int]:
-    """(packet text, memory ids, held memories left out by the packet's own guard check); ``local``: the
-    sessions of the checkout the packet is for, whose memories come first."""
+def _format(settings: Settings, project_id: str, results: list[Any], guarded: Guarded, local: set[str] | None = None):
+    """The packet (retrieve.packet.Packet) for ``results``; ``local``: the sessions of the checkout it is for, whose
+    memories come first."""
     results = localised(results, local) if local else results
     title = "Nous memory" if project_id == GLOBAL else "Nous memory for this project"
-    packet = format_packet(
+    return format_packet(
         results,
         {r.memory_id: r for r in results},
         budget_chars=settings.thresholds.injection_budget_chars,
@@ -268,6 +332,14 @@ def _render(
         interventions=guarded.notes,
         known=guarded.known,
     )
+
+
+def _render(
+    settings: Settings, project_id: str, results: list[Any], guarded: Guarded, local: set[str] | None = None
+) -> tuple[str, list, int]:
+    """(packet text, memory ids, held memories left out by the packet's own guard check); ``local``: the
+    sessions of the checkout the packet is for, whose memories come first."""
+    packet = _format(settings, project_id, results, guarded, local)
     return redact(packet.text), list(packet.memory_ids), len(packet.held)  # redacted again: defence in depth
 
 
@@ -341,9 +413,7 @@ def build_cache(
             stats.projects_unchanged += 1
             continue
         profile = profiles.get(project) if project != GLOBAL else None
-        extra = min(MAX_HELD_EXTRA, holds.count_held(conn, None if project == GLOBAL else project))
-        guarded = Guarded(held, approved, extra, tuple(a.payload_text for a in notes), noted_learnings(notes),
-                          settings.thresholds.packet_min_confidence, stale_ids, memory_search.count_in(conn, project))
+        guarded = guard_for(conn, settings, project, held, approved, notes, stale_ids)
         rows = []
         for fp in fingerprints_for(profile):
             results, held_found = _candidates_for(conn, settings, project, fp, embedder, guarded)

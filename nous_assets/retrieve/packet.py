@@ -41,6 +41,7 @@ class Packet:
     memory_ids: tuple[int, ...]
     char_count: int
     held: tuple[int, ...] = ()  # memories the guard kept out (ids, in rank order)
+    left_out: tuple[tuple[int, str], ...] = ()  # (id, why) of every other ranked memory not shown (`--why-not`)
 
 
 #: The packet's sections, in the order a session reads them, with the memory kinds each one holds.
@@ -136,6 +137,11 @@ def _bullet_parts(memory: Any, marks: Sequence[str] = ()) -> tuple[str, str, str
     return prefix, content, f" ({' · '.join(trailer)})" if trailer else ""
 
 
+def bullet(memory: Any) -> str:
+    """A memory's packet line as it reads now, without guard marks (``nous injected``)."""
+    return "".join(_bullet_parts(memory))
+
+
 def _marks(memory_id: int, memory: Any, approved: Collection[int]) -> tuple[str, ...] | None:
     """Bullet marks from the guard's verdict, or None when the memory must not be injected at all."""
     verdict = classify(_get(memory, "content") or "")
@@ -174,6 +180,7 @@ class _Fill:
     taken: set[int] = field(default_factory=set)
     words: list[frozenset[str]] = field(default_factory=list)
     globals_taken: int = 0
+    why_not: dict[int, str] = field(default_factory=dict)  # the last reason a memory was not taken
 
     def duplicate(self, words: frozenset[str]) -> bool:
         return any(words == w or jaccard(words, w) >= DUPLICATE_JACCARD for w in self.words)
@@ -182,13 +189,16 @@ class _Fill:
         """Add the memory's bullet if it fits what is left (and its section's ``share``, when given); the very
         first bullet is cut to fit instead. False when it is left out."""
         is_global = _get(memory, "scope") == "global"
-        if memory_id in self.taken or (
-            is_global and self.max_global is not None and self.globals_taken >= self.max_global
-        ):
+        if memory_id in self.taken:
+            return False
+        if is_global and self.max_global is not None and self.globals_taken >= self.max_global:
+            self.why_not[memory_id] = f"the packet already carries {self.max_global} global memories"
             return False
         parts = _bullet_parts(memory, marks)
         words = signature(parts[1]) or frozenset({parts[1]})  # no words at all: the text itself
         if not parts[1] or self.duplicate(words):
+            self.why_not[memory_id] = "duplicate: a line already in the packet says the same (Jaccard >= 0.75)" \
+                if parts[1] else "nothing left to show once sanitised"
             return False
         section = section_of(memory)
         head = 0 if section in self.chosen else len(f"### {section}") + 1
@@ -196,9 +206,11 @@ class _Fill:
         first = not self.taken and share is None
         bullet = _fit_bullet(parts, min(self.max_bullet_chars, room) if first else self.max_bullet_chars)
         if bullet is None or len(bullet) > room:
+            self.why_not[memory_id] = f"budget: the packet was full ({self.budget} characters) before its turn"
             return False
         cost = head + len(bullet) + 1
         if share is not None and self.section_chars.get(section, 0) + cost > share:
+            self.why_not[memory_id] = f"budget: its section ({section}) had used its share"
             return False
         self.chosen.setdefault(section, []).append((memory_id, bullet))
         self.section_chars[section] = self.section_chars.get(section, 0) + cost
@@ -262,8 +274,10 @@ def format_packet(
             held.append(memory_id)
             continue
         ranked[memory_id] = (memory, verdict_marks)
+    deps_dropped: list[int] = []
     if any(_get(m, "slot") == BRIEF_LAYOUT for m, _ in ranked.values()):  # the layout line names the stack
-        ranked = {i: v for i, v in ranked.items() if not str(_get(v[0], "slot") or "").endswith(DEPS_SLOT)}
+        deps_dropped = [i for i, v in ranked.items() if str(_get(v[0], "slot") or "").endswith(DEPS_SLOT)]
+        ranked = {i: v for i, v in ranked.items() if i not in deps_dropped}
 
     # every section first gets an equal share of the room, by rank within it, so the packet briefs on all of
     # them; then whatever is left goes to the best of the rest, whatever their section
@@ -282,10 +296,12 @@ def format_packet(
             lines.append(f"### {section}")
             lines.extend(bullet for _, bullet in bullets)
             included.extend(memory_id for memory_id, _ in bullets)
+    left_out = tuple((i, fill.why_not.get(i, "budget")) for i in ranked if i not in fill.taken)
+    left_out += tuple((i, "a dependency list: the brief's layout line already names the stack") for i in deps_dropped)
     if not included and not note_lines:
-        return Packet("", (), 0, tuple(held))
+        return Packet("", (), 0, tuple(held), left_out)
     missing = known - len(included)
     if missing > 0:
         lines.append(FOOTER.format(n=missing, s="y is" if missing == 1 else "ies are"))
     text = "\n".join(lines)
-    return Packet(text, tuple(included), len(text), tuple(held))
+    return Packet(text, tuple(included), len(text), tuple(held), left_out)

@@ -63,3 +63,41 @@ def record_rating(
         "VALUES (?, ?, ?, ?, 'feedback', ?)",
         (memory_id, session_id, project_id, 1 if useful else 0, accessed_at),
     )
+
+
+class Injection(NamedTuple):
+    """One memory injected into a session by a hook (``source``: ``session-start:<source>`` or a prompt hook)."""
+
+    memory_id: int
+    project_id: str | None
+    source: str
+    accessed_at: str
+
+
+def sessions_like(conn: Connection, prefix: str, limit: int = 5) -> list[str]:
+    """Sessions with injections whose id starts with ``prefix`` (at most ``limit``)."""
+    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = conn.execute(
+        "SELECT DISTINCT session_id FROM access_log WHERE session_id LIKE ? ESCAPE '\\' AND source != 'feedback' "
+        "LIMIT ?",
+        (pattern, limit),
+    )
+    return [r[0] for r in rows]
+
+
+def last_injected_session(conn: Connection) -> str | None:
+    """The session that received the latest injection (ratings from ``nous feedback`` are not injections)."""
+    row = conn.execute(
+        "SELECT session_id FROM access_log WHERE source != 'feedback' ORDER BY accessed_at DESC, id DESC LIMIT 1"
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def injections(conn: Connection, session_id: str) -> list[Injection]:
+    """What the hooks injected into ``session_id``, in the order they did."""
+    rows = conn.execute(
+        "SELECT memory_id, project_id, source, accessed_at FROM access_log "
+        "WHERE session_id = ? AND source != 'feedback' ORDER BY accessed_at, id",
+        (session_id,),
+    )
+    return [Injection(int(r[0]), r[1], str(r[2] or ""), str(r[3] or "")) for r in rows]

@@ -1,0 +1,255 @@
+"""``nous packet``, ``nous injected`` and ``nous forget``: see what Claude sees, and take a memory away.
+
+``packet`` prints what the SessionStart hook would inject for a directory now (the resolver's own code, in this
+process, logging nothing); ``--explain`` adds each line's status, evidence and rank, ``--why-not ID`` the rule
+that left a memory out. ``injected`` reads the access log: what the hooks injected into a past session.
+``forget`` writes tombstones after a confirmation and rebuilds the packets at once (:func:`rebuild_now`, which
+``nous review`` and ``nous feedback`` use too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from nous_assets.cli.common import EXIT_CONFIG, EXIT_ERROR, PROJECT_HELP, AddCommand, canonical, open_store, project_arg
+from nous_assets.errors import NousError
+from nous_assets.settings import Settings
+
+SOURCES = ("startup", "resume", "clear", "compact", "fork")
+
+
+def rebuild_now(settings: Settings) -> int:
+    """Run the projection -> interventions -> cache steps now (one Dagster run, in-process) so a correction shows
+    in the next session's packet; 0 when done, else the one-line reason (the events stay: the next run applies
+    them)."""
+    import dagster as dg
+
+    from nous_assets.defs.corrections import CORRECTION_STEPS, rebuild_packets
+    from nous_assets.defs.instance import ensure_dagster_home
+    from nous_assets.defs.resources import NousResource
+
+    home, _ = ensure_dagster_home(settings)
+    print(f"packets: rebuilding now ({' -> '.join(CORRECTION_STEPS)}, one run in {home})…", file=sys.stderr,
+          flush=True)  # fmt: skip
+    started = time.monotonic()
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        outcome = rebuild_packets(instance=instance, resource=NousResource.of(settings))
+    took = time.monotonic() - started
+    if not outcome.success:
+        print(f"packets: not rebuilt ({outcome.error}); the next pipeline run applies the change", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"packets: rebuilt in {took:.1f}s ({outcome.projects_rebuilt} project(s) changed; run "
+          f"{outcome.run_id[:8]})", file=sys.stderr)  # fmt: skip
+    return 0
+
+
+# ---------------------------------------------------------------- nous packet
+
+
+def _directory(value: str | None) -> str:
+    path = os.path.abspath(os.path.expanduser(value or "."))
+    if not os.path.isdir(path):
+        raise NousError(f"{value} is not a directory")
+    return path
+
+
+def cmd_packet(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.retrieve.preview import hook_context
+
+    cwd = _directory(args.dir)
+    if not settings.db_path.exists():
+        raise NousError(f"{settings.db_path} does not exist yet: nothing would be injected (run `nous run` first)")
+    view = hook_context(settings.db_path, cwd, args.source)
+    if args.why_not is not None:
+        return _why_not(settings, view, args.why_not)
+    if not view.text:
+        print(f"nothing would be injected for {cwd} (project {view.project_id or '?'}: no packet yet)",
+              file=sys.stderr)  # fmt: skip
+        return 0
+    if not args.explain:
+        sys.stdout.write(view.text + "\n")
+        return 0
+    return _explain(settings, view)
+
+
+def _plan(settings: Settings, conn, view):
+    from nous_assets.embed.registry import get_embedder
+    from nous_assets.retrieve.preview import plan_for
+
+    print("packet: re-running the build's ranking for this packet (loads the embedding model)…", file=sys.stderr,
+          flush=True)  # fmt: skip
+    return plan_for(conn, settings, view, embedder=get_embedder(settings))
+
+
+def _explain(settings: Settings, view) -> int:
+    from nous_assets.retrieve.explain import explain_lines
+    from nous_assets.retrieve.preview import memory_lines, standing
+    from nous_assets.store import memory_search
+    from nous_assets.timeutil import now_iso
+
+    with open_store(settings) as conn:
+        plan = _plan(settings, conn, view)
+        rows = memory_search.rows_by_id(conn, [i for i in view.memory_ids])
+    found = {r.memory_id: r for r in plan.found}
+    now = now_iso()
+    for line, memory_id in memory_lines(view.text, view.memory_ids):
+        print(line)
+        if memory_id is None:
+            continue
+        result = found.get(memory_id) or rows.get(memory_id)
+        if result is None:
+            print(f"    #{memory_id}: no longer a current memory (the packet was built before it went)")
+            continue
+        print(f"    #{memory_id} {result.kind or '-'} · {standing(result, plan.guarded.bar)}")
+        if memory_id in found:
+            half_life = settings.thresholds.recency_half_life_days
+            for extra in explain_lines(found[memory_id], now=now, half_life_days=half_life):
+                print("    " + extra.strip())
+        else:
+            print("    not ranked by a build now (the packet is older than the memory's latest change)")
+    return 0
+
+
+def _why_not(settings: Settings, view, target: str) -> int:
+    from nous_assets.retrieve.preview import why_not
+
+    try:
+        memory_id = int(str(target).lstrip("#"))
+    except ValueError:
+        raise NousError(f"--why-not takes a memory #id (a number), got {target!r}") from None
+    with open_store(settings) as conn:
+        plan = _plan(settings, conn, view) if memory_id not in view.memory_ids else None
+        print(why_not(conn, settings, view, memory_id, plan))
+    return 0
+
+
+# ---------------------------------------------------------------- nous injected
+
+
+def cmd_injected(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.cli.review import review_line
+    from nous_assets.retrieve.packet import bullet
+    from nous_assets.safety.forget import archived_reason
+    from nous_assets.store import access_log, memory_search
+
+    if args.session and args.last:
+        raise NousError("give --session ID or --last, not both")
+    with open_store(settings) as conn:
+        if args.session:
+            found = access_log.sessions_like(conn, args.session)
+            if len(found) != 1:
+                raise NousError(f"no injection recorded for session {args.session}" if not found else
+                                f"{args.session} names {len(found)}+ sessions; give more of the id")  # fmt: skip
+            session = found[0]
+        else:
+            session = access_log.last_injected_session(conn)
+            if session is None:
+                print("no injection recorded yet (the SessionStart hook logs each one in access_log)")
+                return 0
+        injections = access_log.injections(conn, session)
+        rows = memory_search.rows_by_id(conn, [i.memory_id for i in injections])
+        gone = {i.memory_id: archived_reason(conn, i.memory_id) for i in injections if i.memory_id not in rows}
+    groups: dict[tuple[str, str], list] = {}
+    for i in injections:
+        groups.setdefault((i.accessed_at, i.source), []).append(i)
+    print(f"session {session}")
+    for (at, source), items in groups.items():
+        project = items[0].project_id or "?"
+        print(f"{at[:19].replace('T', ' ')} UTC · {source or '?'} · project {project} · {len(items)} memories")
+        for i in items:
+            memory = rows.get(i.memory_id)
+            if memory is None:
+                print(f"  #{i.memory_id} (no longer current: {review_line(gone[i.memory_id], 120)})")
+            else:
+                print(f"  #{i.memory_id} {review_line(bullet(memory), 400)}")
+    return 0
+
+
+# ---------------------------------------------------------------- nous forget
+
+
+def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.cli.review import review_line
+    from nous_assets.safety import forget
+
+    target = " ".join(args.target).strip()
+    is_id = target.lstrip("#").isdigit() and " " not in target
+    with open_store(settings) as conn:
+        try:
+            if is_id:
+                one = forget.by_id(conn, int(target.lstrip("#")))
+                if one is None:
+                    memory_id = int(target.lstrip("#"))
+                    why = review_line(forget.archived_reason(conn, memory_id), 160)
+                    print(f"memory #{memory_id} is already gone ({why}); nothing to do")
+                    return 0
+                targets = [one]
+            else:
+                targets = forget.by_query(conn, target, canonical(conn, args.project))
+        except forget.ForgetError as exc:
+            raise NousError(str(exc)) from None
+        if not targets:
+            print(f"no current memory contains {' and '.join(repr(w) for w in target.split())}"
+                  + (f" in project {args.project}" if args.project else "") + "; nothing forgotten")  # fmt: skip
+            return EXIT_ERROR
+        if not args.yes and not sys.stdin.isatty():
+            print("nous: error: `nous forget` asks before it removes anything; run it in a terminal or add --yes",
+                  file=sys.stderr)  # fmt: skip
+            return EXIT_CONFIG
+        print(f"{len(targets)} memor{'y' if len(targets) == 1 else 'ies'} will be forgotten (a tombstone each: gone "
+              "from packets, search and MCP recall):")  # fmt: skip
+        for t in targets:
+            print(f"  #{t.memory_id} · project {t.project_id} · {review_line(t.content, 160)}")
+        if not args.yes:
+            try:
+                answer = input("Forget them? [y/N] ")
+            except EOFError:
+                answer = ""
+            if answer.strip().lower() not in ("y", "yes"):
+                print("nothing forgotten")
+                return 0
+        outcomes = forget.forget(conn, targets, None if is_id else target)
+    written = sum(o.created for o in outcomes)
+    print(f"forgot {written} memor{'y' if written == 1 else 'ies'}"
+          + (f" ({len(outcomes) - written} already forgotten)" if written < len(outcomes) else ""))  # fmt: skip
+    return rebuild_now(settings)
+
+
+def register(add: AddCommand) -> None:
+    """The ``packet``, ``injected`` and ``forget`` subparsers."""
+    p = add(
+        "packet",
+        cmd_packet,
+        "Print exactly what the SessionStart hook would inject for a session starting in DIR now (the resolver's own "
+        "project resolution, packet choice, notes and size cap; nothing is logged as an injection).",
+    )
+    p.add_argument("dir", nargs="?", metavar="DIR", help="the session's directory (default: the current one)")
+    p.add_argument("--source", choices=SOURCES, default="startup",
+                   help="the SessionStart source to preview (default startup)")  # fmt: skip
+    p.add_argument("--explain", action="store_true",
+                   help="under each line: the memory's id, status, evidence (confidence against the bar, sessions) "
+                        "and why it ranked (the build's score breakdown)")  # fmt: skip
+    p.add_argument("--why-not", metavar="ID",
+                   help="why memory ID is not in the packet (the build's own rule: evidence bar, status, guard, "
+                        "stale citation, duplicate, budget, other project, forgotten, …)")  # fmt: skip
+    p = add(
+        "injected",
+        cmd_injected,
+        "What the hooks injected into a past session, from the access log: when, which source, which memories, and "
+        "each memory's line as it reads now.",
+    )
+    p.add_argument("--session", metavar="ID", help="the session (a prefix of its id will do)")
+    p.add_argument("--last", action="store_true", help="the latest session that got an injection (the default)")
+    p = add(
+        "forget",
+        cmd_forget,
+        "Forget a memory for good: by #id, or every current memory containing all the words of QUERY. Lists what "
+        "goes and asks first; writes a tombstone event each (idempotent) and rebuilds the packets at once.",
+    )
+    p.add_argument("target", nargs="+", metavar="ID|QUERY", help="a memory #id, or words its text contains")
+    p.add_argument("--project", metavar="PROJECT", type=project_arg,
+                   help="QUERY: only this project's memories (and global ones); " + PROJECT_HELP)  # fmt: skip
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed when not in a terminal)")
