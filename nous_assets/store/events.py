@@ -32,7 +32,7 @@ EVENT_TYPES = (
     "LearningSuperseded",
     "LearningArchived",
 )
-SOURCES = ("fs_watch", "fs_reconcile", "historical_backfill", "user_review")
+SOURCES = ("fs_watch", "fs_reconcile", "historical_backfill", "user_review", "agent")  # agent: MCP remember (021)
 SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 CURRENT_SCHEMA_VERSION = 2
 REL_TYPES = ("relates_to", "supersedes", "contradicts", "depends_on")
