@@ -41,7 +41,8 @@ class Packet:
     memory_ids: tuple[int, ...]
     char_count: int
     held: tuple[int, ...] = ()  # memories the guard kept out (ids, in rank order)
-    left_out: tuple[tuple[int, str], ...] = ()  # (id, why) of every other ranked memory not shown (`--why-not`)
+    # (id, why) of every other ranked memory not shown, for `nous packet --why-not`; a diagnosis, not the packet
+    left_out: tuple[tuple[int, str], ...] = field(default=(), compare=False)
 
 
 #: The packet's sections, in the order a session reads them, with the memory kinds each one holds.
