@@ -238,10 +238,10 @@ def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"memory_id": outcome.memory_id, "action": outcome.action, "created": outcome.created,
                           "event_id": outcome.event_id, "reason": outcome.reason}))  # fmt: skip
-        return 0
+        return _rebuilt(settings, outcome.created)
     again = "" if outcome.created else " (already recorded; nothing changed)"
     if outcome.action == "approved":
-        print(f"memory #{outcome.memory_id} approved{again}: from the next packet build it may be injected, "
+        print(f"memory #{outcome.memory_id} approved{again}: it may be injected from the rebuilt packets on, "
               "still framed as a recalled note; a change to its text puts it back on hold")  # fmt: skip
     elif outcome.action == "validated":
         print(f"memory #{outcome.memory_id} validated{again} (LearningValidated, source user_review)")
@@ -250,7 +250,17 @@ def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
               "history, closed, and the newer memory holds from then on")  # fmt: skip
     else:
         print(f"memory #{outcome.memory_id} rejected{again}: archived ({review_line(outcome.reason, 200)})")
-    return 0
+    return _rebuilt(settings, outcome.created)
+
+
+def _rebuilt(settings: Settings, changed: bool) -> int:
+    """A new answer takes effect at once: the packets are rebuilt now (:func:`nous_assets.cli.packet.rebuild_now`),
+    not at the next transcript activity."""
+    if not changed:
+        return 0
+    from nous_assets.cli.packet import rebuild_now
+
+    return rebuild_now(settings)
 
 
 def register(add: AddCommand) -> None:

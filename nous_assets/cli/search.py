@@ -130,7 +130,11 @@ def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
         score = reinforcement_score(conn, args.memory_id)
     what = f"{event.event_type} (event #{event.event_id})" if event else "logged (no score change)"
     print(f"memory #{args.memory_id}: {args.signal} -> {what}; reinforcement now {score or 0.0:.2f}")
-    return 0
+    if event is None:
+        return 0
+    from nous_assets.cli.packet import rebuild_now  # the score moved: packets rank with it at once
+
+    return rebuild_now(settings)
 
 
 def register(add: AddCommand) -> None:
