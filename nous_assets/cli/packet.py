@@ -121,8 +121,7 @@ def _why_not(settings: Settings, view, target: str) -> int:
     except ValueError:
         raise NousError(f"--why-not takes a memory #id (a number), got {target!r}") from None
     with open_store(settings) as conn:
-        plan = _plan(settings, conn, view) if memory_id not in view.memory_ids else None
-        print(why_not(conn, settings, view, memory_id, plan))
+        print(why_not(conn, view, memory_id, lambda: _plan(settings, conn, view)))
     return 0
 
 

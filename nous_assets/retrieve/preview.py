@@ -13,6 +13,7 @@ build applied, not a second copy of it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,8 +111,9 @@ def standing(result: Any, bar: float) -> str:
     return " · ".join(parts)
 
 
-def why_not(conn: Connection, settings: Settings, view: HookView, memory_id: int, plan: Any) -> str:
-    """Why memory ``memory_id`` is not in the packet ``view`` (or that it is), from the build's own decisions."""
+def why_not(conn: Connection, view: HookView, memory_id: int, plan_of: Callable[[], Any]) -> str:
+    """Why memory ``memory_id`` is not in the packet ``view`` (or that it is), from the build's own decisions;
+    ``plan_of`` gives the build's plan (:func:`plan_for`), asked only when the store alone cannot say."""
     from nous_assets.retrieve.cache_build import GLOBAL, exclusion
     from nous_assets.store import event_history, memory_search
     from nous_assets.store.identity import canonical_project
@@ -131,6 +133,7 @@ def why_not(conn: Connection, settings: Settings, view: HookView, memory_id: int
     if row.valid_until:
         by = f" by {row.superseded_by}" if row.superseded_by else ""
         return f"memory #{memory_id} is {row.status or 'closed'}: valid until {row.valid_until[:10]}{by}"
+    plan = plan_of()
     found = {r.memory_id: r for r in plan.found}
     result = found.get(memory_id, row)
     reason = exclusion(result, GLOBAL if view.scope == "global" else view.project_id, plan.guarded)
