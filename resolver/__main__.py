@@ -76,7 +76,7 @@ class _Watchdog:
         self.armed = False
 
     def __enter__(self) -> _Watchdog:
-        import signal
+        import _signal as signal  # the C module: ``signal`` would import ``enum`` (~4 ms of start-up)
 
         global _deadline_at, _was_overloaded
         if hasattr(signal, "setitimer"):
@@ -89,7 +89,7 @@ class _Watchdog:
 
     def __exit__(self, *exc_info) -> None:
         if self.armed:
-            import signal
+            import _signal as signal
 
             signal.setitimer(signal.ITIMER_REAL, 0)
             self.armed = False
@@ -104,7 +104,7 @@ def _on_alarm(signum, frame) -> None:
     previous look (a burst of hooks queued behind each other: the time went to waiting for a CPU, not to a hung
     read; one step more once it ends, for a hook that was starved until then), then look again a step later,
     until the deadline."""
-    import signal
+    import _signal as signal
 
     global _was_overloaded
     left = _deadline_at - time.monotonic()
@@ -151,12 +151,12 @@ def _budget(limit: float, deadline: float) -> tuple[float, float]:
 def _log(command: str, message: str) -> None:
     """Append one line to the resolver log (best effort, never raises)."""
     try:
-        log_dir = paths.data_dir() / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        log_file = log_dir / "resolver.log"
+        log_dir = os.path.join(paths.data_dir_str(), "logs")
+        os.makedirs(log_dir, exist_ok=True)
+        log_file = os.path.join(log_dir, "resolver.log")
         try:
-            if log_file.stat().st_size > LOG_MAX_BYTES:
-                os.replace(log_file, log_dir / "resolver.log.1")
+            if os.stat(log_file).st_size > LOG_MAX_BYTES:
+                os.replace(log_file, os.path.join(log_dir, "resolver.log.1"))
         except OSError:
             pass
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -172,7 +172,7 @@ def _log(command: str, message: str) -> None:
 
 def _emit(text: str) -> None:
     """Write ``text`` to stdout whole: the watchdog is held off until the write is flushed."""
-    import signal
+    import _signal as signal
 
     block = hasattr(signal, "pthread_sigmask")
     if block:
@@ -221,7 +221,7 @@ def _inject(command: str, event_output, source: str, git_timeout: float, *, only
     # only a missing cwd falls back to ours
     cwd = hook_io.payload_str(payload, "cwd") or os.getcwd()
     fp = fingerprint.build_fingerprint(cwd, timeout=git_timeout)
-    db = paths.db_path()
+    db = paths.db_path_str()
     packet = cache.best_packet(db, fp, source, session_id=session_id)
     if packet is None:
         return
@@ -278,9 +278,11 @@ def user_prompt_submit() -> int:
 
 
 def _touch_wake_marker() -> None:
-    marker = paths.wake_marker()
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.touch()
+    folder = paths.data_dir_str()
+    os.makedirs(folder, exist_ok=True)
+    marker = os.path.join(folder, paths.WAKE_NAME)
+    os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600))
+    os.utime(marker)
 
 
 def stop() -> int:
@@ -309,8 +311,8 @@ def pre_compact() -> int:
             "trigger": hook_io.payload_str(payload, "trigger") or None,
             "transcript_path": redact_name(hook_io.payload_str(payload, "transcript_path")) or None,
         }
-        snapshot = paths.data_dir() / "precompact.jsonl"
-        snapshot.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(paths.data_dir_str(), exist_ok=True)
+        snapshot = os.path.join(paths.data_dir_str(), "precompact.jsonl")
         fd = os.open(snapshot, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))

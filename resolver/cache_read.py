@@ -188,7 +188,7 @@ def spool_path() -> str:
     """``<data dir>/access-spool.jsonl`` (see :mod:`resolver.paths`)."""
     from resolver import paths
 
-    return os.fspath(paths.spool_path())
+    return os.path.join(paths.data_dir_str(), paths.SPOOL_NAME)
 
 
 def _insert_access(path: str, rows: list[tuple]) -> None:

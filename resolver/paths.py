@@ -14,7 +14,10 @@ recorded (an older install, a hand-written command) the environment and the defa
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # not ``typing.TYPE_CHECKING``: importing typing costs the hook ~3 ms
+if TYPE_CHECKING:  # pathlib is imported only when a Path is asked for: the hook runs on the *_str twins
+    from pathlib import Path
 
 DB_NAME = "cortex.db"
 WAKE_NAME = "wake"  # touched by the Stop hook; the next sensor tick scans at once
@@ -24,7 +27,7 @@ DATA_DIR_OPTION = "--data-dir"
 DB_PATH_OPTION = "--db-path"
 _OPTIONS = {DATA_DIR_OPTION: "data_dir", DB_PATH_OPTION: "db_path"}
 
-_recorded: dict[str, Path] = {}  # set once by the hook entry point from its command line
+_recorded: dict[str, str] = {}  # set once by the hook entry point from its command line
 
 
 def parse_options(args: list[str]) -> dict[str, str]:
@@ -53,42 +56,62 @@ def record(options: dict[str, str]) -> None:
     _recorded.clear()
     for key in ("data_dir", "db_path"):
         if options.get(key):
-            _recorded[key] = Path(options[key]).expanduser()
+            _recorded[key] = os.path.expanduser(options[key])
 
 
-def data_dir(env: dict[str, str] | None = None) -> Path:
+def _path(text: str) -> Path:
+    from pathlib import Path
+
+    return Path(text)
+
+
+def data_dir_str(env: dict[str, str] | None = None) -> str:
+    """:func:`data_dir` as a string, without importing :mod:`pathlib` (the hook's start-up budget)."""
     if env is None:
         if "data_dir" in _recorded:
             return _recorded["data_dir"]
         env = os.environ  # type: ignore[assignment]
     if env.get("NOUS_DATA_DIR"):
-        return Path(env["NOUS_DATA_DIR"]).expanduser()
-    home = Path(env.get("HOME") or Path.home())
-    return Path(env.get("XDG_DATA_HOME") or home / ".local" / "share").expanduser() / "nous"
+        return os.path.expanduser(env["NOUS_DATA_DIR"])
+    home = env.get("HOME") or os.path.expanduser("~")
+    return os.path.join(os.path.expanduser(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")), "nous")
 
 
-def db_path(env: dict[str, str] | None = None) -> Path:
+def db_path_str(env: dict[str, str] | None = None) -> str:
+    """:func:`db_path` as a string, without importing :mod:`pathlib`."""
     if env is None:
         if "db_path" in _recorded:
             return _recorded["db_path"]
         if "data_dir" in _recorded:  # install records the database only when it is elsewhere
-            return _recorded["data_dir"] / DB_NAME
+            return os.path.join(_recorded["data_dir"], DB_NAME)
         env = os.environ  # type: ignore[assignment]
-    return Path(env["NOUS_DB_PATH"]).expanduser() if env.get("NOUS_DB_PATH") else data_dir(env) / DB_NAME
+    if env.get("NOUS_DB_PATH"):
+        return os.path.expanduser(env["NOUS_DB_PATH"])
+    return os.path.join(data_dir_str(env), DB_NAME)
+
+
+def data_dir(env: dict[str, str] | None = None) -> Path:
+    return _path(data_dir_str(env))
+
+
+def db_path(env: dict[str, str] | None = None) -> Path:
+    return _path(db_path_str(env))
 
 
 def wake_marker(env: dict[str, str] | None = None) -> Path:
-    return data_dir(env) / WAKE_NAME
+    return _path(os.path.join(data_dir_str(env), WAKE_NAME))
 
 
 def spool_path(env: dict[str, str] | None = None) -> Path:
-    return data_dir(env) / SPOOL_NAME
+    return _path(os.path.join(data_dir_str(env), SPOOL_NAME))
 
 
 def archive_dir(env: dict[str, str] | None = None) -> Path:
     if env is None:
         env = os.environ  # type: ignore[assignment]
-    return Path(env["NOUS_ARCHIVE_DIR"]).expanduser() if env.get("NOUS_ARCHIVE_DIR") else data_dir(env) / "archive"
+    if env.get("NOUS_ARCHIVE_DIR"):
+        return _path(os.path.expanduser(env["NOUS_ARCHIVE_DIR"]))
+    return _path(os.path.join(data_dir_str(env), "archive"))
 
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
