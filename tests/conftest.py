@@ -3,10 +3,16 @@ backfilled shared corpus the end-to-end tests (pipeline, MCP server) run against
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+# The daily partitions start on the first transcript day recorded in the data dir, read when the asset graph is
+# imported (during collection, before any fixture): pin it, so the graph the tests load does not depend on a
+# data dir this machine happens to have. Tests of the recorded day run their own processes without it.
+os.environ.setdefault("NOUS_FIRST_DAY", "2020-01-01")
 
 from nous_assets.settings import load_settings
 from nous_assets.store.db import open_db

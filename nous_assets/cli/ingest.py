@@ -16,13 +16,24 @@ from nous_assets.errors import NousError
 from nous_assets.settings import Settings
 
 
+def since_all(args: argparse.Namespace) -> bool:
+    """``--since all`` (and no ``--from``): every day on disk."""
+    from nous_assets.capture.history import ALL
+
+    return not args.from_date and str(args.since).strip().lower() == ALL
+
+
 def window(settings: Settings, args: argparse.Namespace):
-    """The requested [start, end] days, clipped to ``partition_start`` (with a note)."""
+    """The requested [start, end] days, clipped to ``partition_start`` (with a note); ``--since all`` starts on
+    the first day with transcript activity (today when there is none)."""
     from datetime import UTC, date, datetime
 
-    from nous_assets.defs.backfill import parse_since
+    from nous_assets.capture.history import first_activity_day, parse_since
 
     today = datetime.now(UTC).date()
+    if since_all(args):
+        end = date.fromisoformat(args.to_date) if args.to_date else today
+        return min(first_activity_day(settings, today) or today, end), end
     try:
         start = date.fromisoformat(args.from_date) if args.from_date else parse_since(args.since, today)
         end = date.fromisoformat(args.to_date) if args.to_date else today
@@ -39,7 +50,7 @@ def window(settings: Settings, args: argparse.Namespace):
 
 
 def _backfill_days(settings: Settings, args: argparse.Namespace) -> list[str]:
-    from nous_assets.defs.backfill import activity_days
+    from nous_assets.capture.history import activity_days
 
     start, end = window(settings, args)
     return activity_days(settings, start, end) if start <= end else []
@@ -92,44 +103,64 @@ class RunProgress:
 
 def older_history_note(settings: Settings, before) -> str | None:
     """'older history: …' when transcripts have activity before ``before`` that was never ingested."""
-    from nous_assets.defs.backfill import older_history
+    from nous_assets.capture.history import older_history
 
     older = older_history(settings, before)
     if not older:
         return None
     return (
         f"older history: {len(older)} day(s) with transcript activity from {older[0]} to {older[-1]} not "
-        f"ingested; take it with `nous backfill --since {older[0]}`"
+        f"ingested; take it with `nous backfill --since {older[0]}` (or `--since all`)"
     )
 
 
 def ingest_range(settings: Settings, days: list[str], *, label: str, source: str = "historical_backfill") -> int:
-    """Ingest ``days`` in the persistent instance: one run per stretch of activity (one run for a week of
-    daily sessions), each with a progress display and a summary; non-zero when anything failed."""
+    """Ingest ``days`` in the persistent instance: one run per stretch of activity of at most a month (one run for
+    a week of daily sessions), each with a progress display and a summary, and between runs the days done / total
+    and the memories so far; non-zero when anything failed."""
+    from datetime import date
+
+    from nous_assets.capture import first_day
+
+    # before the asset graph is imported (below): its daily partitions start on the recorded first day
+    first_day.record(settings.data_dir, date.fromisoformat(min(days)))
+
     import dagster as dg
 
-    from nous_assets.defs.backfill import job_steps, stretches
+    from nous_assets.defs.backfill import MAX_RUN_DAYS, job_steps, stretches
     from nous_assets.defs.instance import ensure_dagster_home
+    from nous_assets.defs.partitions import START
     from nous_assets.defs.runs import reap_dead_runs
 
+    if min(days) < START:  # only when this process loaded the graph before the day was recorded
+        raise NousError(f"{min(days)} is before the first partition ({START}) this process loaded; run it again")
     home, backup = ensure_dagster_home(settings)
     export_env("DAGSTER_HOME", home)
     if backup is not None:
         print(f"{label}: {home / 'dagster.yaml'} now follows the repo's dagster.yaml (previous one: {backup})")
-    ranges = stretches(days)
+    ranges = stretches(days, max_span=MAX_RUN_DAYS)
     started = time.monotonic()
     totals = {"turns": 0, "learnings": 0, "failed_days": 0, "failed_runs": 0}
+    if len(ranges) > 1:
+        print(f"{label}: {len(days)} day(s) with transcript activity from {days[0]} to {days[-1]}, "
+              f"in {len(ranges)} runs", file=sys.stderr, flush=True)
+    done = 0
     with dg.DagsterInstance.get() as instance:
         for run_id in reap_dead_runs(instance):
             print(f"{label}: run {run_id[:8]} had lost its process; marked failed (its days are ingested again)")
         steps = job_steps()
         for i, (first, last) in enumerate(ranges, 1):
             name = label if len(ranges) == 1 else f"{label} {i}/{len(ranges)}"
-            result = _ingest_stretch(instance, [d for d in days if first <= d <= last], name, source, steps)
+            stretch = [d for d in days if first <= d <= last]
+            result = _ingest_stretch(instance, stretch, name, source, steps)
             totals["turns"] += result.turns
             totals["learnings"] += result.learnings
             totals["failed_days"] += len(result.failed_days)
             totals["failed_runs"] += not result.success
+            done += len(stretch)
+            if len(ranges) > 1:
+                print(f"{label}: {done}/{len(days)} day(s) done, {_memories(settings):,} memories so far",
+                      file=sys.stderr, flush=True)
     if len(ranges) > 1:
         print(
             f"{label}: {len(days)} day(s) with activity from {days[0]} to {days[-1]} in {len(ranges)} runs: "
@@ -138,6 +169,15 @@ def ingest_range(settings: Settings, days: list[str], *, label: str, source: str
             file=sys.stderr,
         )
     return EXIT_ERROR if totals["failed_runs"] or totals["failed_days"] else 0
+
+
+def _memories(settings: Settings) -> int:
+    """Memories in the store now (for the progress between runs)."""
+    from nous_assets.defs.resources import open_pipeline_db
+    from nous_assets.store.figures import memories_total
+
+    with closing(open_pipeline_db(settings)) as conn:
+        return memories_total(conn)
 
 
 def _ingest_stretch(instance, days: list[str], label: str, source: str, steps: int):
@@ -184,7 +224,7 @@ def _record_floor(settings: Settings, first, last) -> None:
 
 def backfill(settings: Settings, start, end, *, label: str) -> int:
     """Backfill [start, end]: extend the watched window, ingest the activity days, mention older history."""
-    from nous_assets.defs.backfill import activity_days
+    from nous_assets.capture.history import activity_days
 
     _record_floor(settings, start, end)
     days = activity_days(settings, start, end)
@@ -232,7 +272,7 @@ def cmd_reextract(settings: Settings, args: argparse.Namespace) -> int:
 
 def add_range(p: argparse.ArgumentParser) -> None:
     """``--since`` / ``--from`` / ``--to``: the days a ranged command covers."""
-    p.add_argument("--since", default="90d", help="how far back: 90d, 12w or YYYY-MM-DD (default 90d)")
+    p.add_argument("--since", default="90d", help="how far back: 90d, 12w, YYYY-MM-DD or all (default 90d)")
     p.add_argument("--from", dest="from_date", metavar="DATE", help="first day (YYYY-MM-DD); overrides --since")
     p.add_argument("--to", dest="to_date", metavar="DATE", help="last day (YYYY-MM-DD; default today)")
 

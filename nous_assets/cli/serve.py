@@ -9,7 +9,7 @@ from pathlib import Path
 
 from nous_assets.cli.common import EXIT_ERROR, AddCommand, export_env, open_store
 from nous_assets.cli.database import cmd_init
-from nous_assets.cli.ingest import backfill, ingest_range, older_history_note, window
+from nous_assets.cli.ingest import backfill, ingest_range, older_history_note, since_all, window
 from nous_assets.settings import Settings
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "demo" / "projects"
@@ -108,9 +108,13 @@ def _stop(procs: dict) -> None:
 
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
-    """Initialise, ingest recent history in one ranged run, then serve the Dagster UI + daemon (sensor on)."""
+    """Initialise, ingest all the history on disk (ranged runs with progress), then serve the Dagster UI + daemon.
+
+    Claude Code deletes transcripts after 30 days by default (``cleanupPeriodDays``): what is on disk is all
+    there will be, so the first run takes every day of it (``--since all``), not a recent window. A restart
+    takes only the days that gained lines since, plus older days that appeared and were never ingested.
+    """
     from dataclasses import replace
-    from datetime import date
 
     from nous_assets.capture.discovery import discover
     from nous_assets.defs.instance import ensure_dagster_home
@@ -121,22 +125,14 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         print(f"no Claude Code transcripts under {settings.project_glob}; using the demo corpus ({glob})")
         export_env("NOUS_PROJECT_GLOB", glob)
         settings = replace(settings, project_glob=glob)
-        args.since = settings.partition_start
+        args.since = "all"
     args.from_date = args.to_date = None
     start, end = window(settings, args)
     floor = _floor(settings)
-    if floor is not None and floor <= start.isoformat():  # a restart: the window was taken before
-        days = _new_days(settings, floor)
-        if days:
-            status = ingest_range(settings, days, label="catch-up")
-        else:
-            print("catch-up: no new transcript lines since the last run")
-            status = 0
-        older = older_history_note(settings, date.fromisoformat(floor))
-        if older:
-            print(older)
+    if floor is not None and (since_all(args) or floor <= start.isoformat()):  # a restart
+        status = _catch_up(settings, floor, take_older=since_all(args))
     else:
-        status = backfill(settings, start, end, label="backfill")
+        status = backfill(settings, start, end, label="history" if since_all(args) else "backfill")
     if args.no_serve:
         return status
     home, _ = ensure_dagster_home(settings)
@@ -144,17 +140,44 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     return _serve(home, args.host, args.port)
 
 
+def _catch_up(settings: Settings, floor: str, *, take_older: bool) -> int:
+    """A restart: the days with new lines since the last run; older never-ingested days too when ``take_older``
+    (transcripts copied in later), else a note about them."""
+    from datetime import date
+
+    from nous_assets.capture.history import older_history
+    from nous_assets.cli.ingest import _record_floor
+
+    days = _new_days(settings, floor)
+    older = older_history(settings, date.fromisoformat(floor)) if take_older else []
+    if older:
+        _record_floor(settings, date.fromisoformat(older[0]), date.fromisoformat(floor))
+        print(f"catch-up: {len(older)} older day(s) with transcript activity from {older[0]} to {older[-1]} "
+              "appeared since the last run; taking them too")
+    if days or older:
+        status = ingest_range(settings, sorted({*days, *older}), label="catch-up")
+    else:
+        print("catch-up: no new transcript lines since the last run")
+        status = 0
+    if not take_older:
+        note = older_history_note(settings, date.fromisoformat(floor))
+        if note:
+            print(note)
+    return status
+
 
 def register(add: AddCommand) -> None:
     """The ``run`` subparser."""
     p = add(
         "run",
         cmd_run,
-        "The main job: init, ingest recent transcripts like `nous backfill` (on a restart: only days with new "
-        "lines), or the shipped demo corpus when there are none, then serve the Dagster UI and daemon on "
-        "127.0.0.1: the watch sensor keeps up with new lines, one run at a time.",
+        "The main job: init, ingest all the transcript history on disk like `nous backfill --since all`, in "
+        "ranged runs with progress (on a restart: only days with new lines), or the shipped demo corpus when "
+        "there are none, then serve the Dagster UI and daemon on 127.0.0.1: the watch sensor keeps up with new "
+        "lines, one run at a time.",
     )
-    p.add_argument("--since", default="90d", help="history to backfill first (default 90d)")
+    p.add_argument("--since", default="all",
+                   help="history to ingest first: all (default: every day on disk), 90d, 12w or YYYY-MM-DD")
     p.add_argument("--host", default="127.0.0.1", help="UI bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=3000, help="UI port (default 3000)")
     p.add_argument("--no-serve", action="store_true", help="stop after the initial ingest (do not serve)")

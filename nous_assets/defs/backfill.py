@@ -15,58 +15,19 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date
 
 import dagster as dg
 
-from nous_assets.capture.days import file_days
-from nous_assets.capture.lake import turns_path
-from nous_assets.capture.scan import candidate_files
+from nous_assets.capture.history import activity_days, older_history, parse_since  # noqa: F401  (their old home)
 from nous_assets.defs.assets import PIPELINE_ASSETS
 from nous_assets.defs.assets.capture import SOURCE_TAG
 from nous_assets.defs.failures import failure_reason
 from nous_assets.defs.resources import NousResource
 from nous_assets.defs.runs import WORKER_TAG, range_tags, worker_id
-from nous_assets.errors import NousError
-from nous_assets.settings import Settings
 
 QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 """In-process runs of the CLI print nothing themselves: their events drive the progress line instead."""
-
-
-def parse_since(text: str, today: date | None = None) -> date:
-    """'90d', '12w' or an ISO date."""
-    today = today or datetime.now(UTC).date()
-    text = text.strip().lower()
-    try:
-        if text.endswith("d"):
-            return today - timedelta(days=int(text[:-1]))
-        if text.endswith("w"):
-            return today - timedelta(weeks=int(text[:-1]))
-        return date.fromisoformat(text)
-    except ValueError:
-        raise NousError(f"--since expects a duration like 90d or 12w, or a date YYYY-MM-DD; got {text!r}") from None
-
-
-def activity_days(settings: Settings, start: date, end: date) -> list[str]:
-    """Days in [start, end] on which some transcript has records (every timestamp of every file, no parsing)."""
-    lo, hi = start.isoformat(), end.isoformat()
-    days: set[str] = set()
-    files, _, _ = candidate_files(settings)
-    for f in files:
-        info = file_days(f.path)
-        if info is not None:
-            days.update(d for d in (info.days or {info.fallback}) if lo <= d <= hi)
-    return sorted(days)
-
-
-def older_history(settings: Settings, before: date) -> list[str]:
-    """Days before ``before`` (from ``partition_start``) with transcript activity that were never ingested."""
-    first = date.fromisoformat(settings.partition_start)
-    end = before - timedelta(days=1)
-    if end < first:
-        return []
-    return [d for d in activity_days(settings, first, end) if not turns_path(settings.lake_dir, d).exists()]
 
 
 MAX_GAP_DAYS = 3
@@ -75,11 +36,21 @@ range costs a dozen event-log writes even when it has no transcripts (measured: 
 dev machine), while another run costs ~2 s: weekends stay inside one run, months without sessions do not."""
 
 
-def stretches(days: list[str], max_gap: int = MAX_GAP_DAYS) -> list[tuple[str, str]]:
-    """(first, last) of each stretch of ``days`` whose gaps are at most ``max_gap`` empty days."""
+MAX_RUN_DAYS = 31
+"""Calendar days one ranged run covers at most: a long history becomes several runs, so the CLI can show days
+done / total and the memories so far between them, and an interrupted first run keeps every finished run
+(each extra run costs ~2 s and one pass of the whole-store steps)."""
+
+
+def stretches(days: list[str], max_gap: int = MAX_GAP_DAYS, max_span: int | None = None) -> list[tuple[str, str]]:
+    """(first, last) of each stretch of ``days`` whose gaps are at most ``max_gap`` empty days and which spans at
+    most ``max_span`` calendar days (None: no limit)."""
     out: list[tuple[str, str]] = []
     for day in sorted(set(days)):
-        if out and (date.fromisoformat(day) - date.fromisoformat(out[-1][1])).days <= max_gap + 1:
+        current = date.fromisoformat(day)
+        if out and (current - date.fromisoformat(out[-1][1])).days <= max_gap + 1 and (
+            max_span is None or (current - date.fromisoformat(out[-1][0])).days < max_span
+        ):
             out[-1] = (out[-1][0], day)
         else:
             out.append((day, day))

@@ -1,7 +1,10 @@
 """Daily partitions: the UTC date of transcript activity, and the decorator every daily asset uses.
 
-The partitions start on a constant day (:data:`~nous_assets.settings.FIRST_PARTITION_DAY`), so importing
-the asset graph reads no settings; ``partition_start`` only chooses which of these days get ingested.
+The partitions start on the first transcript day, recorded in the data dir by ``nous run`` / ``nous backfill``
+before they load the graph (:mod:`nous_assets.capture.first_day`: one small file, no config, never fails),
+so the UI shows no "missing" days before the user's history began; with nothing recorded they start on
+:data:`~nous_assets.settings.FIRST_PARTITION_DAY`, which covers every day a setting allows.
+``partition_start`` only chooses which days get ingested.
 """
 
 from __future__ import annotations
@@ -12,10 +15,14 @@ from typing import Any
 
 import dagster as dg
 
+from nous_assets.capture import first_day
 from nous_assets.settings import FIRST_PARTITION_DAY
 
-daily = dg.DailyPartitionsDefinition(start_date=FIRST_PARTITION_DAY, end_offset=1)
-"""One partition per UTC day from :data:`FIRST_PARTITION_DAY` through today (``end_offset=1``)."""
+START = first_day.recorded(FIRST_PARTITION_DAY)
+"""The first partition ('YYYY-MM-DD'), read once when the graph is imported."""
+
+daily = dg.DailyPartitionsDefinition(start_date=START, end_offset=1)
+"""One partition per UTC day from :data:`START` through today (``end_offset=1``)."""
 
 
 def daily_asset(**kwargs: Any) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:

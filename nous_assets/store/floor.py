@@ -1,8 +1,9 @@
 """The ingest floor: the earliest day the automation (watch sensor, reconcile schedule) ingests.
 
-A first ``nous run`` backfills a window (90 days by default) and records its first day here; the
-sensor then only requests days on or after it, so older history is never taken silently: the user
-takes it explicitly with ``nous backfill --since …``, which lowers the floor. Kept in ``nous_meta``
+A first ``nous run`` takes all the history on disk (``--since all``) and records its first day here; the
+sensor then only requests days on or after it. A backfill of a window (``nous backfill`` takes 90 days by
+default) leaves older history alone until the user takes it (``nous backfill --since …``, or a restart of
+``nous run``, which takes older days that appeared), which lowers the floor. Kept in ``nous_meta``
 because it describes what this database covers, whichever Dagster instance runs the pipeline.
 """
 

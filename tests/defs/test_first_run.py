@@ -1,5 +1,5 @@
-"""The first `make run` ingests each day once: one ranged run over the history (`nous run --no-serve`, the
-start of `make run`), then the watch sensor requests nothing already done or in flight, and new lines
+"""The first `make run` ingests each day once: ranged runs over all the history on disk (`nous run --no-serve`,
+the start of `make run`), then the watch sensor requests nothing already done or in flight, and new lines
 request exactly their day, once. Real Dagster instance (the repo's dagster.yaml), real assets, real MiniLM."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from firstrun import History, dequeue, recent_days, reconcile, request_tags, run
 
 from nous_assets.cli import main
 from nous_assets.defs.assets import ASSET_CHECKS, PIPELINE_ASSETS
+from nous_assets.defs.backfill import MAX_RUN_DAYS, stretches
 from nous_assets.defs.runs import WORKER_TAG, covered_days, range_tags, worker_id
 from nous_assets.settings import load_settings
 from nous_assets.store.db import open_db
@@ -107,41 +108,73 @@ def test_in_flight_runs_block_their_days_until_their_process_is_gone(week: Histo
     assert instance.get_run_by_id(alive).status == dg.DagsterRunStatus.STARTED
 
 
-def test_older_history_is_reported_not_taken_until_asked(machine, capsys):
+def test_first_run_takes_all_the_history_on_disk_and_a_restart_takes_older_days_that_appear(machine, capsys):
+    """Claude Code deletes transcripts after 30 days by default: what is on disk is all there will be, so `nous run`
+    alone ends with memories and packets for history older than any window, in ranged runs with progress."""
     today = datetime.now(UTC).date()
     history = History(Path(machine["NOUS_PROJECT_GLOB"]).parent.parent, [])
     old = [(today - timedelta(days=d)).isoformat() for d in (200, 150, 120)]
     for n, day in enumerate(old + recent_days(2)):
         history.write_day(day, n)
-    # one session that started before the window and went on inside it
+    # one session that started before 90 days ago and went on after
     straddle = (today - timedelta(days=91)).isoformat(), (today - timedelta(days=89)).isoformat()
     path = history.write_day(straddle[0], 9)
     history.files[straddle[1]] = path
     history.append(straddle[1], 10, minute=40)
+    every = sorted([*old, *straddle, *recent_days(2)])
 
     assert main(["run", "--no-serve"]) == 0
-    out = capsys.readouterr().out
-    assert "no transcript activity in that range" not in out
-    assert (
-        f"older history: 4 day(s) with transcript activity from {old[0]} to {straddle[0]} not ingested; "
-        f"take it with `nous backfill --since {old[0]}`" in out
-    )
-    conn = open_db(load_settings().db_path)
-    assert get_floor(conn) == (today - timedelta(days=90)).isoformat()
-    conn.close()
-    instance = dg.DagsterInstance.get()
-    assert watch(instance).run_requests == []  # the sensor does not take the older history either
-    assert set(runs_per_day(instance)) >= {straddle[1], *recent_days(2)}
-    assert not set(runs_per_day(instance)) & set(old)
-
-    assert main(["backfill", "--since", old[0]]) == 0
-    out = capsys.readouterr().out
-    assert "older history" not in out
+    out = capsys.readouterr()
+    assert "older history" not in out.out + out.err
+    assert f"history: {len(every)} day(s) with transcript activity from {old[0]} to {every[-1]}" in out.err
+    runs = len(stretches(every, max_span=MAX_RUN_DAYS))
+    assert runs > 1 and f"in {runs} runs" in out.err
+    assert f"history: {len(every)}/{len(every)} day(s) done, " in out.err and " memories so far" in out.err
     conn = open_db(load_settings().db_path)
     assert get_floor(conn) == old[0]
+    memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    packets = conn.execute("SELECT count(*) FROM injection_cache").fetchone()[0]
     conn.close()
-    assert set(old) <= set(runs_per_day(instance))
+    assert memories > 0 and packets > 0
+    assert (Path(machine["NOUS_DATA_DIR"]) / "first_day").read_text().strip() == old[0]  # the partitions start
+    instance = dg.DagsterInstance.get()
     assert watch(instance).run_requests == []
+    covered = runs_per_day(instance)  # a run covers its calendar range, the empty day inside the straddle too
+    assert set(every) <= set(covered) and set(covered.values()) == {1}
+
+    # a restart takes only what is new; transcripts older than everything, copied in later, count as new
+    assert main(["run", "--no-serve"]) == 0
+    assert "catch-up: no new transcript lines since the last run" in capsys.readouterr().out
+    older = (today - timedelta(days=250)).isoformat()
+    history.write_day(older, 20)
+    assert main(["run", "--no-serve"]) == 0
+    out = capsys.readouterr()
+    assert f"catch-up: 1 older day(s) with transcript activity from {older} to {older} appeared" in out.out
+    assert f"1 day(s) with activity, {older}..{older} in one run" in out.err
+    conn = open_db(load_settings().db_path)
+    assert get_floor(conn) == older
+    conn.close()
+    assert (Path(machine["NOUS_DATA_DIR"]) / "first_day").read_text().strip() == older
+    assert runs_per_day(instance) == {**covered, older: 1}
+
+
+def test_an_explicit_window_reports_older_history_not_taken_until_asked(machine, capsys):
+    today = datetime.now(UTC).date()
+    history = History(Path(machine["NOUS_PROJECT_GLOB"]).parent.parent, [])
+    old = (today - timedelta(days=120)).isoformat()
+    for n, day in enumerate([old, *recent_days(1)]):
+        history.write_day(day, n)
+    assert main(["run", "--no-serve", "--since", "90d"]) == 0
+    assert (
+        f"older history: 1 day(s) with transcript activity from {old} to {old} not ingested; "
+        f"take it with `nous backfill --since {old}`" in capsys.readouterr().out
+    )
+    instance = dg.DagsterInstance.get()
+    assert watch(instance).run_requests == []  # the sensor does not take it either
+    assert old not in runs_per_day(instance)
+    assert main(["backfill", "--since", "all"]) == 0
+    assert "older history" not in capsys.readouterr().out
+    assert old in runs_per_day(instance)
 
 
 def test_nothing_recent_but_older_history_says_so(machine, capsys):
