@@ -72,6 +72,10 @@ FOOTER = (
 )
 FOOTER_ROOM = len(FOOTER) + 8  # kept free of bullets so the footer always fits
 DUPLICATE_JACCARD = 0.75  # the re-learning threshold: two bullets this alike say the same thing once
+ALREADY_NATIVE = "already in CLAUDE.md/MEMORY.md"
+"""Why a memory Claude Code's own memory files state is left out (:func:`format_packet`'s ``native``)."""
+FOOTER_NATIVE = "{k} of them " + ALREADY_NATIVE + "; the rest: "
+NATIVE_SPAN = 3  # a native line with up to 3x a bullet's words may say it (containment); a longer one is a paragraph
 BRIEF_LAYOUT = f"{BRIEF_SLOT}layout"
 DEPS_SLOT = "#deps"
 """A manifest's dependency list (``config:<manifest>#deps``): the brief's layout line already names the stack."""
@@ -182,9 +186,22 @@ class _Fill:
     words: list[frozenset[str]] = field(default_factory=list)
     globals_taken: int = 0
     why_not: dict[int, str] = field(default_factory=dict)  # the last reason a memory was not taken
+    native: tuple[tuple[frozenset[str], str], ...] = ()  # (words, "file:line") of what Claude Code already loads
+    native_said: set[int] = field(default_factory=set)
 
     def duplicate(self, words: frozenset[str]) -> bool:
         return any(words == w or jaccard(words, w) >= DUPLICATE_JACCARD for w in self.words)
+
+    def already_said(self, words: frozenset[str]) -> str | None:
+        """Where CLAUDE.md or MEMORY.md already says it: the same near-duplicate rule as between bullets, or
+        (like ``nous review claude-md``) a short line holding 3/4 of its words."""
+        for line, where in self.native:
+            if words == line or jaccard(words, line) >= DUPLICATE_JACCARD:
+                return where
+            if len(words) >= 3 and len(line) <= NATIVE_SPAN * len(words) and \
+                    len(words & line) >= DUPLICATE_JACCARD * len(words):  # fmt: skip
+                return where
+        return None
 
     def offer(self, memory_id: int, memory: Any, marks: tuple[str, ...], *, share: int | None = None) -> bool:
         """Add the memory's bullet if it fits what is left (and its section's ``share``, when given); the very
@@ -197,6 +214,11 @@ class _Fill:
             return False
         parts = _bullet_parts(memory, marks)
         words = signature(parts[1]) or frozenset({parts[1]})  # no words at all: the text itself
+        where = self.already_said(words) if parts[1] and self.native else None
+        if where is not None:
+            self.why_not[memory_id] = f"{ALREADY_NATIVE} ({where}): Claude Code loads it into every session"
+            self.native_said.add(memory_id)
+            return False
         if not parts[1] or self.duplicate(words):
             self.why_not[memory_id] = "duplicate: a line already in the packet says the same (Jaccard >= 0.75)" \
                 if parts[1] else "nothing left to show once sanitised"
@@ -233,6 +255,7 @@ def format_packet(
     approved: Collection[int] = (),
     max_global: int | None = None,
     known: int = 0,
+    native: Iterable[Any] = (),
 ) -> Packet:
     """Render ``results`` (most relevant first; ids or objects with ``memory_id``) as markdown.
 
@@ -247,10 +270,14 @@ def format_packet(
     when the brief's layout line (which names the stack) is there; at most ``max_global``
     scope-global memories are shown. ``interventions`` (observer notes) come first, under "Notes".
     A footer says how many of the ``known`` memories of the packet's scope are not shown (hypotheses, stale, below
-    the bar or over the budget) and how to find them.
+    the bar or over the budget) and how to find them. ``native``: the statements Claude Code itself loads (objects
+    with ``text`` and ``where``, see :mod:`nous_assets.capture.native_memory`); a memory one of them already says is
+    left out, with the reason :data:`ALREADY_NATIVE` and where, and the footer counts them.
     ``len(text) <= budget_chars`` always holds; with nothing to show the packet is empty.
     """
-    budget = max(0, int(budget_chars) - (FOOTER_ROOM if known else 0))
+    said = tuple((signature(s.text) or frozenset({s.text}), s.where) for s in native if s.text)
+    room = FOOTER_ROOM + (len(FOOTER_NATIVE) + 4 if said else 0)
+    budget = max(0, int(budget_chars) - (room if known else 0))
     header = _truncate(f"**{clean(title) or 'Nous memory'}** — {HEADER_NOTE}", budget)
     lines = [header] if header else []
     used = len(header)
@@ -282,7 +309,7 @@ def format_packet(
 
     # every section first gets an equal share of the room, by rank within it, so the packet briefs on all of
     # them; then whatever is left goes to the best of the rest, whatever their section
-    fill = _Fill(budget, used, max_bullet_chars, max_global)
+    fill = _Fill(budget, used, max_bullet_chars, max_global, native=said)
     present = {section_of(memory) for memory, _ in ranked.values()}
     share = (budget - used) // max(1, len(present))
     for memory_id, (memory, marks) in ranked.items():
@@ -303,6 +330,11 @@ def format_packet(
         return Packet("", (), 0, tuple(held), left_out)
     missing = known - len(included)
     if missing > 0:
-        lines.append(FOOTER.format(n=missing, s="y is" if missing == 1 else "ies are"))
+        footer = FOOTER.format(n=missing, s="y is" if missing == 1 else "ies are")
+        native_said = len(fill.native_said - fill.taken)
+        if native_said:
+            head, _, tail = footer.partition(" (")
+            footer = head + " (" + FOOTER_NATIVE.format(k=native_said) + tail
+        lines.append(footer)
     text = "\n".join(lines)
     return Packet(text, tuple(included), len(text), tuple(held), left_out)
