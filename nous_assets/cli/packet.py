@@ -62,7 +62,7 @@ def cmd_packet(settings: Settings, args: argparse.Namespace) -> int:
     cwd = _directory(args.dir)
     if not settings.db_path.exists():
         raise NousError(f"{settings.db_path} does not exist yet: nothing would be injected (run `nous run` first)")
-    view = hook_context(settings.db_path, cwd, args.source)
+    view = hook_context(settings.db_path, cwd, args.source, args.session)
     if args.why_not is not None:
         return _why_not(settings, view, args.why_not)
     if not view.text:
@@ -227,7 +227,9 @@ def register(add: AddCommand) -> None:
     )
     p.add_argument("dir", nargs="?", metavar="DIR", help="the session's directory (default: the current one)")
     p.add_argument("--source", choices=SOURCES, default="startup",
-                   help="the SessionStart source to preview (default startup)")  # fmt: skip
+                   help="the SessionStart source to preview (default startup): resume/fork get only what the "
+                        "session was not given yet, compact the rules again")  # fmt: skip
+    p.add_argument("--session", metavar="ID", help="the session to preview a resume/fork for (its access log counts)")
     p.add_argument("--explain", action="store_true",
                    help="under each line: the memory's id, status, evidence (confidence against the bar, sessions) "
                         "and why it ranked (the build's score breakdown)")  # fmt: skip

@@ -36,13 +36,27 @@ class HookView:
 
 
 def hook_context(db_path, cwd: str, source: str = "startup", session_id: str | None = None) -> HookView:
-    """The additionalContext the SessionStart hook would print for a session starting in ``cwd`` (capped as the
-    hook caps it), from the resolver's code in this process; reads only, logs nothing."""
-    from resolver import cache_read, fingerprint, hook_io
-    from resolver.__main__ import SESSION_SOURCES, SESSION_START_GIT_TIMEOUT_S
+    """The additionalContext the SessionStart hook would print for a session starting in ``cwd`` with ``source``
+    (and, for resume/fork, ``session_id``), from the resolver's own function (``resolver.inject.select``, which
+    the hook calls) in this process; reads only, logs nothing."""
+    from resolver.__main__ import SESSION_START_GIT_TIMEOUT_S
 
-    source = source if source in SESSION_SOURCES else "startup"
-    fp = fingerprint.build_fingerprint(cwd, timeout=SESSION_START_GIT_TIMEOUT_S)
+    payload = {"hook_event_name": "SessionStart", "cwd": cwd, "source": source, "session_id": session_id or ""}
+    try:
+        from resolver import inject
+    except ImportError:  # a resolver from before source-aware injection: the packet it picked, whole
+        return _best_packet_view(db_path, cwd, source, session_id, SESSION_START_GIT_TIMEOUT_S)
+    found = inject.select(payload, db_path, git_timeout=SESSION_START_GIT_TIMEOUT_S)
+    if found is None:
+        return HookView("", (), "", None, "")
+    return HookView(found.text, tuple(found.memory_ids), found.project_id, found.cache_key, found.scope,
+                    found.fingerprint)  # fmt: skip
+
+
+def _best_packet_view(db_path, cwd: str, source: str, session_id: str | None, git_timeout: float) -> HookView:
+    from resolver import cache_read, fingerprint, hook_io
+
+    fp = fingerprint.build_fingerprint(cwd, timeout=git_timeout)
     packet = cache_read.best_packet(db_path, fp, source, session_id=session_id)
     if packet is None:
         return HookView("", (), str(fp.get("project_id") or ""), None, "", fp)
@@ -59,6 +73,9 @@ def memory_lines(text: str, memory_ids: tuple[int, ...]) -> list[tuple[str, int 
     for line in text.split("\n"):
         if line.startswith("#"):
             section = line.lstrip("#").strip()
+            out.append((line, None))
+        elif line.startswith("**"):  # the packet's header, after a prepended Interventions section
+            section = ""
             out.append((line, None))
         elif line.startswith("- ") and section not in ("Notes", "Interventions", ""):
             out.append((line, next(ids, None)))

@@ -221,6 +221,14 @@ def latest_event_id(conn: Connection, project_id: str | None = None) -> int:
     return int(row[0])
 
 
+def rows_in(conn: Connection, project_id: str) -> int:
+    """Memory rows of ``project_id`` and global ones, whatever their status: an archived memory leaves the table, so
+    this falls when one goes while :func:`latest_event_id` may stay where it was."""
+    return int(conn.execute(
+        "SELECT count(*) FROM memories WHERE project_id = ? OR scope = 'global'", (project_id,)
+    ).fetchone()[0])  # fmt: skip
+
+
 def provenance_of_sessions(conn: Connection, sessions: Iterable[str]) -> list[tuple[int, str, str | None]]:
     """(id, source_session, provenance_json) of every memory learned in one of ``sessions``."""
     wanted = sorted(set(sessions))
