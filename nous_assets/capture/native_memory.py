@@ -298,8 +298,8 @@ def _read(path: Path, budget: _Budget) -> str | None:
     return raw.decode("utf-8", "replace").removeprefix("\ufeff")
 
 
-def _prose_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) outside fenced code blocks, with HTML comments and code spans blanked."""
+def _prose_lines(text: str, *, spans: bool = False) -> Iterator[tuple[int, str]]:
+    """(line number, line) outside fenced code blocks, with HTML comments (and, ``spans``, code spans) blanked."""
     text = _COMMENT.sub(lambda m: "\n" * m.group().count("\n"), text)
     fence: str | None = None
     for number, line in enumerate(text.splitlines(), 1):
@@ -311,13 +311,13 @@ def _prose_lines(text: str) -> Iterator[tuple[int, str]]:
         if opened:
             fence = opened.group(1)
             continue
-        yield number, _SPAN.sub(" ", line)
+        yield number, _SPAN.sub(" ", line) if spans else line
 
 
 def imports_of(text: str, base: Path, home: Path) -> list[Path]:
     """The files ``text`` imports (``@path``), resolved against ``base`` (the importing file's folder)."""
     out: list[Path] = []
-    for _, line in _prose_lines(text):
+    for _, line in _prose_lines(text, spans=True):
         for match in _IMPORT.finditer(line):
             target = match.group(1).split("#", 1)[0].replace("\\ ", " ")
             if not target or target == "/" or target.startswith("@") or re.match(r"^[#%^&*()]+", target):
@@ -465,7 +465,7 @@ def statements_of(path: Path, text: str) -> list[Statement]:
     for number, line in lines:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        text_line = plain(_IMPORT.sub(" ", line))  # an import names a file; what it says is read from the file
+        text_line = plain(_IMPORT.sub(" ", line).replace("`", ""))  # an import names a file; what it says is read from the file
         if not text_line:
             continue
         out.append(Statement(path, number, text_line))

@@ -43,6 +43,7 @@ from typing import Any
 import polars as pl
 
 from nous_assets.capture.redact import redact
+from nous_assets.retrieve import native as native_memory
 from nous_assets.retrieve.confidence import confidence, earns_line, sessions_of
 from nous_assets.retrieve.packet import format_packet
 from nous_assets.retrieve.query import Query
@@ -61,8 +62,8 @@ from nous_assets.timeutil import now_iso
 from resolver.fingerprint import fingerprint_key, split_words
 
 GLOBAL = "*"
-PACKET_FORMAT = 4  # 3: fixed sections, one line per memory (when, memory, learned date, source), budget fill;
-# 4: a memory a note already states is not repeated as a line
+PACKET_FORMAT = 5  # 3: fixed sections, one line per memory (when, memory, learned date, source), budget fill;
+# 4: a memory a note already states is not repeated as a line; 5: nor one CLAUDE.md/MEMORY.md already states
 PACKETS_CHECKED = f"injection_cache:{GUARD_VERSION}:format-{PACKET_FORMAT}"
 # The only kinds a packet takes from scope-global memories: how to work with this user. Facts, commands,
 # configuration and diagnoses belong to one project, and a stored global "fact" is usually a task prompt.
@@ -186,6 +187,7 @@ class Guarded:
     bar: float = 0.0  # the confidence a memory's evidence must reach (thresholds.packet_min_confidence)
     stale: frozenset[int] = frozenset()  # memories whose citations no longer resolve in the project's checkout
     known: int = 0  # memories of the packet's scope: the footer says how many are not shown
+    native: tuple[Any, ...] = ()  # what Claude Code itself loads for the project (CLAUDE.md, MEMORY.md): not repeated
 
 
 def interventions_for(active: list[Any], project_id: str, limit: int) -> list[Any]:
@@ -250,12 +252,15 @@ def _injectable(result: Any, project_id: str, guarded: Guarded) -> bool:
 
 def guard_for(
     conn: Connection, settings: Settings, project_id: str, held: frozenset[int], approved: frozenset[int],
-    notes: list[Any], stale_ids: frozenset[int],
+    notes: list[Any], stale_ids: frozenset[int], native: Any = None,
 ) -> Guarded:
-    """The guard state a packet of ``project_id`` is built with (``notes``: its interventions)."""
+    """The guard state a packet of ``project_id`` is built with (``notes``: its interventions; ``native``: what
+    Claude Code loads for it, :func:`nous_assets.retrieve.native.native_for`)."""
     extra = min(MAX_HELD_EXTRA, holds.count_held(conn, None if project_id == GLOBAL else project_id))
+    said = tuple(native.statements()) if native is not None else ()
     return Guarded(held, approved, extra, tuple(a.payload_text for a in notes), noted_learnings(notes),
-                   settings.thresholds.packet_min_confidence, stale_ids, memory_search.count_in(conn, project_id))
+                   settings.thresholds.packet_min_confidence, stale_ids, memory_search.count_in(conn, project_id),
+                   said)  # fmt: skip
 
 
 def _retrieved(
@@ -301,7 +306,8 @@ def packet_plan(
     active = guarded_notes(active_notes.current(conn, now_iso()), frozenset(holds.learning_ids(conn, holds.HELD)))
     notes = interventions_for(active, project_id, settings.thresholds.intervention_max_per_packet)
     stale_ids = frozenset(stale_store.ids(conn, project_id)) if project_id != GLOBAL else frozenset()
-    guarded = guard_for(conn, settings, project_id, held, frozenset(holds.ids(conn, holds.APPROVED)), notes, stale_ids)
+    guarded = guard_for(conn, settings, project_id, held, frozenset(holds.ids(conn, holds.APPROVED)), notes, stale_ids,
+                        native_memory.native_for(conn, settings, project_id))  # fmt: skip
     found = _retrieved(conn, settings, project_id, fp, embedder, guarded.extra, explain=True)
     results = [r for r in found if _injectable(r, project_id, guarded)]
     return Plan(found, results, guarded, _format(settings, project_id, results, guarded, local))
@@ -331,6 +337,7 @@ def _format(settings: Settings, project_id: str, results: list[Any], guarded: Gu
         max_global=MAX_GLOBALS,
         interventions=guarded.notes,
         known=guarded.known,
+        native=guarded.native,
     )
 
 
@@ -405,7 +412,9 @@ def build_cache(
         version = _version(conn, project)
         stale_ids, stale_changed = check_project(conn, project) if project != GLOBAL else (frozenset(), False)
         stats.stale += len(stale_ids)
-        verdict_changed = verdicts.global_changed or project in verdicts.projects or stale_changed
+        native = native_memory.native_for(conn, settings, project)
+        verdict_changed = verdicts.global_changed or project in verdicts.projects or stale_changed \
+            or native_memory.changed(conn, project, native)  # fmt: skip
         notes = interventions_for(active, project, settings.thresholds.intervention_max_per_packet)
         # what the packets were built from, even when they came out empty; the row count moves when a memory is
         # archived (rejected, forgotten, decayed), which leaves the newest projected event where it was
@@ -415,7 +424,7 @@ def build_cache(
             stats.projects_unchanged += 1
             continue
         profile = profiles.get(project) if project != GLOBAL else None
-        guarded = guard_for(conn, settings, project, held, approved, notes, stale_ids)
+        guarded = guard_for(conn, settings, project, held, approved, notes, stale_ids, native)
         rows = []
         for fp in fingerprints_for(profile):
             results, held_found = _candidates_for(conn, settings, project, fp, embedder, guarded)
@@ -431,6 +440,7 @@ def build_cache(
         with atomic(conn):  # the packets and the interventions they carry, together
             injection_cache.replace_packets(conn, project, rows)
             active_notes.save_packet_digest(conn, project, digest, now)
+            native_memory.record(conn, project, native)
         stats.projects_rebuilt += 1
         stats.packets += len(rows)
         stats.largest_packet_chars = max([stats.largest_packet_chars, *(r[6] for r in rows)])
