@@ -1,10 +1,13 @@
-"""Claude Code hook entry point: ``python -m resolver <hook>``. Standard library only.
+"""Claude Code hook entry point: ``python -I -S …/resolver/launch.py <hook>`` (as installed; see
+:mod:`resolver.launch`) or ``python -m resolver <hook>``. Standard library only.
 
 Commands (each reads the hook's JSON from stdin and always exits 0):
 
 ``session-start``
     Fingerprint the payload's ``cwd``, pick the best prebuilt packet from ``injection_cache``, print
-    SessionStart JSON with it as ``additionalContext`` and record the access. Hard limit 500 ms counted
+    SessionStart JSON with what of it fits the payload's ``source`` (:mod:`resolver.inject`: the full packet at
+    startup and clear, only new lines on resume and fork, the rules again after compact) as
+    ``additionalContext`` and record the access. Hard limit 500 ms counted
     from process creation, interpreter start-up included (a SIGALRM watchdog set to what is left); while more
     processes are runnable than there are CPUs (50 hooks at once on two cores) the watchdog waits on, up to
     4 s from creation (Claude Code waits 5 s).
@@ -204,34 +207,43 @@ def _drain_stdin() -> None:
 
 
 def _inject(command: str, event_output, source: str, git_timeout: float, *, only_new: bool = False) -> None:
-    """The guarded body of session-start / user-prompt-submit (raises; the caller fails open)."""
+    """The guarded body of session-start / user-prompt-submit (raises; the caller fails open).
+
+    session-start injects what :func:`resolver.inject.select` chooses for the payload's ``source`` (the one
+    function ``nous packet`` calls too); user-prompt-submit the best packet when it carries something new."""
     from resolver import cache_read as cache
-    from resolver import fingerprint, hook_io
+    from resolver import hook_io
 
     payload = hook_io.read_payload(sys.stdin)
     if not payload:
         _log(command, "empty or unparsable hook payload; nothing injected")
         return
     _test_delay()
-    session_id = hook_io.payload_str(payload, "session_id")
-    if command == "session-start":
-        source = hook_io.payload_str(payload, "source", "startup")
-        source = source if source in SESSION_SOURCES else "startup"
-    # the payload's cwd names the project even when it is not a directory here (moved, remote, deleted);
-    # only a missing cwd falls back to ours
-    cwd = hook_io.payload_str(payload, "cwd") or os.getcwd()
-    fp = fingerprint.build_fingerprint(cwd, timeout=git_timeout)
     db = paths.db_path_str()
-    packet = cache.best_packet(db, fp, source, session_id=session_id)
-    if packet is None:
-        return
-    if only_new and session_id and cache.already_injected(db, session_id, packet.memory_ids):
-        return
-    _emit(event_output(packet.text))
+    if command == "session-start":
+        from resolver import inject
+
+        found = inject.select(payload, db, git_timeout=git_timeout)
+        if found is None or not found.text:
+            return
+        text, memory_ids, source = found.text, found.memory_ids, found.source
+        session_id, project_id = found.session_id, found.project_id
+    else:
+        from resolver import fingerprint
+
+        session_id = hook_io.payload_str(payload, "session_id")
+        fp = fingerprint.build_fingerprint(hook_io.payload_str(payload, "cwd") or os.getcwd(), timeout=git_timeout)
+        packet = cache.best_packet(db, fp, source, session_id=session_id)
+        if packet is None:
+            return
+        if only_new and session_id and cache.already_injected(db, session_id, packet.memory_ids):
+            return
+        text, memory_ids, project_id = packet.text, packet.memory_ids, fp["project_id"]
+    _emit(event_output(text))
     if session_id:
-        where = cache.log_access(db, packet.memory_ids, session_id, fp["project_id"], f"{command}:{source}")
+        where = cache.log_access(db, memory_ids, session_id, project_id, f"{command}:{source}")
         if where == "spool":
-            _log(command, f"database busy; {len(packet.memory_ids)} access records spooled")
+            _log(command, f"database busy; {len(memory_ids)} access records spooled")
 
 
 def _guarded(command: str, budget: tuple[float, float], body) -> int:

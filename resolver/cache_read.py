@@ -10,8 +10,8 @@ table, so worktrees and subdirectories of a repository share its packets). Selec
 ``3 x [built for this cwd] + 2 x [same branch] - 0.25 x [built for another branch] + |stack overlap| / |stack
 union| + |shared terms| / |row terms|`` (a branch-agnostic row beats one for another branch; a row built for
 another cwd of the project is never taken while another row is there), ties to the newest ``created_at``; with no
-usable project row, the newest global row. Every ``source`` (startup, resume, clear, compact) gets the same
-choice. Corrupt rows (bad JSON, NULL text) are
+usable project row, the newest global row. Every ``source`` gets the same row; what of it a SessionStart
+injects depends on the source (:mod:`resolver.inject`). Corrupt rows (bad JSON, NULL text) are
 skipped, never fatal. Active interventions (project, global, and this session's), unexpired and out of
 cooldown, highest priority first, are prepended as a short "Interventions" section.
 
@@ -160,6 +160,21 @@ def already_injected(db_path, session_id: str, memory_ids: list[int]) -> bool:
     finally:
         conn.close()
     return wanted <= seen
+
+
+def injected_ids(db_path, session_ids) -> set[int]:
+    """The memories ``access_log`` records as injected into any of ``session_ids`` (a resumed or forked session's
+    history: see :mod:`resolver.inject`)."""
+    wanted = [s for s in session_ids if isinstance(s, str) and s]
+    if not wanted:
+        return set()
+    conn = connect_readonly(db_path)
+    try:
+        marks = ",".join("?" * len(wanted))
+        rows = conn.execute(f"SELECT DISTINCT memory_id FROM access_log WHERE session_id IN ({marks})", wanted)
+        return {row[0] for row in rows if isinstance(row[0], int)}
+    finally:
+        conn.close()
 
 
 def log_access(db_path, memory_ids: list[int], session_id: str, project_id: str, source: str) -> str:
