@@ -67,6 +67,7 @@ SECTION_TITLES = {
     "injection-failures": "Injection failures",
     "interventions": "Active interventions",
     "stale": "Stale in the checkout (not injected)",
+    "remembered": "Recorded by Claude at your request (MCP remember)",
 }
 ANSWERS = {
     "contradictions": "`nous review supersede OLD --by NEW` keeps the later fact, `validate ID` confirms one, "
@@ -75,6 +76,7 @@ ANSWERS = {
     "injection-failures": "`nous review validate ID` confirms it, `reject ID` archives it",
     "interventions": "`nous review dismiss ID` ends one (its key then cools down)",
     "stale": "`nous review reject ID` archives it; it is injected again once its citation resolves",
+    "remembered": "`nous review reject ID` archives one; a held one needs `nous review approve ID` to be injected",
 }
 
 

@@ -19,10 +19,21 @@ from nous_assets.settings import RECALL_BUDGET_RANGE, Settings
 from nous_assets.store import causal_paths, memory_search
 from nous_assets.store.db import Connection
 
+Walk = list[tuple[int, int, float, int]]  # (seed, follower, path weight, hops)
 SEEDS = 8  # memories that match the action
 MAX_DEPTH, HOP_DECAY = 2, 0.7  # what followed, and what followed that
 MAX_OUTCOMES = 30
 SEED_CHARS, OUTCOME_CHARS = 300, 500
+SEED_FLOOR = 0.5
+"""A seed matched by text must score at least half the best match's score. Retrieval ranks every candidate
+with some query evidence, so the 8th result may share one word with the action; its followers would then be
+predictions about a different action. Relative, because ``weighted`` and ``rrf`` fusion score on different
+scales."""
+OUTCOME_FLOOR = 0.25
+"""An outcome's score is its seed's relative match times the causal path's weight (edge closeness, 0.7 per
+extra hop). Below a quarter — say, a half-matching seed followed at weight 0.4 two hops away — what "followed"
+is too weak a link to offer as a prediction; a best-matching seed's direct follower at weight 0.25 or more
+always passes."""
 
 
 def _seeds(conn: Connection, settings: Settings, embedder: Any, action: str, project_id: str | None) -> list:
@@ -30,14 +41,17 @@ def _seeds(conn: Connection, settings: Settings, embedder: Any, action: str, pro
     return [r for r in found if not r.is_episode]
 
 
-def _outcomes(conn: Connection, seeds: dict[int, float]) -> list[dict[str, Any]]:
-    """Every memory reached forward from ``seeds`` (id -> match score): its best score, path and seeds."""
+def _outcomes(walk: Walk, seeds: dict[int, float], projects: dict[int, str]) -> list[dict[str, Any]]:
+    """Every memory the ``walk`` reached forward from ``seeds`` (id -> match score) in its seed's project
+    (``projects``: the project of every memory involved, only those allowed) that clears :data:`OUTCOME_FLOOR`:
+    its best score, path and seeds."""
     best: dict[int, dict[str, Any]] = {}
     via: dict[int, set[int]] = defaultdict(set)
-    for seed, follower, weight, depth in causal_paths.followers(conn, list(seeds), max_depth=MAX_DEPTH,
-                                                                decay=HOP_DECAY):  # fmt: skip
-        via[follower].add(seed)
+    for seed, follower, weight, depth in walk:
         value = seeds[seed] * weight
+        if value < OUTCOME_FLOOR or projects.get(follower) is None or projects.get(follower) != projects.get(seed):
+            continue
+        via[follower].add(seed)
         if follower not in best or value > best[follower]["score"]:
             best[follower] = {"score": value, "after": seed, "hops": depth, "path_weight": weight}
     for follower, entry in best.items():
@@ -78,12 +92,14 @@ def predict(
     else:
         text = inputs.text(action, "action", max_chars=inputs.MAX_QUERY_CHARS)
         found = _seeds(conn, settings, embedder, text, project_id)
-        seed_rows = found
-        scores = {r.id: r.score for r in found}
-        top = max(scores.values(), default=1.0) or 1.0
+        top = max((r.score for r in found), default=1.0) or 1.0
+        seed_rows = [r for r in found if r.score / top >= SEED_FLOOR]
+        scores = {r.id: r.score for r in seed_rows}
         seeds = {i: s / top for i, s in scores.items()}  # the best match counts fully
-    outcomes = _outcomes(conn, seeds)
-    rows = memory_search.rows_by_id(conn, [o["memory"] for o in outcomes])
+    walk = causal_paths.followers(conn, list(seeds), max_depth=MAX_DEPTH, decay=HOP_DECAY)
+    rows = memory_search.rows_by_id(conn, [*seeds, *(f for _, f, _, _ in walk)])
+    projects = {i: r.project_id for i, r in rows.items() if project_id is None or r.project_id == project_id}
+    outcomes = _outcomes(walk, seeds, projects)
     shaped = []
     for outcome in outcomes:
         row = rows.get(outcome["memory"])

@@ -2,7 +2,10 @@
 
 Sessions come from the transcript turns Nous keeps (first and last turn, how many, what the user opened
 with), learnings from the project's memories that became valid in the window, decisions are the learnings
-of kind ``decision``. Without a day, the project's most recent day of activity is the centre.
+of kind ``decision``. Without a day, the project's most recent day of activity is the centre: a day on which
+the project learned something or one of its sessions had :data:`MIN_ACTIVE_TURNS` turns. The session Claude is
+in when it calls ``timeline`` is already in the store after a prompt or two; counting it would centre every
+default timeline on today's nearly empty session (issue 21).
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ DEFAULT_DAYS = 3
 MAX_ROWS = 200  # per list, before the budget decides
 OPENING_CHARS = 240
 LEARNING_CHARS = 300  # `explain` has the whole memory and its source
+MIN_ACTIVE_TURNS = 6
+"""Turns (user and assistant messages kept as transcript chunks) a session needs on a day for that day to be
+activity without a learning: more than an opening prompt, its answer and a tool call or two."""
 
 
 def _session(row: dict[str, Any], guard: render.Guard) -> dict[str, Any]:
@@ -89,7 +95,9 @@ def timeline(
 
 
 def _latest_day(conn: Connection, project_id: str) -> date:
-    days = project_timeline.activity_days(conn, project_id, limit=1)
+    """The project's latest active day; its latest day with any turn when no day is active yet."""
+    days = project_timeline.active_days(conn, project_id, min_turns=MIN_ACTIVE_TURNS, limit=1)
+    days = days or project_timeline.activity_days(conn, project_id, limit=1)
     if not days:
         raise inputs.InputError(f"project {project_id!r} has no recorded sessions; give a day")
     return date.fromisoformat(days[0])

@@ -7,7 +7,9 @@
   session start ever carried (``access_log``);
 * **interventions** — the active interventions, with the reasons, confidence and evidence of each;
 * **stale** — memories whose citations (a file, script, npm script, make target or mise task) no longer resolve
-  in the project's checkout on this machine: they are not injected until the user rejects or confirms them.
+  in the project's checkout on this machine: they are not injected until the user rejects or confirms them;
+* **remembered** — what Claude recorded at the user's request through the MCP ``remember`` tool (events with
+  source ``agent``), newest first, so nothing is kept in the user's name without their seeing it.
 
 Evidence is what lets the user judge without opening the database: the sessions and the days they learned
 it, the provenance (transcript file and line offsets), the NLI model and confidence. The answers are events
@@ -20,11 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nous_assets.settings import Thresholds
-from nous_assets.store import interventions, observations, stale
+from nous_assets.store import interventions, observations, remembered, stale
 from nous_assets.store.db import Connection
 
 FLAG_DECISIONS = frozenset({"injection_failure", "rewrite", "near_miss"})
-SECTIONS = ("contradictions", "relearn", "injection-failures", "interventions", "stale")
+SECTIONS = ("contradictions", "relearn", "injection-failures", "interventions", "stale", "remembered")
 
 
 @dataclass
@@ -154,6 +156,19 @@ def stale_items(conn: Connection, project_id: str | None = None) -> list[Item]:
     return out
 
 
+def remembered_items(conn: Connection, project_id: str | None = None) -> list[Item]:
+    out = []
+    for r in remembered.listing(conn, project_id):
+        held = " · held by the guard" if r.held else ""
+        out.append(Item(
+            "remembered", str(r.memory_id), f"#{r.memory_id} {r.kind or '-'} recorded by Claude {r.recorded_at[:16]}"
+            f"{held} · {'global' if r.scope == 'global' else 'project ' + r.project_id}", [r.memory_id], [r.content],
+            {"memory_id": r.memory_id, "project_id": r.project_id, "scope": r.scope, "kind": r.kind,
+             "content": r.content, "recorded_at": r.recorded_at, "held": r.held, "source": "agent"},
+        ))  # fmt: skip
+    return out
+
+
 def review_items(
     conn: Connection, t: Thresholds, now: str, *, sections: tuple[str, ...] = SECTIONS, project_id: str | None = None
 ) -> dict[str, list[Item]]:
@@ -164,5 +179,6 @@ def review_items(
         "injection-failures": lambda: injection_failure_items(conn, t, project_id),
         "interventions": lambda: intervention_items(conn, now, project_id),
         "stale": lambda: stale_items(conn, project_id),
+        "remembered": lambda: remembered_items(conn, project_id),
     }
     return {name: build[name]() for name in SECTIONS if name in sections}

@@ -75,3 +75,18 @@ def activity_days(conn: Connection, project_id: str, *, limit: int) -> list[str]
     ).fetchall()
     return [r[0] for r in rows]
 
+
+def active_days(conn: Connection, project_id: str, *, min_turns: int, limit: int) -> list[str]:
+    """The most recent days (YYYY-MM-DD) on which the project learned something or one of its sessions had at
+    least ``min_turns`` turns, newest first (a session just opened, with a prompt or two, is not yet activity)."""
+    rows = conn.execute(
+        f"""
+        SELECT day FROM (
+            SELECT c.date AS day FROM transcript_chunks c WHERE {_IN_PROJECT}
+            GROUP BY c.session_id, c.date HAVING count(*) >= :min_turns
+            UNION SELECT substr(valid_from, 1, 10) FROM memories WHERE project_id = :project AND valid_from IS NOT NULL
+        ) ORDER BY day DESC LIMIT :limit
+        """,
+        {"project": project_id, "min_turns": int(min_turns), "limit": int(limit)},
+    ).fetchall()
+    return [r[0] for r in rows]

@@ -1,4 +1,4 @@
-"""The four tools through the real MCP client over stdio, on the backfilled shared corpus.
+"""The four read-only tools through the real MCP client over stdio, on the backfilled shared corpus.
 
 Queries are gold learnings of the shared transcripts (../shared/data/gold/gold-dev.jsonl) that the pipeline
 stores; the expected memories are the ones the gold entry's own keyword sets match, read from the pipeline's
@@ -52,10 +52,10 @@ def _line_at(path: str, offset: int) -> dict[str, Any]:
         return json.loads(handle.readline())
 
 
-def test_the_server_lists_four_read_only_tools(corpus_client):
+def test_the_server_lists_four_read_only_tools_and_remember(corpus_client):
     tools = {tool.name: tool for tool in corpus_client.tools()}
-    assert set(tools) == {"recall", "explain", "timeline", "predict"}
-    assert all(tool.annotations.read_only_hint for tool in tools.values())
+    assert set(tools) == {"recall", "explain", "timeline", "predict", "remember"}
+    assert all(tool.annotations.read_only_hint for name, tool in tools.items() if name != "remember")
     assert tools["recall"].input_schema["required"] == ["query"]
     budget = tools["recall"].input_schema["properties"]["budget"]
     assert 20_000 in [branch.get("maximum") for branch in budget.get("anyOf", [budget])]
