@@ -17,13 +17,15 @@ _JSON_FIELDS = ("memory_id", "content", "score", "type", "kind", "status", "proj
 
 
 def _embedder(settings: Settings, args: argparse.Namespace) -> Any:
-    """The configured embedder, or None (``--fts-only``, or it cannot load: search goes on without vectors)."""
+    """The configured embedder for one query, or None (``--fts-only``, or it cannot load: search goes on
+    without vectors). The local float32 model is the torch-free light encoder: a cold ``nous search`` would
+    otherwise spend 8-12 s importing torch for a few milliseconds of work."""
     if args.fts_only:
         return None
-    from nous_assets.embed.registry import get_embedder
+    from nous_assets.embed.registry import get_query_embedder
 
     try:
-        return get_embedder(settings)
+        return get_query_embedder(settings)
     except NousError as exc:
         print(f"nous: vectors unavailable ({exc}); searching text, concepts and graph only", file=sys.stderr)
         return None

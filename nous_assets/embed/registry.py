@@ -11,7 +11,7 @@ from __future__ import annotations
 from nous_assets.embed.base import EmbedderUnavailable, EmbeddingError, EmbeddingProvider
 from nous_assets.settings import Settings
 
-__all__ = ["EmbedderUnavailable", "EmbeddingError", "PROVIDERS", "get_embedder"]
+__all__ = ["EmbedderUnavailable", "EmbeddingError", "PROVIDERS", "get_embedder", "get_query_embedder"]
 
 PROVIDERS = ("local", "openai")
 
@@ -28,3 +28,16 @@ def get_embedder(settings: Settings) -> EmbeddingProvider:
 
         return OpenAIEmbeddings(settings)
     raise EmbeddingError(f"unknown embedding provider {provider!r} (expected one of {', '.join(PROVIDERS)})")
+
+
+def get_query_embedder(settings: Settings) -> EmbeddingProvider:
+    """The provider for a few queries in a short-lived process (``nous search``): the same vectors as
+    :func:`get_embedder`, but the local float32 model runs as the torch-free
+    :class:`~nous_assets.embed.light.LightMiniLM` (a new process answers in well under a second instead of
+    8-12 s of importing torch). Other precisions (bf16, int8) need torch, so they keep the full model."""
+    embedder = get_embedder(settings)
+    if embedder.name == "local" and getattr(embedder, "precision", None) == "float32":
+        from nous_assets.embed.light import LightMiniLM
+
+        return LightMiniLM()
+    return embedder

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sklearn.feature_extraction.text import TfidfVectorizer
-
 NGRAMS = (3, 5)
 
 
@@ -25,6 +23,10 @@ def cosines(incoming: str, held: Sequence[str]) -> list[float]:
     docs = [incoming, *held]
     if not held or not docs[0]:
         return [0.0] * len(held)
+    # Imported here: scikit-learn takes ~1-3 s to import, and this module is reached by every importer of
+    # the packet rules (``nous search``, the MCP server), most of which never compare paraphrases.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     try:
         matrix = TfidfVectorizer(analyzer="char_wb", ngram_range=NGRAMS, sublinear_tf=True).fit_transform(docs)
     except ValueError:  # no n-gram at all (every text shorter than three characters)
