@@ -137,11 +137,14 @@ def edges(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Materiali
     "come first, under Notes.",
 )
 def injection_cache(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
+    from nous_assets.embed.registry import get_query_embedder
     from nous_assets.retrieve.cache_build import build_cache
 
     settings = nous.settings()
     with nous.connection() as conn:
-        stats = build_cache(conn, settings, embedder=get_embedder(settings))
+        # a packet's few fingerprint queries need no torch: the torch-free encoder gives the same vectors in well
+        # under a second, where loading the full model took most of the step (and of a correction's rebuild)
+        stats = build_cache(conn, settings, embedder=get_query_embedder(settings))
         rows = figures.packets(conn)
     return dg.MaterializeResult(
         metadata={
