@@ -76,12 +76,12 @@ def cmd_packet(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _plan(settings: Settings, conn, view):
-    from nous_assets.embed.registry import get_embedder
+    from nous_assets.embed.registry import get_query_embedder
     from nous_assets.retrieve.preview import plan_for
 
-    print("packet: re-running the build's ranking for this packet (loads the embedding model)…", file=sys.stderr,
+    print("packet: re-running the build's ranking for this packet…", file=sys.stderr,
           flush=True)  # fmt: skip
-    return plan_for(conn, settings, view, embedder=get_embedder(settings))
+    return plan_for(conn, settings, view, embedder=get_query_embedder(settings))
 
 
 def _explain(settings: Settings, view) -> int:

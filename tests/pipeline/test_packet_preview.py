@@ -222,3 +222,15 @@ def test_forget_by_id_and_by_query_is_idempotent(spotter, env, capsys):
     assert pipe.count(tombstones) == forgotten
     assert main(["forget", "zzqx-no-memory-says-this", "--yes"]) == 1
     assert "no current memory contains 'zzqx-no-memory-says-this'" in capsys.readouterr().out
+
+
+def test_feedback_rebuilds_the_packets_at_once(spotter, env, capsys):
+    pipe, _ = spotter
+    ids = _cached_ids(pipe)
+    built = "SELECT max(built_from_event_id) FROM injection_cache WHERE project_id != '*'"
+    before = pipe.count(built)
+    capsys.readouterr()
+    assert main(["feedback", str(ids[0]), "corrected"]) == 0
+    out = capsys.readouterr()
+    assert "LearningWeakened" in out.out and "packets: rebuilt in" in out.err
+    assert pipe.count(built) > before  # the packets now reflect the weakening event
