@@ -7,7 +7,6 @@ the branch, lists the top level of ``cwd`` (and the repository root) for manifes
 from __future__ import annotations
 
 import os
-import re
 import time
 
 from resolver.project import default_project, find_dot_git, read_repository, redact_name
@@ -47,8 +46,9 @@ _STOP_WORDS = frozenset(
     "a an and the of to in for on with src lib libs pkg internal test tests spec specs main master dev develop "
     "feature feat fix bugfix hotfix chore wip tmp temp refs heads head index init mod readme docs doc".split()
 )
-_SPLIT = re.compile(r"[^A-Za-z0-9]+")
-_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_DIGIT = frozenset("0123456789")
 
 
 def build_fingerprint(cwd: str, *, timeout: float = 0.15) -> dict:
@@ -233,9 +233,42 @@ def _stack_tags(cwd: str, root: str | None, recent: list[str]) -> set[str]:
 
 def split_words(text: str) -> list[str]:
     """Lowercase words of ``text`` split on separators and camelCase (``fooBar-baz_qux`` -> foo bar baz qux)."""
-    words = []
-    for chunk in _SPLIT.split(text or ""):
-        words.extend(w.lower() for w in _WORDS.findall(chunk))
+    return [w.lower() for w in _camel_words(text or "")]
+
+
+def _camel_words(text: str) -> list[str]:
+    """The words ``re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")`` finds in each run of ASCII
+    letters and digits of ``text``, by hand: importing ``re`` would cost the hook several milliseconds."""
+    words: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in _UPPER:
+            j = i
+            while j < n and text[j] in _UPPER:
+                j += 1
+            if j < n and text[j] in _LOWER:
+                if j - i >= 2:  # "HTTPServer": HTTP, then Server
+                    words.append(text[i : j - 1])
+                    i = j - 1
+                    continue
+                k = j
+                while k < n and text[k] in _LOWER:
+                    k += 1
+                words.append(text[i:k])  # "Server"
+                i = k
+            else:
+                words.append(text[i:j])
+                i = j
+        elif c in _LOWER or c in _DIGIT:
+            kind = _LOWER if c in _LOWER else _DIGIT
+            j = i
+            while j < n and text[j] in kind:
+                j += 1
+            words.append(text[i:j])
+            i = j
+        else:
+            i += 1
     return words
 
 

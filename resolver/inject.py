@@ -33,7 +33,6 @@ The input is read defensively: unknown fields are ignored, a field of the wrong 
 
 from __future__ import annotations
 
-import json
 import os
 
 from resolver import cache_read as cache
@@ -157,7 +156,7 @@ def _transcript_parent(path: str, session_id: str) -> str:
         if b"essionId" not in raw:
             continue
         try:
-            record = json.loads(raw)
+            record = hook_io.loads(raw.decode("utf-8", errors="replace"))
         except ValueError:
             continue
         if not isinstance(record, dict):

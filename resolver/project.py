@@ -39,9 +39,14 @@ it was derived from.
 from __future__ import annotations
 
 import os
-import re
 
-_NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+
+# ``re`` is imported only where a path needs it (a token trigger, a git remote): the import and the patterns
+# would cost the SessionStart hook several milliseconds of start-up, a bare interpreter's worth of budget.
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _HOME_ROOTS = frozenset({"", "/root", "/home", "/Users", "/tmp", "/private/tmp", "/var/folders"})
 _HOME_PARENTS = ("/home", "/Users", "/var/folders")  # their children are homes (or per-user temp roots)
 _WORKTREES_INSIDE = ("/.worktrees/", "/.claude/worktrees/")
@@ -74,7 +79,14 @@ _NAME_PLACEHOLDER = r"(?i)x{4}|example|your|dummy|placeholder|redacted|\*{3}|(.)
 _name_patterns: list[re.Pattern[str]] = []
 
 
+def _dash_non_alnum(text: str) -> str:
+    """Every character but ASCII letters and digits as ``-`` (Claude Code's folder encoding), without ``re``."""
+    return "".join(c if c in _ALNUM else "-" for c in text)
+
+
 def _name_regex() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    import re
+
     if not _name_patterns:
         alternatives = "|".join(f"(?P<{kind}>{token})" for kind, token in _NAME_TOKENS)
         _name_patterns.extend((re.compile(f"(?<![A-Za-z0-9])(?:{alternatives})"), re.compile(_NAME_PLACEHOLDER)))
@@ -106,15 +118,15 @@ def project_id_from_cwd(cwd: str) -> str:
 
     The encoding of :func:`redact_name` of the path, scrubbed again once encoded (module doc); a path without
     a token keeps Claude Code's own folder name."""
-    encoded = _NON_ALNUM.sub("-", redact_name(cwd.rstrip("/") or "/"))
-    return _NON_ALNUM.sub("-", redact_name(encoded))
+    encoded = _dash_non_alnum(redact_name(cwd.rstrip("/") or "/"))
+    return _dash_non_alnum(redact_name(encoded))
 
 
 def project_id_from_folder(folder: str) -> str:
     """A Claude Code project folder's name as a project id: itself, or re-encoded without the tokens it holds
     (the same id :func:`project_id_from_cwd` gives the directory the folder encodes)."""
     scrubbed = redact_name(folder)
-    return folder if scrubbed == folder else _NON_ALNUM.sub("-", scrubbed)
+    return folder if scrubbed == folder else _dash_non_alnum(scrubbed)
 
 
 def is_home_like(path: str) -> bool:
@@ -190,6 +202,8 @@ def read_repository(start: str) -> Repository | None:
 
 def read_remote(common_dir: str) -> str | None:
     """The normalised URL of ``origin`` (else the first remote with a URL) from the shared ``config``."""
+    import re
+
     text = _read(os.path.join(common_dir, "config"))
     if not text:
         return None
@@ -215,6 +229,8 @@ def normalize_remote(url: str) -> str | None:
     """``host/owner/repo`` for ssh, scp-like and http(s) spellings (no user, port, ``.git`` or letter case:
     GitHub, GitLab and Bitbucket resolve owner and repository names case-insensitively); a local path stays
     a normalised path. None for an empty URL."""
+    import re
+
     url = url.strip()
     if not url:
         return None
