@@ -36,10 +36,11 @@ CONNECT_TIMEOUT_S = 0.05
 SAME_CHECKOUT = 3.0  # a packet built for the session's own cwd beats any branch match
 OTHER_CHECKOUT = -100.0  # a packet built for another cwd of the project: below every other row
 MAX_INTERVENTIONS = 5
-# Past this much WAL the hook's writer folds it back (a passive checkpoint: it never waits for anyone). With the
-# pipeline idle nothing else checkpoints, and every hook's first read pays for the WAL's size: a 12 MB WAL
-# (600 sessions' access records) cost each SessionStart 30-50 ms to open, a checkpointed one 1 ms.
-WAL_CHECKPOINT_BYTES = 1 << 20
+# Past this many WAL pages (1 MiB) the hook's commit folds the WAL back (SQLite's autocheckpoint, passive: it never
+# waits for anyone). With the pipeline idle nothing else checkpoints, and the first connection after all have
+# closed rebuilds the WAL index by reading the whole WAL: a 13 MB WAL (a few hundred sessions' access records)
+# cost each SessionStart 30-50 ms to open, a short one 1 ms.
+WAL_CHECKPOINT_PAGES = 256
 MAX_INTERVENTION_CHARS = 300
 MAX_INTERVENTIONS_SECTION = 1_500
 
@@ -224,7 +225,7 @@ def _insert_access(path: str, rows: list[tuple]) -> None:
         conn = sqlite3.connect(f"file:{_uri_path(path)}?mode=rw", uri=True, timeout=CONNECT_TIMEOUT_S,
                                isolation_level=None)  # fmt: skip
         try:
-            conn.execute("PRAGMA wal_autocheckpoint = 0")  # no automatic one: see WAL_CHECKPOINT_BYTES
+            conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
             conn.execute("PRAGMA synchronous = NORMAL")  # WAL: no fsync per commit (the pipeline's setting too)
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -236,20 +237,11 @@ def _insert_access(path: str, rows: list[tuple]) -> None:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
-            if _wal_bytes(path) > WAL_CHECKPOINT_BYTES:
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            conn.execute("COMMIT")  # past WAL_CHECKPOINT_PAGES, SQLite's passive autocheckpoint runs here
         finally:
             conn.close()
     finally:
         pin.close()
-
-
-def _wal_bytes(path: str) -> int:
-    try:
-        return os.stat(path + "-wal").st_size
-    except OSError:
-        return 0
 
 
 def _spool(line: str) -> None:
