@@ -465,7 +465,7 @@ def statements_of(path: Path, text: str) -> list[Statement]:
     for number, line in lines:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        text_line = plain(_IMPORT.sub(" ", line).replace("`", ""))  # an import names a file; what it says is read from the file
+        text_line = plain(_IMPORT.sub(" ", line).replace("`", ""))  # an import names a file, read on its own
         if not text_line:
             continue
         out.append(Statement(path, number, text_line))

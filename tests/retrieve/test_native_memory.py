@@ -88,8 +88,8 @@ def test_auto_memory_folder_switches_and_cap(tmp_path):
 
     off = auto_memory(repo, config_dir=config, env={**env, "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"})
     assert not off.enabled and "CLAUDE_CODE_DISABLE_AUTO_MEMORY" in off.why
-    assert not any(f.kind == "auto-memory" for f in read_native(repo, config_dir=config,
-                                                                env={**env, "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}).files)
+    switched_off = read_native(repo, config_dir=config, env={**env, "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"})
+    assert not any(f.kind == "auto-memory" for f in switched_off.files)
     (config / "settings.json").write_text(json.dumps({"autoMemoryEnabled": False, "cleanupPeriodDays": 90}))
     assert not auto_memory(repo, config_dir=config, env=env).enabled
     assert cleanup_period_days(settings_layers(config, repo)) == (90, config / "settings.json")

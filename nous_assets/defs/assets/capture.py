@@ -116,10 +116,14 @@ def above_floor(scan: PartitionScan, floor: str | None) -> PartitionScan:
     kinds={"sqlite"},
     description="Learnings extracted from the day's turns through the durable ingest queue, appended to "
     "the immutable learning_events log (idempotent). First the turns' project identity evidence is recorded "
-    "and every cwd, session and folder re-resolved to its repository (project_aliases).",
+    "and every cwd, session and folder re-resolved to its repository (project_aliases); then Claude Code's "
+    "auto-memory notes (projects/*/memory/*.md) come in as learnings with their file and line.",
 )
 def learning_events(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
+    import os
+
     from nous_assets.capture.lake import read_turns
+    from nous_assets.extract.auto_memory import ingest_auto_memory
     from nous_assets.identity import update as identity
 
     settings = nous.settings()
@@ -140,6 +144,7 @@ def learning_events(context: dg.AssetExecutionContext, nous: NousResource) -> dg
             worker_id=f"dagster-{context.run.run_id[:8]}",
             reextract=settings.reextract_on_version_change,
         )
+        notes = ingest_auto_memory(conn, settings.claude_config_dir, source=source, env=os.environ)
         promoted = 0
         floor = get_floor(conn)
         for date in context.partition_keys:
@@ -168,6 +173,10 @@ def learning_events(context: dg.AssetExecutionContext, nous: NousResource) -> dg
             "identity_projects": dg.MetadataValue.int(ident.projects),
             "identity_aliases_changed": dg.MetadataValue.int(ident.aliases_changed),
             "identity_memories_moved": dg.MetadataValue.int(ident.memories_moved),
+            "auto_memory_files": dg.MetadataValue.int(notes.files),
+            "auto_memory_notes_added": dg.MetadataValue.int(notes.added),
+            "auto_memory_notes_closed": dg.MetadataValue.int(notes.superseded + notes.archived),
+            "auto_memory": dg.MetadataValue.text(notes.skipped or "read"),
         }
     )
 
