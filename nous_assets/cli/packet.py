@@ -13,6 +13,8 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from nous_assets.cli.common import EXIT_CONFIG, EXIT_ERROR, PROJECT_HELP, AddCommand, canonical, open_store, project_arg
 from nous_assets.errors import NousError
@@ -35,7 +37,7 @@ def rebuild_now(settings: Settings) -> int:
     print(f"packets: rebuilding now ({' -> '.join(CORRECTION_STEPS)}, one run in {home})…", file=sys.stderr,
           flush=True)  # fmt: skip
     started = time.monotonic()
-    with dg.DagsterInstance.from_config(str(home)) as instance:
+    with _ticking("packets: rebuilding"), dg.DagsterInstance.from_config(str(home)) as instance:
         outcome = rebuild_packets(instance=instance, resource=NousResource.of(settings))
     took = time.monotonic() - started
     if not outcome.success:
@@ -44,6 +46,34 @@ def rebuild_now(settings: Settings) -> int:
     print(f"packets: rebuilt in {took:.1f}s ({outcome.projects_rebuilt} project(s) changed; run "
           f"{outcome.run_id[:8]})", file=sys.stderr)  # fmt: skip
     return 0
+
+
+@contextmanager
+def _ticking(label: str, stream=None) -> Iterator[None]:
+    """On a terminal, ``label… 3s`` redrawn every half second while the body runs (a rebuild takes seconds)."""
+    stream = stream or sys.stderr
+    if not stream.isatty():
+        yield
+        return
+    import threading
+
+    done = threading.Event()
+    started = time.monotonic()
+
+    def tick() -> None:
+        while not done.wait(0.5):
+            stream.write(f"\r{label}… {time.monotonic() - started:.0f}s\x1b[K")
+            stream.flush()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(1)
+        stream.write("\r\x1b[K")
+        stream.flush()
 
 
 # ---------------------------------------------------------------- nous packet
