@@ -155,7 +155,7 @@ def _dismiss(conn, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"intervention_id": ids[0], "action": "dismissed"}))
     else:
-        print(f"intervention {ids[0][:12]} dismissed: left out of packets from the next build; its key cools down")
+        print(f"intervention {ids[0][:12]} dismissed: left out of the rebuilt packets; its key cools down")
     return 0
 
 
@@ -230,7 +230,8 @@ def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
         if args.action == "list":
             return _review_list(conn, args, settings)
         if args.action == "dismiss":
-            return _dismiss(conn, args)
+            status = _dismiss(conn, args)
+            return status or _rebuilt(settings, True)  # the packets carry active interventions as notes
         if args.action == "claude-md":
             return _claude_md(conn, settings, args)
         try:
