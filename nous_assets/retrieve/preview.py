@@ -48,9 +48,22 @@ def hook_context(db_path, cwd: str, source: str = "startup", session_id: str | N
         return _best_packet_view(db_path, cwd, source, session_id, SESSION_START_GIT_TIMEOUT_S)
     found = inject.select(payload, db_path, git_timeout=SESSION_START_GIT_TIMEOUT_S)
     if found is None:
-        return HookView("", (), "", None, "")
+        return _no_packet(db_path, cwd, SESSION_START_GIT_TIMEOUT_S)
     return HookView(found.text, tuple(found.memory_ids), found.project_id, found.cache_key, found.scope,
                     found.fingerprint)  # fmt: skip
+
+
+def _no_packet(db_path, cwd: str, git_timeout: float) -> HookView:
+    """No packet for ``cwd``: still say which project the hook took it for (the resolver's own resolution)."""
+    from resolver import cache_read, fingerprint
+
+    fp = fingerprint.build_fingerprint(cwd, timeout=git_timeout)
+    conn = cache_read.connect_readonly(db_path)
+    try:
+        project_id = cache_read.resolve_project(conn, fp)
+    finally:
+        conn.close()
+    return HookView("", (), project_id, None, "", fp)
 
 
 def _best_packet_view(db_path, cwd: str, source: str, session_id: str | None, git_timeout: float) -> HookView:
