@@ -5,8 +5,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.deps-installed
-# two workers: CI is a two-core machine and make test must stay under 15 minutes there (serially it would not)
-PYTEST_ARGS ?= -n 2
+# two workers: CI is a two-core machine and make test must stay under 15 minutes there (serially it would not);
+# loadgroup as tests/conftest.py implements it: tests sharing an expensive fixture on one worker, largest first
+PYTEST_ARGS ?= -n 2 --dist loadgroup
 # The real Claude Code CLI for the hook end-to-end test (tests/resolver/test_claude_code_e2e.py); optional:
 # without npm or the registry the test is skipped with that reason.
 CLAUDE_CODE_VERSION := 2.1.330

@@ -233,3 +233,123 @@ def pg_server():
         yield server
     finally:
         server.stop()
+
+
+# --- Scheduling under xdist (`make test`: -n 2 --dist loadgroup). A fixture shared by a module or the session is
+# built once per worker that runs one of its tests: the backfilled corpus (~90 s) and the poisoning backfills
+# (~100 s) were built on both workers. Tests sharing such a fixture go to one worker as one unit, and the largest
+# units start first, so the run does not end on one long test beside an idle worker. The estimates only order the
+# queue; nothing here selects or skips a test. xdist 3.8's own loadgroup no longer groups under pytest 9.2 (it
+# renames node ids, pytest-xdist#1386), so the workers write each test's group to a file the scheduler reads.
+
+SHARED_FIXTURE_GROUPS = {"corpus_pipeline": "corpus"}  # conftest fixtures worth one worker: fixture -> group
+MODULE_GROUPS = ("tests/pipeline/test_poisoning.py",)  # its module fixtures are also taken with getfixturevalue
+GROUP_SETUP_SECONDS = {"corpus": 90, "tests/capture/test_redact_corpus.py": 35, "tests/lifecycle/test_archive.py": 11}
+KNOWN_SLOW_SECONDS = {  # nodeid prefix -> seconds on one worker (durations of a full run; refresh when they drift)
+    "tests/pipeline/test_incremental.py::test_killed_backfill": 106,
+    "tests/pipeline/test_poisoning.py::test_no_poisoning_attempt_reaches_a_packet": 52,
+    "tests/pipeline/test_poisoning.py::test_every_way_out": 29,
+    "tests/evaluate/test_replay_bench.py::test_replay_of_three_duet_sessions_end_to_end": 118,
+    "tests/store/test_projection.py::test_incremental_projection_in_any_batch_split": 43,
+    "tests/defs/test_serve.py::test_nous_run_serves_quietly": 42,
+    "tests/defs/test_first_run.py::": 20,
+    "tests/capture/test_redact.py::test_real_transcripts": 33,
+    "tests/evaluate/test_locomo_bench.py::test_retrieval_benchmark": 32,
+    "tests/evaluate/test_memories_bench.py::test_bench_runs": 31,
+    "tests/pipeline/test_lossless.py::test_cli_backfill": 28,
+    "tests/defs/test_nli_kill.py::": 26,
+    "tests/store/contract/test_contract_vectors_graph.py::test_a_small_tenant": 12,
+    "tests/lifecycle/test_archive.py::test_kill_9": 21,
+    "tests/identity/test_worktree_listings.py::test_the_four_flutter": 23,
+    "tests/retrieve/test_packet.py::test_packet_is_ordered": 20,
+    "tests/resolver/test_claude_code_e2e.py::": 19,
+    "tests/store/test_retention.py::test_with_decay": 19,
+    "tests/embed/test_throughput.py::": 6,
+    "tests/pipeline/test_corpus_backfill.py::test_backfill_twice": 18,
+    "tests/store/test_retention.py::test_decay_is_idempotent": 12,
+    "tests/pipeline/test_identity_pipeline.py::test_real_worktrees": 10,
+    "tests/pipeline/test_incremental.py::test_partition_range": 9,
+    "tests/service/test_schemathesis.py::": 8,
+    "tests/reconcile/test_one_memory_per_learning.py::test_for_any_order": 8,
+    "tests/defs/test_definitions.py::test_dagster_cli": 7,
+    "tests/mcp_server/test_tools_over_stdio.py::": 2,
+}
+
+
+def _shared_fixture_group(item: pytest.Item) -> str | None:
+    """The worker group of a test that uses an expensive session fixture, or a module's (or a test module's
+    session) fixture: its module's path."""
+    names = item.fixturenames
+    for fixture, group in SHARED_FIXTURE_GROUPS.items():
+        if fixture in names:
+            return group
+    module = item.nodeid.split("::", 1)[0]
+    if module in MODULE_GROUPS:
+        return module
+    info = getattr(item, "_fixtureinfo", None)
+    for name in names:
+        for definition in info.name2fixturedefs.get(name, ()) if info else ():
+            if definition.scope != "function" and definition.baseid.endswith(".py"):
+                return definition.baseid
+    return None
+
+
+GROUPS_FILE = "NOUS_TEST_GROUPS_FILE"  # environment: where the workers write {node id: group}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker: largest units first, and each test's group written for :class:`_GroupScheduling`."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # a serial run keeps the collection order
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(_shared_fixture_group(item) or item.nodeid, []).append(item)
+
+    def seconds(key: str) -> float:
+        own = sum(
+            s for item in units[key] for prefix, s in KNOWN_SLOW_SECONDS.items() if item.nodeid.startswith(prefix)
+        )
+        return own + GROUP_SETUP_SECONDS.get(key, 0)
+
+    items[:] = [item for key in sorted(units, key=seconds, reverse=True) for item in units[key]]
+    if path := os.environ.get(GROUPS_FILE):
+        import json
+
+        groups = {item.nodeid: key for key, members in units.items() if len(members) > 1 for item in members}
+        partial = Path(f"{path}.{os.environ['PYTEST_XDIST_WORKER']}")
+        partial.write_text(json.dumps(groups), encoding="utf-8")
+        os.replace(partial, path)  # every worker writes the same map
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("dist", "no") == "loadgroup" and not os.environ.get("PYTEST_XDIST_WORKER"):
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="nous-test-groups-")
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+        os.environ[GROUPS_FILE] = str(Path(folder) / "groups.json")  # the workers start after this, with it
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup``: one work unit per group the workers wrote, in their (largest first) order."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    import json
+
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _GroupScheduling(LoadScopeScheduling):
+        def __init__(self, config: pytest.Config, log=None) -> None:
+            config.option.loadscopereorder = False  # keep the workers' order: largest units first
+            super().__init__(config, log)
+            self._groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self._groups is None:  # read once the workers have collected (schedule() runs after that)
+                path = Path(os.environ.get(GROUPS_FILE, "/nonexistent"))
+                self._groups = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+            return self._groups.get(nodeid, nodeid)
+
+    return _GroupScheduling(config, log)
