@@ -222,11 +222,12 @@ def exclusion(result: Any, project_id: str, guarded: Guarded) -> str | None:
     """Why ``result`` may not enter a packet of ``project_id``, or None when it may: held, already a note, stale in
     the checkout, its evidence short of the bar, a global memory of the wrong kind or said once elsewhere. The one
     rule the build applies; ``nous packet --why-not`` quotes it."""
-    if result.memory_id in guarded.held:
+    memory_id = getattr(result, "memory_id", None) or result.id  # a retrieved result, or a memory row
+    if memory_id in guarded.held:
         return "held by the packet guard (answer it in `nous review`)"
     if result.learning_id in guarded.noted:
         return "a note (intervention) in the packet already says it"
-    if result.memory_id in guarded.stale:
+    if memory_id in guarded.stale:
         return "stale: a file or command it cites no longer resolves in the project's checkout"
     if not earns_line(result, guarded.bar):
         status = getattr(result, "status", None) or OBSERVED
