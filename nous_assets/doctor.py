@@ -18,6 +18,13 @@ pipeline daemon
     and the watch sensor's stored state and latest tick, read through Dagster's own instance API.
 resolver log
     failures the hook logged in the last day (``<data dir>/logs/resolver.log``).
+auto-memory
+    Claude Code's own auto-memory for this directory: on or off (and what says so), its folder, ``MEMORY.md``'s
+    size against the load cap (the first 200 lines or 25,000 bytes load; the rest does not).
+transcripts kept
+    ``cleanupPeriodDays`` (Claude Code deletes transcripts older than that, default 30) and transcripts that
+    vanished before Nous read them: files the store recorded but never read, or listed in a ``sessions-index.json``
+    and never seen, that are gone from disk.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from nous_assets.errors import NousError
@@ -62,6 +69,7 @@ class Context:
     hook_default_db: Path  # where a hook that records nothing looks, given Claude Code's usual HOME
     fix: bool = False
     now: float = 0.0
+    env: Mapping[str, str] = field(default_factory=dict)  # Claude Code's switches (CLAUDE_CODE_DISABLE_AUTO_MEMORY)
 
 
 def make_context(settings: Settings, env: Mapping[str, str], *, fix: bool = False, cwd: Path | None = None) -> Context:
@@ -75,6 +83,7 @@ def make_context(settings: Settings, env: Mapping[str, str], *, fix: bool = Fals
         hook_default_db=paths.db_path({k: env[k] for k in ("HOME", "XDG_DATA_HOME") if env.get(k)}),
         fix=fix,
         now=time.time(),
+        env=dict(env),
     )
 
 
@@ -88,6 +97,8 @@ def run_checks(ctx: Context) -> list[Check]:
         check_ingest,
         check_daemon,
         check_resolver_log,
+        check_claude_memory,
+        check_transcripts_kept,
     ]
     results = []
     for check in checks:
@@ -386,6 +397,79 @@ def _seconds(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f} {unit}"
     return f"{seconds:.0f} s"
+
+
+# -- beside Claude Code: its auto-memory and its transcript cleanup ---------------------------------
+
+
+def check_claude_memory(ctx: Context) -> Check:
+    from nous_assets.capture.native_memory import MEMORY_MAX_BYTES, MEMORY_MAX_LINES, auto_memory
+
+    status = auto_memory(ctx.cwd, config_dir=ctx.settings.claude_config_dir, env=ctx.env)
+    moved = f" (autoMemoryDirectory in {status.configured_by})" if status.configured_by else ""
+    where = f"{status.directory}{moved}"
+    if not status.enabled:
+        return Check("auto-memory", OK, f"auto-memory {status.why}; Nous reads CLAUDE.md only")
+    if not status.index_bytes:
+        return Check("auto-memory", OK, f"auto-memory {status.why}, folder {where}: no MEMORY.md yet")
+    size = (f"MEMORY.md {status.index_lines} lines, {status.index_bytes:,} bytes (Claude Code loads the first "
+            f"{MEMORY_MAX_LINES} lines or {MEMORY_MAX_BYTES:,} bytes), "
+            f"{len(status.topic_files)} topic file(s)")  # fmt: skip
+    if status.over_cap:
+        return Check("auto-memory", WARN, f"auto-memory {status.why}, folder {where}: {size}; what lies past "
+                     "the cap is not loaded", "move detail into topic files; `nous review claude-md --target memory` "
+                     "shows what Nous would add")  # fmt: skip
+    return Check("auto-memory", OK, f"auto-memory {status.why}, folder {where}: {size}; Nous leaves out of "
+                 "its packets what MEMORY.md and CLAUDE.md already say")  # fmt: skip
+
+
+def _index_entries(projects: Path) -> list[str]:
+    """Transcript paths Claude Code listed in its ``sessions-index.json`` files (older versions write them)."""
+    import json
+
+    out: list[str] = []
+    try:
+        indexes = sorted(projects.glob("*/sessions-index.json"))
+    except OSError:
+        return out
+    for index in indexes:
+        try:
+            data = json.loads(index.read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        entries = data.get("entries") if isinstance(data, dict) else data
+        for entry in entries if isinstance(entries, list) else []:
+            path = entry.get("fullPath") if isinstance(entry, dict) else None
+            if isinstance(path, str) and path.endswith(".jsonl"):
+                out.append(path)
+    return out
+
+
+def check_transcripts_kept(ctx: Context) -> Check:
+    from nous_assets.capture.native_memory import cleanup_period_days, settings_layers
+    from nous_assets.store.transcript_files import known_files
+
+    days, source = cleanup_period_days(settings_layers(ctx.settings.claude_config_dir, ctx.cwd))
+    kept = f"cleanupPeriodDays {days}" + (f" ({source})" if source else " (Claude Code's default)")
+    conn = _open(ctx)
+    if conn is None:
+        return Check("transcripts kept", WARN, f"{kept}; no usable database to compare with (see above)")
+    try:
+        known = known_files(conn)
+    finally:
+        conn.close()
+    paths = {k.path for k in known}
+    lost = [k.path for k in known if k.never_read and "[REDACTED" not in k.path and not os.path.exists(k.path)]
+    unseen = [p for p in _index_entries(ctx.settings.claude_config_dir / "projects")
+              if p not in paths and not os.path.exists(p)]  # fmt: skip
+    if lost or unseen:
+        gone = len(lost) + len(unseen)
+        return Check("transcripts kept", WARN, f"{kept}; {gone} transcript(s) vanished before Nous read them "
+                     f"({_few(tuple(lost + unseen), 2)})", f"raise cleanupPeriodDays in "
+                     f"{ctx.settings.claude_config_dir / 'settings.json'} and keep `make run` going (or run "
+                     "`nous backfill`) so Nous reads transcripts before Claude Code deletes them")  # fmt: skip
+    return Check("transcripts kept", OK, f"{kept}: Claude Code deletes transcripts older than that; none Nous knew "
+                 f"of vanished unread ({len(known)} recorded)")  # fmt: skip
 
 
 def render(checks: list[Check]) -> str:

@@ -86,7 +86,8 @@ def test_a_healthy_install_is_all_ok_and_exits_0(healthy, capsys) -> None:
     assert main(["doctor", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is True
-    names = ["hooks", "data dir", "database", "injection cache", "last ingest", "pipeline daemon", "resolver log"]
+    names = ["hooks", "data dir", "database", "injection cache", "last ingest", "pipeline daemon", "resolver log",
+             "auto-memory", "transcripts kept"]
     assert [c["name"] for c in report["checks"]] == names
     assert {c["status"] for c in report["checks"]} == {"OK"}
 
@@ -256,3 +257,51 @@ def test_resolver_command_used_by_the_doctor_is_the_installed_one(healthy) -> No
     command = resolver_command(sys.executable, "session-start", data_dir=healthy.data_dir, db_path=healthy.db_path)
     installed = json.loads(default_settings_path(healthy).read_text())["hooks"]["SessionStart"][0]["hooks"][0]
     assert installed["command"] == command
+
+
+# ##### BESIDE CLAUDE CODE: AUTO-MEMORY AND TRANSCRIPT CLEANUP
+
+
+def test_auto_memory_status_and_its_load_cap_are_reported(healthy, tmp_path: Path, monkeypatch) -> None:
+    from nous_assets.capture.native_memory import slug
+
+    monkeypatch.delenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", raising=False)
+    memory = healthy.claude_config_dir / "projects" / slug(str(tmp_path.resolve())) / "memory"
+    assert checks()["auto-memory"].status == doctor.OK and "no MEMORY.md yet" in checks()["auto-memory"].message
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("".join(f"- note {i}\n" for i in range(250)))
+    (memory / "testing.md").write_text("Never mock the database.\n")
+    check = checks()["auto-memory"]
+    assert check.status == doctor.WARN and "250 lines" in check.message and str(memory) in check.message
+    assert "1 topic file" in check.message and "--target memory" in check.fix
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+    check = checks()["auto-memory"]
+    assert check.status == doctor.OK and "off: CLAUDE_CODE_DISABLE_AUTO_MEMORY=1" in check.message
+
+
+def test_transcripts_that_vanished_unread_warn_with_cleanup_period(healthy, tmp_path: Path) -> None:
+    from nous_assets.store import cursors
+
+    check = checks()["transcripts kept"]
+    assert check.status == doctor.OK and "cleanupPeriodDays 30 (Claude Code's default)" in check.message
+    config = healthy.claude_config_dir
+    (config / "settings.json").write_text(json.dumps({**json.loads((config / "settings.json").read_text()),
+                                                      "cleanupPeriodDays": 7}))  # fmt: skip
+    kept, read, gone = tmp_path / "kept.jsonl", tmp_path / "read.jsonl", tmp_path / "gone.jsonl"
+    kept.write_text("{}\n")
+    conn = open_db(healthy.db_path)
+    try:
+        cursors.set_cursor(conn, kept, "1:1", 0, None)  # still on disk: nothing lost
+        cursors.set_cursor(conn, read, "1:2", 120, None)  # read, then deleted: nothing lost
+        cursors.set_cursor(conn, gone, "1:3", 0, None)  # seen, never read, deleted
+    finally:
+        conn.close()
+    folder = config / "projects" / "-home-dev-app"
+    folder.mkdir(parents=True)
+    listed = str(folder / "0b1c2d3e-0000-4000-8000-000000000009.jsonl")  # listed by Claude Code, never seen
+    (folder / "sessions-index.json").write_text(json.dumps({"version": 1, "entries": [
+        {"sessionId": "x", "fullPath": listed}, {"sessionId": "y", "fullPath": str(kept)}]}))  # fmt: skip
+    check = checks()["transcripts kept"]
+    assert check.status == doctor.WARN and "cleanupPeriodDays 7" in check.message
+    assert "2 transcript(s) vanished before Nous read them" in check.message and "gone.jsonl" in check.message
+    assert "read.jsonl" not in check.message and "cleanupPeriodDays" in check.fix
