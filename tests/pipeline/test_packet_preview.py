@@ -106,6 +106,10 @@ def test_nous_packet_prints_byte_for_byte_what_the_installed_hook_injects(spotte
         assert injected and "Nous memory for this project" in injected
         assert out == injected + "\n"  # the same text, byte for byte
         assert _accesses(pipe) > before  # the hook did log its injection
+    # a resume of a session that got the packet: what is new since (here nothing), as the hook decides it
+    code, out, _ = _packet(capsys, str(checkout), "--source", "resume", "--session", "preview-startup")
+    resumed = _run_hook(command, env, checkout, "preview-startup", "resume")
+    assert code == 0 and out == (resumed + "\n" if resumed else "")
 
 
 def test_explain_and_why_not_give_the_builds_reasons(spotter, env, capsys):
