@@ -13,6 +13,7 @@ build applied, not a second copy of it.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +47,7 @@ def hook_context(db_path, cwd: str, source: str = "startup", session_id: str | N
         from resolver import inject
     except ImportError:  # a resolver from before source-aware injection: the packet it picked, whole
         return _best_packet_view(db_path, cwd, source, session_id, SESSION_START_GIT_TIMEOUT_S)
-    found = inject.select(payload, db_path, git_timeout=SESSION_START_GIT_TIMEOUT_S)
+    found = inject.select(payload, os.fspath(db_path), git_timeout=SESSION_START_GIT_TIMEOUT_S)
     if found is None:
         return _no_packet(db_path, cwd, SESSION_START_GIT_TIMEOUT_S)
     return HookView(found.text, tuple(found.memory_ids), found.project_id, found.cache_key, found.scope,
