@@ -1,22 +1,42 @@
-"""The real Claude Code CLI runs the hook `nous hooks install` wrote and receives the packet.
+"""The real Claude Code CLI runs the hook `nous hooks install` wrote and receives the source-aware packet.
 
 Claude Code runs its SessionStart hooks before it calls the API, so with no network (and a dummy key) it
 still executes them and logs the outcome to its debug file (../shared/notes/claude-code-2026.md). The
 CLI comes from the npm registry (`make setup` installs it into `.e2e/`); where npm or the platform's
 binary is missing the test is skipped with that reason.
+
+Sources the CLI produces offline, one test each: ``startup`` (``claude -p``), ``resume`` (``--resume ID`` on a
+transcript the test writes, and ``--continue``), ``fork`` (``--resume ID --fork-session``) and ``clear``
+(``claude -p /clear``: a startup, then a clear). ``compact`` is not among them: ``/compact`` asks the API for the
+summary before the SessionStart ``compact`` hooks run, so offline it never gets there; the compact packet is
+tested through the installed hook command in test_sources.py.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PACKET = "# Nous packet for the e2e project: run `make check` before committing"
+SESSION = "5b0c3a52-1f7e-4d2a-9c11-6f0e2d9a7b31"
+MEMORIES = {
+    21: {"content": "Run make check before committing", "kind": "workflow", "type": "procedure",
+         "valid_from": "2026-01-02", "source_ref": "Makefile"},
+    22: {"content": "Never delete cortex.db-wal by hand", "kind": "gotcha", "type": "knowledge",
+         "valid_from": "2026-01-03"},
+    23: {"content": "Dagster orchestrates the pipeline", "kind": "decision", "type": "knowledge",
+         "valid_from": "2026-01-04"},
+    24: {"content": "Migrations are numbered SQL files applied in order", "kind": "decision", "type": "knowledge",
+         "valid_from": "2026-01-05"},
+}  # fmt: skip
+FIRST = (21, 22, 23)
 
 
 def claude_binary() -> Path | None:
@@ -24,53 +44,186 @@ def claude_binary() -> Path | None:
     return found[0] if found and os.access(found[0], os.X_OK) else None
 
 
-def _wait_for(path: Path, needle: str, proc: subprocess.Popen, seconds: float) -> str:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        text = path.read_text(errors="replace") if path.exists() else ""
-        if needle in text or proc.poll() is not None:
-            return text
-        time.sleep(0.2)
-    return path.read_text(errors="replace") if path.exists() else ""
+needs_claude = pytest.mark.skipif(claude_binary() is None, reason="Claude Code CLI not installed in .e2e/ (npm?)")
+
+
+class Setup:
+    """`nous init` + a packet for the project + `nous hooks install`, and the real CLI run in the project."""
+
+    def __init__(self, nous_env: dict[str, str], tmp_path: Path) -> None:
+        from nous_assets.cli import main
+
+        assert main(["init"]) == 0
+        self.tmp = tmp_path
+        self.data_dir = Path(nous_env["NOUS_DATA_DIR"])
+        self.db = self.data_dir / "cortex.db"
+        self.config_dir = Path(nous_env["CLAUDE_CONFIG_DIR"])
+        self.project = tmp_path / "e2e project"
+        self.project.mkdir()
+        assert main(["hooks", "install"]) == 0
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("NOUS_", "XDG_", "ANTHROPIC_"))}
+        self.env.update(HOME=str(tmp_path / "bare-home"), CLAUDE_CONFIG_DIR=str(self.config_dir),
+                        ANTHROPIC_API_KEY="dummy", DISABLE_AUTOUPDATER="1")  # fmt: skip
+        self.runs = 0
+
+    def packet(self, ids: tuple[int, ...]) -> str:
+        from nous_assets.retrieve.packet import format_packet
+        from resolver.project import project_id_from_cwd
+
+        built = format_packet(list(ids), MEMORIES, budget_chars=4_000, title="Nous memory for this project")
+        conn = sqlite3.connect(self.db)
+        with conn:
+            conn.execute("DELETE FROM injection_cache")
+            conn.execute(
+                "INSERT INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, "
+                "memory_ids_json, char_count, built_from_event_id, created_at) VALUES ('k', ?, 'project', '{}', ?, ?, "
+                "?, 1, '2026-01-01T00:00:00.000000Z')",
+                (project_id_from_cwd(str(self.project)), built.text, json.dumps(list(built.memory_ids)),
+                 len(built.text)),
+            )  # fmt: skip
+        conn.close()
+        return built.text
+
+    def transcript(self) -> None:
+        """A two-message session ``SESSION`` where Claude Code keeps it, so ``--resume`` / ``--continue`` find it."""
+        from resolver.project import project_id_from_cwd
+
+        folder = self.config_dir / "projects" / project_id_from_cwd(str(self.project))
+        folder.mkdir(parents=True, exist_ok=True)
+        common = {"sessionId": SESSION, "cwd": str(self.project), "version": "2.1.330", "isSidechain": False,
+                  "userType": "external", "gitBranch": ""}  # fmt: skip
+        user = {"type": "user", "message": {"role": "user", "content": "remember the word banana"},
+                "uuid": "aaaaaaaa-0000-4000-8000-000000000001", "parentUuid": None,
+                "timestamp": "2026-11-27T10:00:00.000Z", **common}  # fmt: skip
+        answer = {"type": "assistant", "uuid": "aaaaaaaa-0000-4000-8000-000000000002",
+                  "parentUuid": "aaaaaaaa-0000-4000-8000-000000000001", "timestamp": "2026-11-27T10:00:01.000Z",
+                  "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                              "content": [{"type": "text", "text": "OK."}], "stop_reason": "end_turn",
+                              "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}},
+                  **common}  # fmt: skip
+        (folder / f"{SESSION}.jsonl").write_text(json.dumps(user) + "\n" + json.dumps(answer) + "\n")
+
+    def hook(self, source: str, session_id: str) -> str:
+        """The installed SessionStart command run directly (as at the session's start); its context."""
+        from nous_assets.hooks import installed_hooks
+
+        ((_, entry),) = installed_hooks(self.config_dir / "settings.json")["SessionStart"]
+        body = json.dumps({"session_id": session_id, "cwd": str(self.project), "source": source})
+        proc = subprocess.run(entry["command"], shell=True, input=body, capture_output=True, text=True,
+                              env=self.env, cwd=self.project, timeout=30)  # fmt: skip
+        return json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] if proc.stdout.strip() else ""
+
+    def claude(self, *args: str, until: Callable[[str], bool]) -> str:
+        """Run the real CLI with ``args`` until its debug log satisfies ``until`` (60 s at most); the log."""
+        self.runs += 1
+        debug = self.tmp / f"claude-debug-{self.runs}.log"
+        proc = subprocess.Popen([str(claude_binary()), *args, "--debug-file", str(debug)], cwd=self.project,
+                                env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                text = debug.read_text(errors="replace") if debug.exists() else ""
+                if until(text) or proc.poll() is not None:
+                    break
+                time.sleep(0.2)
+            time.sleep(0.5)  # the lines that follow the one waited for
+        finally:
+            proc.kill()
+            proc.wait(10)
+        return debug.read_text(errors="replace") if debug.exists() else ""
+
+    def logged(self) -> list[tuple[int, str, str]]:
+        conn = sqlite3.connect(self.db)
+        try:
+            rows = conn.execute("SELECT memory_id, source, session_id FROM access_log ORDER BY id").fetchall()
+        finally:
+            conn.close()
+        return [tuple(r) for r in rows]
+
+
+def _finished(source: str) -> Callable[[str], bool]:
+    """Whether the log shows our SessionStart hook for ``source`` finished (whatever it printed)."""
+    marker = f"SessionStart:{source} ["
+    return lambda log: marker in log and "finished with status" in log.split(marker)[-1]
+
+
+def _provided(log: str) -> list[int]:
+    """The sizes of the additionalContexts Claude Code accepted from hooks, in order."""
+    sizes = []
+    for piece in log.split("provided additionalContext (")[1:]:
+        sizes.append(int(piece.split(" chars)", 1)[0]))
+    return sizes
+
+
+@pytest.fixture
+def cc(nous_env: dict[str, str], tmp_path: Path) -> Setup:
+    return Setup(nous_env, tmp_path)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(claude_binary() is None, reason="Claude Code CLI not installed in .e2e/ (npm unavailable?)")
-def test_real_claude_code_runs_the_installed_hook_and_gets_the_packet(nous_env: dict[str, str], tmp_path: Path):
-    from nous_assets.cli import main
-    from nous_assets.store.db import open_db
-    from resolver.project import project_id_from_cwd
+@needs_claude
+def test_startup_gets_the_full_packet(cc: Setup) -> None:
+    full = cc.packet(FIRST)
+    log = cc.claude("-p", "hi", until=lambda log: "provided additionalContext" in log)
+    assert "SessionStart:startup [" in log and "resolver/launch.py session-start --data-dir" in log
+    assert _provided(log) == [len(full)]
+    assert all(line.replace("`", "") in log.replace("`", "") for line in full.split("\n") if line.startswith("- "))
+    assert sorted((i, s) for i, s, _ in cc.logged()) == sorted((i, "session-start:startup") for i in FIRST)
 
-    assert main(["init"]) == 0
-    project = tmp_path / "e2e project"
-    project.mkdir()
-    conn = open_db(Path(nous_env["NOUS_DATA_DIR"]) / "cortex.db")
-    conn.execute(
-        "INSERT INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, "
-        "char_count, built_from_event_id, created_at) VALUES ('k', ?, 'project', '{}', ?, '[7]', ?, 1, "
-        "'2026-01-01T00:00:00.000000Z')",
-        (project_id_from_cwd(str(project)), PACKET, len(PACKET)),
-    )
-    conn.close()
-    assert main(["hooks", "install"]) == 0
 
-    debug = tmp_path / "claude-debug.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NOUS_", "XDG_", "ANTHROPIC_"))}
-    env.update(HOME=str(tmp_path / "bare-home"), CLAUDE_CONFIG_DIR=nous_env["CLAUDE_CONFIG_DIR"],
-               ANTHROPIC_API_KEY="dummy", DISABLE_AUTOUPDATER="1")  # fmt: skip
-    proc = subprocess.Popen([str(claude_binary()), "-p", "hi", "--debug-file", str(debug)], cwd=project, env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    try:
-        log = _wait_for(debug, "provided additionalContext", proc, 60)
-    finally:
-        proc.kill()
-        proc.wait(10)
-    assert "SessionStart" in log and "-m resolver session-start --data-dir" in log
-    assert f"provided additionalContext ({len(PACKET)} chars)" in log
-    assert PACKET.replace("`", "") in log.replace("`", "")
-    conn = open_db(Path(nous_env["NOUS_DATA_DIR"]) / "cortex.db")
-    try:
-        rows = [tuple(r) for r in conn.execute("SELECT memory_id, source FROM access_log")]
-    finally:
-        conn.close()
-    assert rows == [(7, "session-start:startup")]
+@pytest.mark.slow
+@needs_claude
+def test_resume_gets_only_what_is_new_since_the_sessions_packet(cc: Setup) -> None:
+    from resolver import inject
+
+    cc.packet(FIRST)
+    cc.transcript()
+    assert cc.hook("startup", SESSION)  # the session's own start: the packet, logged for SESSION
+    log = cc.claude("-p", "hi", "--resume", SESSION, until=_finished("resume"))
+    assert _finished("resume")(log) and _provided(log) == []  # nothing new: nothing injected
+
+    cc.packet((*FIRST, 24))  # the pipeline learned something since
+    expected = inject.context_for({"session_id": SESSION, "cwd": str(cc.project), "source": "resume"}, cc.db)
+    assert "Migrations are numbered" in expected and "Run make check" not in expected
+    log = cc.claude("-p", "hi", "--resume", SESSION, until=lambda log: "provided additionalContext" in log)
+    assert "SessionStart:resume [" in log and _provided(log) == [len(expected)]
+    assert [(i, s) for i, s, sid in cc.logged() if s == "session-start:resume"] == [(24, "session-start:resume")]
+
+
+@pytest.mark.slow
+@needs_claude
+def test_continue_is_a_resume(cc: Setup) -> None:
+    cc.packet(FIRST)
+    cc.transcript()
+    cc.hook("startup", SESSION)
+    cc.packet((*FIRST, 24))
+    log = cc.claude("-p", "hi", "--continue", until=lambda log: "provided additionalContext" in log)
+    assert "SessionStart:resume [" in log and len(_provided(log)) == 1
+    assert [(i, sid) for i, s, sid in cc.logged() if s == "session-start:resume"] == [(24, SESSION)]
+
+
+@pytest.mark.slow
+@needs_claude
+def test_fork_gets_the_full_packet_since_claude_code_names_no_parent(cc: Setup) -> None:
+    """2.1.330 gives a fork a new session id, no parent field, and writes its transcript after the hooks: the
+    resolver cannot tell what the parent had, so the fork gets everything (Claude Code then drops it, #93458)."""
+    full = cc.packet(FIRST)
+    cc.transcript()
+    cc.hook("startup", SESSION)
+    log = cc.claude("-p", "hi", "--resume", SESSION, "--fork-session", until=_finished("fork"))
+    assert _finished("fork")(log)
+    forked = [(i, sid) for i, s, sid in cc.logged() if s == "session-start:fork"]
+    assert sorted(i for i, _ in forked) == sorted(FIRST) and {sid for _, sid in forked} - {SESSION}
+    assert _provided(log) in ([], [len(full)])  # accepted or dropped, by Claude Code's version
+
+
+@pytest.mark.slow
+@needs_claude
+def test_clear_gets_the_full_packet_again(cc: Setup) -> None:
+    full = cc.packet(FIRST)
+    log = cc.claude("-p", "/clear", until=lambda log: log.count("provided additionalContext") >= 2)
+    assert "SessionStart:startup [" in log and "SessionStart:clear [" in log
+    assert _provided(log) == [len(full), len(full)]
+    cleared = [(i, sid) for i, s, sid in cc.logged() if s == "session-start:clear"]
+    assert sorted(i for i, _ in cleared) == sorted(FIRST)
