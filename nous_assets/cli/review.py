@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from nous_assets.cli.common import PROJECT_HELP, AddCommand, canonical, open_store, project_arg
 from nous_assets.errors import NousError
@@ -160,29 +161,34 @@ def _dismiss(conn, args: argparse.Namespace) -> int:
 
 
 def _claude_md(conn, settings: Settings, args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from nous_assets.safety import claude_md
     from nous_assets.store.observations import project_checkout
 
     project_id = canonical(conn, args.project)
+    memory = args.md_target == "memory"
+    name = "MEMORY.md" if memory else "CLAUDE.md"
     if project_id is None:
-        raise NousError("`nous review claude-md` needs --project PROJECT (the project whose CLAUDE.md to extend)")
+        raise NousError(f"`nous review claude-md` needs --project PROJECT (the project whose {name} to extend)")
     if args.path:
         path = Path(args.path).expanduser()
     else:
         checkout = project_checkout(conn, project_id)
         if checkout is None:
-            raise NousError(f"the checkout of project {project_id} is not known; give --path PATH/TO/CLAUDE.md")
-        path = Path(checkout) / "CLAUDE.md"
+            raise NousError(f"the checkout of project {project_id} is not known; give --path PATH/TO/{name}")
+        path = _memory_index(settings, Path(checkout)) if memory else Path(checkout) / "CLAUDE.md"
     if path.is_dir():
-        path = path / "CLAUDE.md"
+        path = path / name
     try:
         current = claude_md.read_existing(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise NousError(f"cannot read {path}: {exc}") from None
     existing = current.text
     found = claude_md.suggestions(conn, project_id, existing, min_sessions=settings.thresholds.claude_md_min_sessions)
+    if memory:  # only what Claude Code will load: MEMORY.md past its cap is never read
+        found, left = claude_md.within_memory_cap(existing, found)
+        if left:
+            print(f"{left} more suggestion(s) would take MEMORY.md past what Claude Code loads (200 lines or "
+                  "25,000 bytes); not proposed", file=sys.stderr)  # fmt: skip
     new = claude_md.patched(existing, [s.bullet for s in found])
     if not found:
         print(f"nothing to suggest for {path}: no memory of project {project_id} recurs in "
@@ -193,8 +199,10 @@ def _claude_md(conn, settings: Settings, args: argparse.Namespace) -> int:
         print(f"{len(found)} suggested line(s) for {path}; nothing written (add --apply to write them)",
               file=sys.stderr)  # fmt: skip
         return 0
+    if memory and not args.path:
+        current.target.parent.mkdir(parents=True, exist_ok=True)  # Claude Code's own folder, as it would create it
     if not current.target.parent.is_dir():
-        raise NousError(f"{current.target.parent} does not exist; give --path PATH/TO/CLAUDE.md")
+        raise NousError(f"{current.target.parent} does not exist; give --path PATH/TO/{name}")
     try:
         backup = claude_md.write_preserving(current, new)
     except claude_md.ReadOnlyError as exc:
@@ -204,6 +212,19 @@ def _claude_md(conn, settings: Settings, args: argparse.Namespace) -> int:
     kept = f" (the old text is in {backup})" if backup else ""
     print(f"{len(found)} line(s) added to {current.target}{kept}", file=sys.stderr)
     return 0
+
+
+def _memory_index(settings: Settings, checkout) -> Path:
+    """The project's auto-memory ``MEMORY.md`` as Claude Code resolves it (its folder, ``autoMemoryDirectory``)."""
+    import os
+
+    from nous_assets.capture.native_memory import auto_memory
+
+    status = auto_memory(checkout, config_dir=settings.claude_config_dir, env=os.environ)
+    if not status.enabled or status.index is None:
+        raise NousError(f"Claude Code's auto-memory is {status.why}: it would not load MEMORY.md; "
+                        "use the default target (CLAUDE.md) or --path")  # fmt: skip
+    return status.index
 
 
 MEMORY_ACTIONS = ("approve", "reject", "validate", "supersede")
@@ -224,8 +245,8 @@ def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
         raise NousError("--reason only goes with `nous review reject ID` or `dismiss ID`")
     if args.by is not None and args.action != "supersede":
         raise NousError("--by only goes with `nous review supersede ID --by NEWER_ID`")
-    if (args.apply or args.path) and args.action != "claude-md":
-        raise NousError("--apply and --path only go with `nous review claude-md`")
+    if (args.apply or args.path or args.md_target) and args.action != "claude-md":
+        raise NousError("--apply, --path and --target only go with `nous review claude-md`")
     with open_store(settings) as conn:
         if args.action == "list":
             return _review_list(conn, args, settings)
@@ -295,6 +316,11 @@ def register(add: AddCommand) -> None:
     p.add_argument("--all", action="store_true", help="list: approved memories too")
     p.add_argument("--section", choices=["all", "holds", *SECTIONS],
                    help="list: one section only (default all; with --json and no --section: the held memories)")
-    p.add_argument("--path", metavar="FILE", help="claude-md: the CLAUDE.md to patch (default: the project's checkout)")
+    p.add_argument("--path", metavar="FILE", help="claude-md: the file to patch (default: the project's checkout's "
+                   "CLAUDE.md, or with --target memory its auto-memory MEMORY.md)")  # fmt: skip
+    p.add_argument("--target", dest="md_target", choices=["claude-md", "memory"],
+                   help="claude-md: which of Claude Code's memory files to extend: CLAUDE.md (default) or the "
+                        "project's auto-memory MEMORY.md (only as much as Claude Code loads: 200 lines, 25,000 "
+                        "bytes)")  # fmt: skip
     p.add_argument("--apply", action="store_true", help="claude-md: write the suggested lines into the file")
     p.add_argument("--json", action="store_true", help="print JSON")

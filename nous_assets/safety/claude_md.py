@@ -1,5 +1,8 @@
 """A suggested ``CLAUDE.md`` addition (spec gap G6): what a project keeps re-learning belongs in its instructions.
 
+The same editor extends Claude Code's auto-memory ``MEMORY.md`` (``nous review claude-md --target memory``), with
+only as many bullets as keep the file within what Claude Code loads of it (:func:`within_memory_cap`).
+
 Memories of one project that recur in ``claude_md_min_sessions`` or more sessions are proposed as bullets
 under one heading (:data:`HEADING`), shown as a unified diff against the project's ``CLAUDE.md``; the file
 is written only when the user asks (``nous review claude-md --apply``), as an editor people trust would: through
@@ -87,6 +90,19 @@ def patched(existing: str, bullets: list[str]) -> str:
     else:
         new_lines = lines + ([""] if lines and lines[-1].strip() else []) + [HEADING, ""] + bullets
     return "\n".join(new_lines) + "\n"
+
+
+def within_memory_cap(existing: str, found: list[Suggestion]) -> tuple[list[Suggestion], int]:
+    """The suggestions that fit in what Claude Code loads of an auto-memory ``MEMORY.md`` (its first 200 lines or
+    25,000 bytes: :mod:`nous_assets.capture.native_memory`), best first; and how many did not fit."""
+    from nous_assets.capture.native_memory import MEMORY_MAX_BYTES, MEMORY_MAX_LINES
+
+    kept: list[Suggestion] = []
+    for suggestion in found:
+        text = patched(existing, [s.bullet for s in [*kept, suggestion]])
+        if len(text.splitlines()) <= MEMORY_MAX_LINES and len(text.encode("utf-8")) <= MEMORY_MAX_BYTES:
+            kept.append(suggestion)
+    return kept, len(found) - len(kept)
 
 
 def unified_diff(path: Path, old: str, new: str) -> str:

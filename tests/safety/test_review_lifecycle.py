@@ -217,3 +217,49 @@ def test_claude_md_apply_edits_like_a_careful_editor(nous_env, tmp_path, capsys)
     assert "read-only" in err and err.count("\n") == 1 and "Traceback" not in err
     assert (locked / "CLAUDE.md").read_text(encoding="utf-8") == "# Locked\n"
     assert not (locked / "CLAUDE.md.nous-backup").exists() and oct((locked / "CLAUDE.md").stat().st_mode)[-3:] == "444"
+
+
+def test_claude_md_can_target_the_auto_memory_index_within_what_claude_code_loads(nous_env, tmp_path, capsys,
+                                                                                 monkeypatch):  # fmt: skip
+    """--target memory: the project's auto-memory MEMORY.md (CLAUDE_CONFIG_DIR/projects/<slug>/memory), found from the
+    checkout Nous recorded, edited by the same careful editor, never past the 200 lines Claude Code loads."""
+    from pathlib import Path
+
+    from nous_assets.capture.native_memory import slug
+    from nous_assets.store import identity
+    from nous_assets.timeutil import now_iso
+
+    monkeypatch.delenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", raising=False)
+    _seed_recurring(nous_env, "Run mix test before committing", "Deploy with make release from the main branch")
+    checkout = tmp_path / "shop"
+    checkout.mkdir()
+    conn = open_db(f"{nous_env['NOUS_DATA_DIR']}/cortex.db")
+    try:
+        with conn:
+            identity.replace_aliases(conn, {("cwd", str(checkout)): ("shop", "test")}, now_iso())
+    finally:
+        conn.close()
+    memory = Path(nous_env["CLAUDE_CONFIG_DIR"]) / "projects" / slug(str(checkout)) / "memory"
+    args = ["review", "claude-md", "--project", "shop", "--target", "memory"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("--- a/MEMORY.md\n+++ b/MEMORY.md\n") and "+- Run mix test before committing" in out
+    assert not memory.exists()  # a diff only
+    assert main([*args, "--apply"]) == 0
+    capsys.readouterr()
+    text = (memory / "MEMORY.md").read_text(encoding="utf-8")
+    assert "mix test" in text and "make release" in text and not (memory / "MEMORY.md.nous-backup").exists()
+
+    full = "".join(f"- note {i}\n" for i in range(198))  # room for one more line under the cap, not a heading too
+    (memory / "MEMORY.md").write_text(full, encoding="utf-8")
+    assert main([*args, "--apply"]) == 0
+    captured = capsys.readouterr()
+    assert "nothing to suggest" in captured.out and "2 more suggestion(s) would take MEMORY.md past" in captured.err
+    assert (memory / "MEMORY.md").read_text(encoding="utf-8") == full
+
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "auto-memory is off" in err and err.count("\n") == 1
+    assert main(["review", "--target", "memory"]) == 1
+    assert "only go with `nous review claude-md`" in capsys.readouterr().err
