@@ -20,6 +20,7 @@ from nous_assets.cli import (
     mcp,
     metrics,
     packet,
+    plugin,
     review,
     search,
     serve,
@@ -31,7 +32,7 @@ from nous_assets.filemodes import restrict_umask
 from nous_assets.settings import load_settings
 
 # Command groups in the order ``nous --help`` lists them; each module's ``register`` adds its subparsers.
-GROUPS = (database, archive, ingest, serve, service, search, packet, review, maintenance, metrics, mcp, bench)
+GROUPS = (database, archive, ingest, serve, service, search, packet, review, maintenance, metrics, mcp, plugin, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

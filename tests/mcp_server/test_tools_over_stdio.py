@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from nous_assets.mcp_server.predict import OUTCOME_FLOOR
 from nous_assets.retrieve.scoring import DIMENSIONS
 from nous_assets.status import STATUSES
 
@@ -206,11 +207,18 @@ def test_predict_follows_causal_edges_forward_from_the_action(corpus_client, cor
             "SELECT source_id FROM edges WHERE rel_type = 'causes' GROUP BY source_id ORDER BY count(*) DESC, "
             "source_id LIMIT 1"
         ).fetchone()[0]
+        followers = conn.execute(
+            "SELECT e.target_id, e.weight, t.project_id = s.project_id FROM edges e "
+            "JOIN memories s ON s.id = e.source_id JOIN memories t ON t.id = e.target_id "
+            "WHERE e.rel_type = 'causes' AND e.source_id = ?", (seed,)
+        ).fetchall()
     finally:
         conn.close()
     by_id = corpus_client.answer("predict", {"memory_id": seed, "budget": 20_000})
-    direct = {t for s, t in causes if s == seed}
-    assert direct <= {o["memory"] for o in by_id["outcomes"] if o["hops"] == 1}
+    direct = {o["memory"] for o in by_id["outcomes"] if o["hops"] == 1}
+    kept = {t for t, weight, same in followers if same and weight >= OUTCOME_FLOOR}
+    assert kept and kept <= direct  # every strong same-project follower (issue 21: nothing from elsewhere or weak)
+    assert not {t for t, weight, same in followers if not same or weight < OUTCOME_FLOOR} & direct
     answer = corpus_client.answer("predict", {"action": gold["spotter-4"]["text"], "budget": 20_000})
     assert answer["seeds"] and answer["outcomes"]
     seeds = {s["memory"] for s in answer["seeds"]}
@@ -250,6 +258,6 @@ def test_bad_inputs_are_mcp_errors_and_the_server_carries_on(corpus_client, tool
     assert result.is_error
     assert says in result.content[0].text
     assert "\n" not in result.content[0].text.strip() and "http" not in result.content[0].text  # one line
-    assert len(corpus_client.tools()) == 4  # still serving
+    assert len(corpus_client.tools()) == 5  # still serving
     log = corpus_client.log.read_text(encoding="utf-8", errors="replace")
     assert "Traceback" not in log and "unexpected exception" not in log  # anticipated, never a crash
