@@ -80,9 +80,13 @@ def _ticking(label: str, stream=None) -> Iterator[None]:
 
 
 def _directory(value: str | None) -> str:
+    """DIR as the hook would get it (absolute); one that is not a directory here (a deleted worktree, another
+    machine's path) still names a project, as it does for the hook: said on stderr, not refused."""
     path = os.path.abspath(os.path.expanduser(value or "."))
-    if not os.path.isdir(path):
-        raise NousError(f"{value} is not a directory")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise NousError(f"{value} is a file, not a directory")
+    if not os.path.exists(path):
+        print(f"packet: {path} does not exist here; resolving it as the hook would", file=sys.stderr)
     return path
 
 
