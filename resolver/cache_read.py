@@ -36,11 +36,12 @@ CONNECT_TIMEOUT_S = 0.05
 SAME_CHECKOUT = 3.0  # a packet built for the session's own cwd beats any branch match
 OTHER_CHECKOUT = -100.0  # a packet built for another cwd of the project: below every other row
 MAX_INTERVENTIONS = 5
-# Past this many WAL pages (1 MiB) the hook's commit folds the WAL back (SQLite's autocheckpoint, passive: it never
-# waits for anyone). With the pipeline idle nothing else checkpoints, and the first connection after all have
-# closed rebuilds the WAL index by reading the whole WAL: a 13 MB WAL (a few hundred sessions' access records)
-# cost each SessionStart 30-50 ms to open, a short one 1 ms.
-WAL_CHECKPOINT_PAGES = 256
+# Past this much WAL the hook's writer folds it back and truncates it. The first connection after all have closed
+# (every hook, when the pipeline is idle) rebuilds the WAL index by reading every frame since the WAL last
+# restarted, and only a checkpoint in the same process as the next write lets it restart (the rebuilt index
+# forgets what was checkpointed), so without this the WAL of access records grows for good: at 13 MB (a few
+# hundred sessions) each SessionStart took 30-50 ms to open the database, 1 ms after a truncating checkpoint.
+WAL_TRUNCATE_BYTES = 512 * 1024
 MAX_INTERVENTION_CHARS = 300
 MAX_INTERVENTIONS_SECTION = 1_500
 
@@ -225,7 +226,7 @@ def _insert_access(path: str, rows: list[tuple]) -> None:
         conn = sqlite3.connect(f"file:{_uri_path(path)}?mode=rw", uri=True, timeout=CONNECT_TIMEOUT_S,
                                isolation_level=None)  # fmt: skip
         try:
-            conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
+            conn.execute("PRAGMA wal_autocheckpoint = 0")  # none per commit: see WAL_TRUNCATE_BYTES
             conn.execute("PRAGMA synchronous = NORMAL")  # WAL: no fsync per commit (the pipeline's setting too)
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -237,11 +238,20 @@ def _insert_access(path: str, rows: list[tuple]) -> None:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")  # past WAL_CHECKPOINT_PAGES, SQLite's passive autocheckpoint runs here
+            conn.execute("COMMIT")
+            if _wal_bytes(path) > WAL_TRUNCATE_BYTES:  # a busy reader makes it a no-op (50 ms at most), not an error
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         finally:
             conn.close()
     finally:
         pin.close()
+
+
+def _wal_bytes(path: str) -> int:
+    try:
+        return os.stat(path + "-wal").st_size
+    except OSError:
+        return 0
 
 
 def _spool(line: str) -> None:
