@@ -318,6 +318,16 @@ def test_missing_db_fails_open(tmp_path: Path, env: dict[str, str], data_dir: Pa
     assert not (tmp_path / "absent").exists()  # never creates a database
 
 
+def test_access_records_keep_the_wal_short(db: Path) -> None:
+    """Each hook is the first connection to open the database when the pipeline is idle, and the first connection
+    reads the whole WAL: the hook's writer truncates it past WAL_TRUNCATE_BYTES, so it never grows for good."""
+    for i in range(300):
+        assert cache.log_access(db, list(range(1, 9)), f"sess-{i}", "-p", "session-start:startup") == "db"
+    wal = db.with_name(db.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size < 2 * cache.WAL_TRUNCATE_BYTES
+    assert len(access_rows(db)) == 300 * 8
+
+
 def test_locked_db_fails_open(tmp_path: Path, db: Path, env: dict[str, str], data_dir: Path) -> None:
     add_packet(db, "global", text="# global packet")
     holder = sqlite3.connect(db, isolation_level=None)
