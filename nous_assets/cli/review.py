@@ -69,6 +69,7 @@ SECTION_TITLES = {
     "interventions": "Active interventions",
     "stale": "Stale in the checkout (not injected)",
     "remembered": "Recorded by Claude at your request (MCP remember)",
+    "auto-memory": "Taken in from Claude Code's auto-memory (MEMORY.md and topic files)",
 }
 ANSWERS = {
     "contradictions": "`nous review supersede OLD --by NEW` keeps the later fact, `validate ID` confirms one, "
@@ -78,6 +79,8 @@ ANSWERS = {
     "interventions": "`nous review dismiss ID` ends one (its key then cools down)",
     "stale": "`nous review reject ID` archives it; it is injected again once its citation resolves",
     "remembered": "`nous review reject ID` archives one; a held one needs `nous review approve ID` to be injected",
+    "auto-memory": "`nous review reject ID` archives one (it stays out even while the file still says it); edit or "
+                   "remove the line in the file and the next run supersedes it",
 }
 
 

@@ -9,7 +9,9 @@
 * **stale** — memories whose citations (a file, script, npm script, make target or mise task) no longer resolve
   in the project's checkout on this machine: they are not injected until the user rejects or confirms them;
 * **remembered** — what Claude recorded at the user's request through the MCP ``remember`` tool (events with
-  source ``agent``), newest first, so nothing is kept in the user's name without their seeing it.
+  source ``agent``), newest first, so nothing is kept in the user's name without their seeing it;
+* **auto-memory** — the notes Nous took in from Claude Code's own auto-memory files (``MEMORY.md`` and topic
+  files), each with its file and line, newest first.
 
 Evidence is what lets the user judge without opening the database: the sessions and the days they learned
 it, the provenance (transcript file and line offsets), the NLI model and confidence. The answers are events
@@ -22,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nous_assets.settings import Thresholds
-from nous_assets.store import interventions, observations, remembered, stale
+from nous_assets.store import interventions, native_notes, observations, remembered, stale
 from nous_assets.store.db import Connection
 
 FLAG_DECISIONS = frozenset({"injection_failure", "rewrite", "near_miss"})
-SECTIONS = ("contradictions", "relearn", "injection-failures", "interventions", "stale", "remembered")
+SECTIONS = ("contradictions", "relearn", "injection-failures", "interventions", "stale", "remembered", "auto-memory")
 
 
 @dataclass
@@ -169,6 +171,20 @@ def remembered_items(conn: Connection, project_id: str | None = None) -> list[It
     return out
 
 
+def auto_memory_items(conn: Connection, project_id: str | None = None) -> list[Item]:
+    out = []
+    for n in native_notes.listing(conn, project_id):
+        held = " · held by the guard" if n.held else ""
+        name = n.file.rsplit("/", 1)[-1] or "?"
+        out.append(Item(
+            "auto-memory", str(n.memory_id), f"#{n.memory_id} {n.kind or '-'} from {name}:{n.line} "
+            f"({n.recorded_at[:10]}){held} · project {n.project_id}", [n.memory_id], [n.content, f"file: {n.file}"],
+            {"memory_id": n.memory_id, "project_id": n.project_id, "kind": n.kind, "content": n.content,
+             "file": n.file, "line": n.line, "recorded_at": n.recorded_at, "held": n.held},
+        ))  # fmt: skip
+    return out
+
+
 def review_items(
     conn: Connection, t: Thresholds, now: str, *, sections: tuple[str, ...] = SECTIONS, project_id: str | None = None
 ) -> dict[str, list[Item]]:
@@ -180,5 +196,6 @@ def review_items(
         "interventions": lambda: intervention_items(conn, now, project_id),
         "stale": lambda: stale_items(conn, project_id),
         "remembered": lambda: remembered_items(conn, project_id),
+        "auto-memory": lambda: auto_memory_items(conn, project_id),
     }
     return {name: build[name]() for name in SECTIONS if name in sections}

@@ -50,13 +50,15 @@ class Note:
 
 
 def listing(conn: Connection, project_id: str | None = None, *, limit: int = 200) -> list[Note]:
-    """Current memories first extracted from an auto-memory file, newest first (of ``project_id`` when given)."""
+    """Current memories (not superseded, not archived) first extracted from an auto-memory file, newest first (of
+    ``project_id`` when given)."""
     rows = conn.execute(
         "SELECT m.id, m.project_id, m.kind, m.content, json_extract(e.payload_json, '$.provenance.file'), "
         "json_extract(e.payload_json, '$.provenance.line'), e.transaction_time, "
         "EXISTS (SELECT 1 FROM memory_holds h WHERE h.memory_id = m.id AND h.status = 'held') "
         "FROM memories m JOIN learning_events e ON e.event_id = m.id "
         "WHERE e.event_type = 'LearningExtracted' AND substr(e.session_id, 1, :n) = :prefix "
+        "AND m.valid_until IS NULL AND m.superseded_by IS NULL "
         "AND (:project IS NULL OR m.project_id = :project) ORDER BY e.event_id DESC LIMIT :limit",
         {"n": len(PREFIX), "prefix": PREFIX, "project": project_id, "limit": int(limit)},
     ).fetchall()

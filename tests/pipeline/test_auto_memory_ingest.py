@@ -80,3 +80,25 @@ def test_auto_memory_notes_are_ingested_with_provenance_once_and_superseded_when
     assert "The staging database is reset every night at 03:00 UTC" in listed
     assert listed["The staging database is reset every night at 03:00 UTC"].line == 3
     assert "The staging database is reset every night at 02:00 UTC" not in current
+
+    capsys.readouterr()
+    assert main(["review", "--section", "auto-memory", "--json"]) == 0
+    items = {i["content"]: i for i in json.loads(capsys.readouterr().out)}
+    staged = items["The staging database is reset every night at 03:00 UTC"]
+    assert staged["line"] == 3 and staged["file"].endswith("memory/MEMORY.md")
+    conn = p.conn()
+    try:  # filed under the project the folder's transcripts belong to (their cwd's repository)
+        [(folder_project,)] = conn.execute("SELECT project_id FROM project_aliases WHERE kind = 'folder' AND alias = ?",
+                                           (FOLDER,)).fetchall()  # fmt: skip
+    finally:
+        conn.close()
+    assert staged["project_id"] == folder_project
+    assert "The staging database is reset every night at 02:00 UTC" not in items
+    assert main(["review", "reject", str(staged["memory_id"]), "--reason", "wrong time"]) == 0
+    p.run()  # the file still says it: a rejected note stays out
+    conn = p.conn()
+    try:
+        assert "The staging database is reset every night at 03:00 UTC" not in {
+            n.content for n in native_notes.listing(conn)}
+    finally:
+        conn.close()
