@@ -6,7 +6,11 @@ replay, memories, config, migrate-legacy, queue), ``ingest`` (backfill, reextrac
 install), ``bench``; ``main`` assembles the parser and turns failures into one ``nous: error: …`` line.
 """
 
-from nous_assets.cli.common import project_arg
-from nous_assets.cli.main import build_parser, main
+from nous_assets.cli.interrupts import quiet_while_starting
+
+quiet_while_starting()  # before the heavy imports below
+
+from nous_assets.cli.common import project_arg  # noqa: E402
+from nous_assets.cli.main import build_parser, main  # noqa: E402
 
 __all__ = ["build_parser", "main", "project_arg"]

@@ -27,6 +27,7 @@ from nous_assets.cli import (
     service,
 )
 from nous_assets.cli.common import EXIT_CONFIG, EXIT_ERROR, Handler
+from nous_assets.cli.interrupts import restore as restore_interrupts
 from nous_assets.errors import ConfigError, NousError
 from nous_assets.filemodes import restrict_umask
 from nous_assets.settings import load_settings
@@ -81,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``nous`` command; returns the exit status (errors as one line on stderr, never a traceback)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    restore_interrupts()  # a Ctrl-C while importing exited quietly (cli/interrupts.py); from here it is handled
     restrict_umask()  # everything the command (and `dagster dev` under `nous run`) creates is private
     _show_warnings()
     settings = None

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-from nous_assets.cli.common import EXIT_ERROR, AddCommand, export_env, open_store
+from nous_assets.cli.common import AddCommand, export_env, open_store
 from nous_assets.cli.database import cmd_init
 from nous_assets.cli.ingest import backfill, ingest_range, older_history_note, since_all, window
+from nous_assets.cli.interrupts import stop_quietly_on_interrupt
+from nous_assets.cli.supervise import WORKER_ENV, in_own_group, serve
 from nous_assets.settings import Settings
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "demo" / "projects"
@@ -47,67 +48,29 @@ def _new_days(settings: Settings, floor: str) -> list[str]:
         return sorted(d for d in plan_new_data(settings, conn).dates if floor <= d <= today)
 
 
-def _serve(home: Path, host: str, port: int) -> int:
-    """The Dagster UI and daemon (sensor, schedule, run queue) until Ctrl-C; returns an exit status.
+def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
+    """``nous run``; Ctrl-C at any moment stops it quietly with status 0 (what finished is kept).
 
-    ``dagster-webserver`` + ``dagster-daemon`` are what ``dagster dev`` starts, without its superseded
-    command (a warning on every start) and its complaint about the repo's dagster.yaml (it runs in the
-    instance directory). The daemon logs at WARNING: at INFO it prints two lines per sensor tick (every
-    5 s); the runs themselves log at INFO (ingest_job's config).
+    Serving, the work runs in a child process outside the terminal's process group (:func:`in_own_group`);
+    ``--no-serve`` runs in this process (tests call it in process).
     """
+    import os
     import signal
-    import subprocess
 
-    workspace = Path(__file__).resolve().parents[2] / "workspace.yaml"
-    target = ["-w", str(workspace)] if workspace.exists() else ["-m", "nous_assets.definitions"]
-    bin_dir = Path(sys.executable).parent
-    commands = {
-        "dagster-webserver": [str(bin_dir / "dagster-webserver"), *target, "-h", host, "-p", str(port),
-                              "--dagster-log-level", "info"],
-        "dagster-daemon": [str(bin_dir / "dagster-daemon"), "run", *target, "--log-level", "warning"],
-    }
-    print(f"serving Dagster (DAGSTER_HOME={home}); UI at http://{host}:{port}; the watch sensor ingests new "
-          "transcript lines. Ctrl-C to stop", flush=True)
-
-    def terminate(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, terminate)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started from a shell that ignores it
-    procs: dict[str, subprocess.Popen] = {}
-    sys.stdout.flush()  # our lines before theirs in a shared log
+    if not args.no_serve and os.environ.get(WORKER_ENV) != "1":
+        return in_own_group(["--since", args.since, "--host", args.host, "--port", str(args.port)])
+    before = signal.getsignal(signal.SIGINT)
+    stop_quietly_on_interrupt()  # also when started from a shell that ignores SIGINT
     try:
-        for name, command in commands.items():
-            procs[name] = subprocess.Popen(command, cwd=home)
-        while True:
-            for name, proc in procs.items():
-                if proc.poll() is not None:
-                    print(f"nous: {name} exited with status {proc.returncode}; stopping", file=sys.stderr)
-                    return proc.returncode or EXIT_ERROR
-            time.sleep(0.5)
+        return _run(settings, args)
     except KeyboardInterrupt:
+        print("nous: stopped; what finished is kept, the next `nous run` goes on from there", file=sys.stderr)
         return 0
     finally:
-        _stop(procs)
+        signal.signal(signal.SIGINT, before if before is not None else signal.default_int_handler)
 
 
-def _stop(procs: dict) -> None:
-    """Stop child processes: SIGTERM, then SIGKILL for any still alive after 30 s."""
-    import subprocess
-
-    for proc in procs.values():
-        if proc.poll() is None:
-            proc.terminate()
-    deadline = time.monotonic() + 30
-    for proc in procs.values():
-        try:
-            proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
+def _run(settings: Settings, args: argparse.Namespace) -> int:
     """Initialise, ingest all the history on disk (ranged runs with progress), then serve the Dagster UI + daemon.
 
     Claude Code deletes transcripts after 30 days by default (``cleanupPeriodDays``): what is on disk is all
@@ -137,7 +100,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         return status
     home, _ = ensure_dagster_home(settings)
     export_env("DAGSTER_HOME", home)
-    return _serve(home, args.host, args.port)
+    return serve(home, args.host, args.port)
 
 
 def _catch_up(settings: Settings, floor: str, *, take_older: bool) -> int:

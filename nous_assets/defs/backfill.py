@@ -76,6 +76,8 @@ def run_event(entry: dg.EventLogEntry) -> RunEvent | None:
             return None
         message = ""
         if kind == "failed" and event.step_failure_data.error is not None:
+            if event.step_failure_data.error.cls_name == "DagsterExecutionInterruptedError":
+                return None  # Ctrl-C: the CLI says it stopped, the step did not fail
             message = event.step_failure_data.error.message.strip()
         return RunEvent(kind, entry.step_key, message, entry.level)
     if entry.step_key and entry.user_message and entry.level >= logging.INFO:
@@ -156,11 +158,23 @@ def run_range(
     failure is lost (lake partitions, events and vectors are written idempotently; file cursors only
     advance once extraction completed), so running the same range again finishes the work.
     """
+    from dagster._utils.interrupts import check_captured_interrupt
+
     from nous_assets.definitions import defs
 
     run_id = str(uuid.uuid4())
-    if on_event is not None:
-        instance.add_event_listener(run_id, _listener(on_event))
+    interrupted = []
+
+    def listen(entry: dg.EventLogEntry) -> None:
+        # Dagster holds a Ctrl-C during the run until the next step checkpoint, which may never come (the last
+        # step was running): seen here, on the run's own events, it is never lost
+        if check_captured_interrupt():
+            interrupted.append(True)
+        if on_event is not None:
+            progress(entry)
+
+    progress = _listener(on_event) if on_event is not None else None
+    instance.add_event_listener(run_id, listen)
     with _own_state_storage(instance):
         result = defs.resolve_job_def("ingest_job").execute_in_process(
             run_config=QUIET_CONSOLE,
@@ -171,6 +185,8 @@ def run_range(
             raise_on_error=False,
             resources={"nous": resource} if resource is not None else None,
         )
+    if interrupted or _interrupted(result):
+        raise KeyboardInterrupt  # the CLI stops (what finished is kept); never "FAILED" and on to the next range
     outcome = RangeResult(run_id, first, last, result.success)
     outcome.turns = int(_first_metadata(result, "transcripts", "turns") or 0)
     outcome.learnings = int(_first_metadata(result, "learning_events", "learnings") or 0)
@@ -180,6 +196,17 @@ def run_range(
         outcome.failed_step = failed.step_key if failed is not None else None
         outcome.error = failure_reason(result).removeprefix(f"{outcome.failed_step}: ")
     return outcome
+
+
+def _interrupted(result: dg.ExecuteInProcessResult) -> bool:
+    """The run ended because this process got SIGINT (Dagster: a run failure of reason UNEXPECTED_TERMINATION)."""
+    from dagster._core.events import RunFailureReason
+
+    return any(
+        getattr(event.event_specific_data, "failure_reason", None) == RunFailureReason.UNEXPECTED_TERMINATION
+        for event in result.all_events
+        if event.event_type_value == "PIPELINE_FAILURE"
+    )
 
 
 @dataclass
