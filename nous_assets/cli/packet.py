@@ -228,14 +228,18 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
             print(f"no current memory contains {' and '.join(repr(w) for w in target.split())}"
                   + (f" in project {args.project}" if args.project else "") + "; nothing forgotten")  # fmt: skip
             return EXIT_ERROR
-        if not args.yes and not sys.stdin.isatty():
-            print("nous: error: `nous forget` asks before it removes anything; run it in a terminal or add --yes",
-                  file=sys.stderr)  # fmt: skip
+        if not args.yes and not args.dry_run and not sys.stdin.isatty():
+            print("nous: error: `nous forget` asks before it removes anything; run it in a terminal or add --yes "
+                  "(--dry-run lists what would go)", file=sys.stderr)  # fmt: skip
             return EXIT_CONFIG
-        print(f"{len(targets)} memor{'y' if len(targets) == 1 else 'ies'} will be forgotten (a tombstone each: gone "
+        will = "would be" if args.dry_run else "will be"
+        print(f"{len(targets)} memor{'y' if len(targets) == 1 else 'ies'} {will} forgotten (a tombstone each: gone "
               "from packets, search and MCP recall):")  # fmt: skip
         for t in targets:
             print(f"  #{t.memory_id} · project {t.project_id} · {review_line(t.content, 160)}")
+        if args.dry_run:
+            print("nothing forgotten (--dry-run)")
+            return 0
         if not args.yes:
             try:
                 answer = input("Forget them? [y/N] ")
@@ -288,3 +292,4 @@ def register(add: AddCommand) -> None:
     p.add_argument("--project", metavar="PROJECT", type=project_arg,
                    help="QUERY: only this project's memories (and global ones); " + PROJECT_HELP)  # fmt: skip
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed when not in a terminal)")
+    p.add_argument("--dry-run", action="store_true", help="list what would be forgotten; write nothing")

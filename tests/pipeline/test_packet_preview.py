@@ -214,6 +214,10 @@ def test_forget_by_id_and_by_query_is_idempotent(spotter, env, capsys):
     conn.close()
     words = [w for w in content.split() if w.isalpha() and len(w) > 4][:2]
     capsys.readouterr()
+    assert main(["forget", *words, "--dry-run"]) == 0  # lists, writes nothing (what a slash command shows first)
+    out = capsys.readouterr().out
+    assert f"  #{by_query} · project" in out and "nothing forgotten (--dry-run)" in out
+    assert pipe.count(tombstones) == 1
     assert main(["forget", *words, "--yes"]) == 0
     out = capsys.readouterr().out
     assert f"  #{by_query} · project" in out
