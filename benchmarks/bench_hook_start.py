@@ -8,10 +8,11 @@ ratios, how many hook runs injected nothing (must be 0: a fast hook that says no
 load average before and after (the machine is shared). ``--old`` adds the previous command shape
 (``<python> -I -m resolver session-start``) as a third arm, for the record.
 
-    python benchmarks/bench_hook_start.py [--pairs 200] [--memories 2000] [--data-dir DIR] [--old]
+    python benchmarks/bench_hook_start.py [--pairs 200] [--memories 2000] [--data-dir DIR] [--cwd DIR] [--old]
 
 Without ``--data-dir`` a store is built with the bench corpus (``--memories`` learnings over 100 projects)
-and the pipeline's cache builder; every start names one of its project directories.
+and the pipeline's cache builder; every start names one of its project directories, or ``--cwd`` (e.g. a real
+git checkout: the fingerprint then also reads its recent files with two ``git`` processes).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=200, help="interleaved pairs (the acceptance asks for 40)")
     parser.add_argument("--memories", type=int, default=2_000)
     parser.add_argument("--data-dir", help="an existing Nous data dir with built packets (default: build one)")
+    parser.add_argument("--cwd", help="the directory every start names (default: the corpus's project dirs)")
     parser.add_argument("--old", action="store_true", help="also time the previous `-m resolver` command")
     parser.add_argument("--out-dir", default=str(REPO / "benchmarks" / "results"))
     args = parser.parse_args()
@@ -82,7 +84,8 @@ def main() -> int:
     times: dict[str, list[float]] = {name: [] for name in commands}
     silent: dict[str, int] = dict.fromkeys(commands, 0)
     for i in range(args.pairs):
-        payload = json.dumps({"session_id": f"start-{i}", "transcript_path": "", "cwd": project_cwd(rng.randrange(100)),
+        cwd = args.cwd or project_cwd(rng.randrange(100))
+        payload = json.dumps({"session_id": f"start-{i}", "transcript_path": "", "cwd": cwd,
                               "hook_event_name": "SessionStart", "source": "startup"})  # fmt: skip
         order = list(commands.items())
         rng.shuffle(order)
@@ -92,8 +95,9 @@ def main() -> int:
             times[name].append((time.perf_counter() - started) * 1000)
             silent[name] += name != "bare" and not out.stdout.strip()
     load_after = os.getloadavg()
-    report: dict = {"command": installed, "pairs": args.pairs, "memories": None if args.data_dir else args.memories,
-                    "data_dir": str(data_dir), "python": sys.executable, "cpus": os.cpu_count(),
+    report: dict = {"command": installed, "pairs": args.pairs, "cwd": args.cwd,
+                    "memories": None if args.data_dir else args.memories, "data_dir": str(data_dir),
+                    "python": sys.executable, "cpus": os.cpu_count(),
                     "load_average_before": load_before, "load_average_after": load_after, "profiles": {}}  # fmt: skip
     print(f"installed: {installed}")
     for name, values in times.items():
