@@ -29,7 +29,18 @@ timeline of tool calls under their repository root), :mod:`.shell_split` (a Bash
 stack facts).
 """
 
+from typing import Any
+
 from nous_assets.brief.item import BriefItem
-from nous_assets.brief.mine import mine_brief
 
 __all__ = ["BriefItem", "mine_brief"]
+
+
+def __getattr__(name: str) -> Any:
+    """``mine_brief`` on first use: importing any submodule runs this package first, and the miners' rule
+    tables (hundreds of regexes) are not what the packet rules need from :mod:`.item` (``nous search``)."""
+    if name == "mine_brief":
+        from nous_assets.brief.mine import mine_brief
+
+        return mine_brief
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
