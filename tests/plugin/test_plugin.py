@@ -332,3 +332,23 @@ def test_a_slash_command_runs_the_nous_cli_on_the_recorded_data_dir(nous_env, pr
     sent = _texts(requests)
     assert "<command-name>/nous:packet</command-name>" in sent
     assert "Output of `nous packet" in sent and PACKET in sent.split("Output of `nous packet", 1)[1]
+
+
+@pytest.mark.slow
+@needs_claude
+def test_the_folder_installs_for_good_from_its_own_marketplace(nous_env, tmp_path):
+    target = tmp_path / "plugin"
+    assert main(["plugin", "install", "--dir", str(target)]) == 0
+
+    def claude(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(claude_binary()), "plugin", *args], capture_output=True, text=True, timeout=120,
+                              cwd=tmp_path, env=_claude_env(nous_env), stdin=subprocess.DEVNULL)  # fmt: skip
+
+    for args in (("marketplace", "add", str(target)), ("install", "nous@nous-local")):
+        proc = claude(*args)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    listed = {p["id"]: p for p in json.loads(claude("list", "--json").stdout)}
+    assert listed["nous@nous-local"]["enabled"] is True
+    assert listed["nous@nous-local"]["mcpServers"] == json.loads((target / ".mcp.json").read_text())["mcpServers"]
+    details = claude("details", "nous@nous-local").stdout
+    assert "forget, metrics, packet, review, status" in details and "SessionStart, Stop, PreCompact" in details
