@@ -173,6 +173,8 @@ def cmd_injected(settings: Settings, args: argparse.Namespace) -> int:
     with open_store(settings) as conn:
         if args.session:
             found = access_log.sessions_like(conn, args.session)
+            if not found and _spooled(settings, args.session):
+                found = [args.session]
             if len(found) != 1:
                 raise NousError(f"no injection recorded for session {args.session}" if not found else
                                 f"{args.session} names {len(found)}+ sessions; give more of the id")  # fmt: skip
@@ -182,7 +184,7 @@ def cmd_injected(settings: Settings, args: argparse.Namespace) -> int:
             if session is None:
                 print("no injection recorded yet (the SessionStart hook logs each one in access_log)")
                 return 0
-        injections = access_log.injections(conn, session)
+        injections = access_log.injections(conn, session) + _spooled(settings, session)
         rows = memory_search.rows_by_id(conn, [i.memory_id for i in injections])
         gone = {i.memory_id: archived_reason(conn, i.memory_id) for i in injections if i.memory_id not in rows}
     groups: dict[tuple[str, str], list] = {}
@@ -199,6 +201,32 @@ def cmd_injected(settings: Settings, args: argparse.Namespace) -> int:
             else:
                 print(f"  #{i.memory_id} {review_line(bullet(memory), 400)}")
     return 0
+
+
+def _spooled(settings: Settings, session: str) -> list:
+    """Injections the hook spooled while the database was busy (``access-spool.jsonl``, moved into the access log
+    by the next run), so ``nous injected`` shows them already; their source says so."""
+    import json
+
+    from nous_assets.store.access_log import Injection
+
+    out = []
+    for path in (settings.access_spool, settings.access_spool.with_suffix(".ingesting")):
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                rec = json.loads(line)
+                if rec.get("session_id") != session:
+                    continue
+                source = f"{rec.get('source') or 'hook'} (spooled)"
+                out.extend(Injection(int(i), rec.get("project_id"), source, str(rec["accessed_at"]))
+                           for i in rec["memory_ids"])  # fmt: skip
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+    return out
 
 
 # ---------------------------------------------------------------- nous forget

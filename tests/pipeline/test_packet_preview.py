@@ -242,3 +242,21 @@ def test_feedback_rebuilds_the_packets_at_once(spotter, env, capsys):
     out = capsys.readouterr()
     assert "LearningWeakened" in out.out and "packets: rebuilt in" in out.err
     assert pipe.count(built) > before  # the packets now reflect the weakening event
+
+
+def test_nous_injected_shows_what_the_hook_spooled(spotter, env, capsys):
+    """A hook that found the database busy spooled its access records; they show before the next run moves them."""
+    pipe, _ = spotter
+    spool = pipe.settings.access_spool
+    record = {"memory_ids": _cached_ids(pipe)[:2], "session_id": "spooled-session-1", "project_id": "p",
+              "source": "session-start:startup", "accessed_at": "2026-11-27T10:00:00.000000Z"}  # fmt: skip
+    spool.write_text(json.dumps(record) + "\n")
+    try:
+        capsys.readouterr()
+        assert main(["injected", "--session", "spooled-session-1"]) == 0
+        out = capsys.readouterr().out
+        assert "session-start:startup (spooled)" in out
+        for memory_id in record["memory_ids"]:
+            assert f"  #{memory_id} " in out
+    finally:
+        spool.unlink()
