@@ -6,8 +6,10 @@ reuses one (``--store DIR`` from an earlier run: it only gets ``nous init`` for 
 off) and the bare ``python -c pass`` so all three see the same machine load; one untimed call per query first,
 so the model file and database are in the page cache as on a laptop where search is used more than once.
 ``--torch-runs N`` also times N calls of today's path before the light encoder (the sentence-transformers model
-loaded in the process) for comparison. Prints median/p90 per mode with the load average (2 cores shared by
-other work here: figures move with it) and saves them to ``benchmarks/results/search-cold-<time>.json``.
+loaded in the process) for comparison. Prints median/p90 per mode, of wall time and of the process's CPU time
+(user + system: what the call takes on an idle core; wall adds the wait for a core), with the load average
+(2 cores shared by other work here: wall figures move with it) and saves them to
+``benchmarks/results/search-cold-<time>.json``.
 
     python benchmarks/bench_search_cold.py [--store DIR] [--runs 10] [--torch-runs 3] [--query Q ...]
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -76,11 +79,20 @@ def _run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     return out
 
 
+CPU: list[float] = []  # CPU seconds (user + system) of each timed process, in the order timed
+
+
 def timed(cmd: list[str], env: dict[str, str]) -> float:
-    """Wall seconds of one new process (output captured and checked: a failed search is not a fast one)."""
+    """Wall seconds of one new process (output captured and checked: a failed search is not a fast one);
+    its CPU seconds go to ``CPU``: on a machine shared with other work, wall time is CPU time plus waiting
+    for a core, so CPU time is what a call would take on an idle core."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     _run(cmd, env)
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return elapsed
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -119,19 +131,24 @@ def main() -> int:
         timed(modes["search"](q), env)
     load_before = os.getloadavg()
     times: dict[str, list[float]] = {mode: [] for mode in modes}
+    cpu: dict[str, list[float]] = {mode: [] for mode in modes}
     per_query: dict[str, list[float]] = {q: [] for q in queries}
+    CPU.clear()
     for _ in range(args.runs):
         for q in queries:
             for mode, cmd in modes.items():
                 seconds = timed(cmd(q), env)
                 times[mode].append(seconds)
+                cpu[mode].append(CPU[-1])
                 if mode == "search":
                     per_query[q].append(seconds)
     if args.torch_runs:
-        times["search (torch query encoder, before)"] = [
-            timed([sys.executable, "-c", TORCH_SEARCH, "search", queries[i % len(queries)]], env)
-            for i in range(args.torch_runs)
-        ]
+        torch_mode = "search (torch query encoder, before)"
+        times[torch_mode], cpu[torch_mode] = [], []
+        for i in range(args.torch_runs):
+            cmd = [sys.executable, "-c", TORCH_SEARCH, "search", queries[i % len(queries)]]
+            times[torch_mode].append(timed(cmd, env))
+            cpu[torch_mode].append(CPU[-1])
     load_after = os.getloadavg()
     result = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -141,12 +158,15 @@ def main() -> int:
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in load_after],
         "modes": {mode: summary(values) for mode, values in times.items()},
+        "cpu": {mode: summary(values) for mode, values in cpu.items()},
         "search_per_query": {q: summary(values) for q, values in per_query.items()},
     }
     print(f"load average {load_before[0]:.2f} -> {load_after[0]:.2f} ({os.cpu_count()} CPUs); "
           f"{args.runs} runs x {len(queries)} queries")  # fmt: skip
     for mode, s in result["modes"].items():
-        print(f"  {mode:40s} median {s['median_s']:.3f} s  p90 {s['p90_s']:.3f} s  (n={s['n']})")
+        c = result["cpu"][mode]
+        print(f"  {mode:40s} wall median {s['median_s']:.3f} s  p90 {s['p90_s']:.3f} s   "
+              f"CPU median {c['median_s']:.3f} s  p90 {c['p90_s']:.3f} s  (n={s['n']})")  # fmt: skip
     args.out_dir.mkdir(parents=True, exist_ok=True)
     path = args.out_dir / f"search-cold-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(result, indent=2))
