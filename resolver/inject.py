@@ -34,6 +34,7 @@ The input is read defensively: unknown fields are ignored, a field of the wrong 
 from __future__ import annotations
 
 import os
+import stat
 
 from resolver import cache_read as cache
 from resolver import fingerprint, hook_io
@@ -134,7 +135,7 @@ def _prior_sessions(payload: dict, source: str, session_id: str) -> tuple[str, .
     forked = payload.get("forkedFrom")
     if isinstance(forked, dict) and isinstance(forked.get("sessionId"), str) and forked["sessionId"] not in found:
         found.append(forked["sessionId"])
-    if len(found) <= 1:
+    if source == "fork" and len(found) <= 1:  # a resume keeps its id (2.1.330): its transcript adds nothing
         parent = _transcript_parent(hook_io.payload_str(payload, "transcript_path"), session_id)
         if parent and parent not in found:
             found.append(parent)
@@ -142,11 +143,14 @@ def _prior_sessions(payload: dict, source: str, session_id: str) -> tuple[str, .
 
 
 def _transcript_parent(path: str, session_id: str) -> str:
-    """The session a transcript continues: the first record's ``forkedFrom.sessionId``, or the first other
-    ``sessionId`` among its first records (a copied history); '' when unknown. Reads at most 64 KiB."""
+    """The session a transcript continues: the first record's ``forkedFrom.sessionId``, else the first
+    ``requestSessionId`` or ``sessionId`` other than this session's among its first records (a copied history);
+    '' when unknown. Reads at most 64 KiB of a regular file."""
     if not path or not path.endswith(".jsonl"):
         return ""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device would block the read
+            return ""
         with open(path, "rb") as handle:
             head = handle.read(TRANSCRIPT_HEAD_BYTES)
     except OSError:
@@ -164,9 +168,10 @@ def _transcript_parent(path: str, session_id: str) -> str:
         forked = record.get("forkedFrom")
         if isinstance(forked, dict) and isinstance(forked.get("sessionId"), str) and forked["sessionId"]:
             return forked["sessionId"]
-        sid = record.get("sessionId")
-        if not other and isinstance(sid, str) and sid and sid != session_id:
-            other = sid
+        for key in ("requestSessionId", "sessionId"):
+            sid = record.get(key)
+            if not other and isinstance(sid, str) and sid and sid != session_id:
+                other = sid
     return other
 
 

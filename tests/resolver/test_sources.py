@@ -180,6 +180,28 @@ def test_fork_reads_its_parent_from_the_forked_transcript(store: Store, tmp_path
     assert store.run(store.payload("fork", session_id="child", transcript_path=str(transcript))) == ""
 
 
+def test_fork_reads_request_session_id_as_2_1_330_writes_it(store: Store, tmp_path: Path) -> None:
+    """The shape the real CLI wrote for a fork (after its hooks): copied records under the new ``sessionId`` with
+    the parent's ``requestSessionId``."""
+    store.packet(RULES + OTHERS)
+    store.run(store.payload("startup", session_id="parent"))
+    updated = store.packet(RULES + OTHERS + (16,))
+    transcript = tmp_path / "child.jsonl"
+    transcript.write_text(
+        json.dumps({"type": "mode", "mode": "normal", "sessionId": "child"}) + "\n"
+        + json.dumps({"type": "assistant", "sessionId": "child", "requestSessionId": "parent"}) + "\n"
+    )  # fmt: skip
+    context = store.run(store.payload("fork", session_id="child", transcript_path=str(transcript)))
+    assert _bullets(context) == {_line_of(16, updated)}
+
+
+def test_fork_with_a_fifo_for_transcript_does_not_block(store: Store, tmp_path: Path) -> None:
+    full = store.packet(RULES + OTHERS)
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    assert store.run(store.payload("fork", session_id="child", transcript_path=str(fifo))) == full
+
+
 def test_fork_without_a_known_parent_gets_the_full_packet(store: Store) -> None:
     """Claude Code 2.1.330 names no parent in the fork's input and writes the fork's transcript only after its
     SessionStart hooks (checked with the real CLI), so a fork gets everything."""
