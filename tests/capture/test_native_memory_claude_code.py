@@ -1,0 +1,81 @@
+"""The reader of Claude Code's own memory agrees with the real CLI: the files (and their order) ``read_native`` says a
+session loads are the ones Claude Code 2.1.330 records in its transcript's ``instructions`` attachment.
+
+Offline, ``claude -p`` still assembles its context (CLAUDE.md chain with ``@`` imports, auto-memory) and writes the
+attachment before its API call fails; the test reads the transcript it wrote. Skipped where the CLI is not installed
+(``make setup`` puts it in ``.e2e/``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from nous_assets.capture.native_memory import MEMORY_MAX_LINES, read_native, slug
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def claude_binary() -> Path | None:
+    found = sorted((REPO / ".e2e" / "node_modules" / "@anthropic-ai").glob("claude-code-*/claude"))
+    return found[0] if found and os.access(found[0], os.X_OK) else None
+
+
+def _instructions(config: Path, project: Path, env: dict[str, str]) -> list[dict]:
+    """Run the real CLI in ``project`` until its transcript records the instructions it loaded; those files."""
+    proc = subprocess.Popen([str(claude_binary()), "-p", "hi"], cwd=project, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for transcript in (config / "projects").glob("*/*.jsonl"):
+                for line in transcript.read_text(errors="replace").splitlines():
+                    record = json.loads(line) if line.startswith("{") else {}
+                    attachment = record.get("attachment") or {}
+                    if record.get("type") == "attachment" and attachment.get("type") == "instructions":
+                        return attachment["files"]
+            if proc.poll() is not None:
+                break
+            time.sleep(0.3)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    pytest.fail("the CLI wrote no instructions attachment")
+
+
+@pytest.mark.skipif(claude_binary() is None, reason="Claude Code CLI not installed in .e2e/ (npm?)")
+def test_read_native_lists_what_the_real_cli_loads(tmp_path):
+    home, config, project = tmp_path / "home", tmp_path / "home" / ".claude", tmp_path / "work" / "app"
+    (project / "docs").mkdir(parents=True)
+    (project / ".claude").mkdir()
+    config.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True, capture_output=True)
+    (project / "CLAUDE.md").write_text("# Rules\n- Use pnpm, not npm.\n@docs/rules.md\n```\n@docs/fenced.md\n```\n"
+                                       "See @docs/missing.md\n")  # fmt: skip
+    (project / "docs" / "rules.md").write_text("Never push to main.\n@../CLAUDE.md\n@chain1.md\n")
+    for i in range(1, 7):
+        (project / "docs" / f"chain{i}.md").write_text(f"link {i}\n@chain{i + 1}.md\n")
+    (project / "docs" / "fenced.md").write_text("must not load\n")
+    (project / ".claude" / "CLAUDE.md").write_text("Second project file.\n")
+    (project / "CLAUDE.local.md").write_text("My sandbox is sandbox-7.\n")
+    (config / "CLAUDE.md").write_text("Answer tersely.\n")
+    memory = config / "projects" / slug(str(project)) / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("".join(f"- note {i}\n" for i in range(MEMORY_MAX_LINES + 10)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NOUS_", "XDG_", "ANTHROPIC_", "CLAUDE_"))}
+    env.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(config), ANTHROPIC_API_KEY="dummy", DISABLE_AUTOUPDATER="1")
+
+    loaded = _instructions(config, project, env)
+    ours = read_native(project, config_dir=config, env=env)
+    assert [f["path"] for f in loaded] == [str(f.path) for f in ours.files]
+    assert [f["type"] for f in loaded][-1] == "AutoMem" and ours.files[-1].kind == "auto-memory"
+    for theirs, mine in zip(loaded[:-1], ours.files[:-1], strict=True):
+        assert theirs["content"].strip() == mine.text.strip()
+    their_index = loaded[-1]["content"]
+    assert f"- note {MEMORY_MAX_LINES - 1}" in their_index and f"- note {MEMORY_MAX_LINES}\n" not in their_index
+    assert ours.files[-1].text.splitlines()[-1] == f"- note {MEMORY_MAX_LINES - 1}"
