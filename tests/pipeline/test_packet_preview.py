@@ -230,6 +230,16 @@ def test_forget_by_id_and_by_query_is_idempotent(spotter, env, capsys):
     assert pipe.count(tombstones) == forgotten
     assert main(["forget", "zzqx-no-memory-says-this", "--yes"]) == 1
     assert "no current memory contains 'zzqx-no-memory-says-this'" in capsys.readouterr().out
+    # replay-safe: the log replayed from scratch gives the same projection, forgotten memories gone
+    from nous_assets.store.memory_state import Policy
+    from nous_assets.store.projector import verify
+
+    conn = pipe.conn()
+    try:
+        assert verify(conn, policy=Policy.of(pipe.settings.thresholds), scratch_dir=pipe.root).ok
+        assert conn.execute("SELECT count(*) FROM memories WHERE id IN (?, ?)", (by_id, by_query)).fetchone()[0] == 0
+    finally:
+        conn.close()
 
 
 def test_feedback_rebuilds_the_packets_at_once(spotter, env, capsys):
