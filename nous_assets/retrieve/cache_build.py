@@ -45,7 +45,7 @@ import polars as pl
 from nous_assets.capture.redact import redact
 from nous_assets.retrieve import native as native_memory
 from nous_assets.retrieve.confidence import confidence, earns_line, sessions_of
-from nous_assets.retrieve.packet import format_packet
+from nous_assets.retrieve.packet import AlreadySaid, format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.retrieve.stale_check import check_project
@@ -187,7 +187,7 @@ class Guarded:
     bar: float = 0.0  # the confidence a memory's evidence must reach (thresholds.packet_min_confidence)
     stale: frozenset[int] = frozenset()  # memories whose citations no longer resolve in the project's checkout
     known: int = 0  # memories of the packet's scope: the footer says how many are not shown
-    native: tuple[Any, ...] = ()  # what Claude Code itself loads for the project (CLAUDE.md, MEMORY.md): not repeated
+    native: Any = ()  # what Claude Code itself loads for the project (CLAUDE.md, MEMORY.md), indexed: not repeated
 
 
 def interventions_for(active: list[Any], project_id: str, limit: int) -> list[Any]:
@@ -258,7 +258,7 @@ def guard_for(
     """The guard state a packet of ``project_id`` is built with (``notes``: its interventions; ``native``: what
     Claude Code loads for it, :func:`nous_assets.retrieve.native.native_for`)."""
     extra = min(MAX_HELD_EXTRA, holds.count_held(conn, None if project_id == GLOBAL else project_id))
-    said = tuple(native.statements()) if native is not None else ()
+    said = AlreadySaid(native.statements()) if native is not None else ()  # indexed once for all its packets
     return Guarded(held, approved, extra, tuple(a.payload_text for a in notes), noted_learnings(notes),
                    settings.thresholds.packet_min_confidence, stale_ids, memory_search.count_in(conn, project_id),
                    said)  # fmt: skip

@@ -172,6 +172,41 @@ def _memory_id(result: Any) -> int:
     return int(result if isinstance(result, int) else _get(result, "memory_id"))
 
 
+class AlreadySaid:
+    """The statements Claude Code loads, indexed by word: a bullet is compared only with the lines that share enough
+    of its words to be a near-duplicate (both rules below need 3/4 of them), once per bullet."""
+
+    def __init__(self, statements: Iterable[Any]) -> None:
+        self.lines = [(signature(s.text) or frozenset({s.text}), s.where) for s in statements if s.text]
+        self.index: dict[str, list[int]] = {}
+        for i, (words, _) in enumerate(self.lines):
+            for word in words:
+                self.index.setdefault(word, []).append(i)
+        self.seen: dict[frozenset[str], str | None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.lines)
+
+    def where(self, words: frozenset[str]) -> str | None:
+        """Where CLAUDE.md or MEMORY.md already says it: the same near-duplicate rule as between bullets, or
+        (like ``nous review claude-md``) a short line holding 3/4 of its words."""
+        if words in self.seen:
+            return self.seen[words]
+        shared: dict[int, int] = {}
+        for word in words:
+            for i in self.index.get(word, ()):
+                shared[i] = shared.get(i, 0) + 1
+        found = None
+        for i in sorted(i for i, n in shared.items() if n >= DUPLICATE_JACCARD * len(words)):
+            line, where = self.lines[i]
+            if words == line or jaccard(words, line) >= DUPLICATE_JACCARD or (
+                    len(words) >= 3 and len(line) <= NATIVE_SPAN * len(words)):  # fmt: skip
+                found = where
+                break
+        self.seen[words] = found
+        return found
+
+
 @dataclass
 class _Fill:
     """The greedy fill: bullets chosen by rank while they fit, rendered later by section."""
@@ -186,22 +221,14 @@ class _Fill:
     words: list[frozenset[str]] = field(default_factory=list)
     globals_taken: int = 0
     why_not: dict[int, str] = field(default_factory=dict)  # the last reason a memory was not taken
-    native: tuple[tuple[frozenset[str], str], ...] = ()  # (words, "file:line") of what Claude Code already loads
+    native: AlreadySaid | None = None  # what Claude Code already loads (CLAUDE.md, MEMORY.md)
     native_said: set[int] = field(default_factory=set)
 
     def duplicate(self, words: frozenset[str]) -> bool:
         return any(words == w or jaccard(words, w) >= DUPLICATE_JACCARD for w in self.words)
 
     def already_said(self, words: frozenset[str]) -> str | None:
-        """Where CLAUDE.md or MEMORY.md already says it: the same near-duplicate rule as between bullets, or
-        (like ``nous review claude-md``) a short line holding 3/4 of its words."""
-        for line, where in self.native:
-            if words == line or jaccard(words, line) >= DUPLICATE_JACCARD:
-                return where
-            if len(words) >= 3 and len(line) <= NATIVE_SPAN * len(words) and \
-                    len(words & line) >= DUPLICATE_JACCARD * len(words):  # fmt: skip
-                return where
-        return None
+        return self.native.where(words) if self.native is not None else None
 
     def offer(self, memory_id: int, memory: Any, marks: tuple[str, ...], *, share: int | None = None) -> bool:
         """Add the memory's bullet if it fits what is left (and its section's ``share``, when given); the very
@@ -271,11 +298,12 @@ def format_packet(
     scope-global memories are shown. ``interventions`` (observer notes) come first, under "Notes".
     A footer says how many of the ``known`` memories of the packet's scope are not shown (hypotheses, stale, below
     the bar or over the budget) and how to find them. ``native``: the statements Claude Code itself loads (objects
-    with ``text`` and ``where``, see :mod:`nous_assets.capture.native_memory`); a memory one of them already says is
+    with ``text`` and ``where``, see :mod:`nous_assets.capture.native_memory`, or an :class:`AlreadySaid` built once
+    for several packets); a memory one of them already says is
     left out, with the reason :data:`ALREADY_NATIVE` and where, and the footer counts them.
     ``len(text) <= budget_chars`` always holds; with nothing to show the packet is empty.
     """
-    said = tuple((signature(s.text) or frozenset({s.text}), s.where) for s in native if s.text)
+    said = native if isinstance(native, AlreadySaid) else AlreadySaid(native)
     room = FOOTER_ROOM + (len(FOOTER_NATIVE) + 4 if said else 0)
     budget = max(0, int(budget_chars) - (room if known else 0))
     header = _truncate(f"**{clean(title) or 'Nous memory'}** — {HEADER_NOTE}", budget)
