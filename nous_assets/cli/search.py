@@ -25,7 +25,11 @@ def _embedder(settings: Settings, args: argparse.Namespace) -> Any:
     from nous_assets.embed.registry import get_query_embedder
 
     try:
-        return get_query_embedder(settings)
+        embedder = get_query_embedder(settings)
+        if getattr(embedder, "precision", "float32") != "float32":  # bf16/int8 vectors: only torch computes them
+            print(f"nous: loading the {embedder.model} model for the query (torch: a few seconds; "
+                  "--fts-only skips vectors)", file=sys.stderr)  # fmt: skip
+        return embedder
     except NousError as exc:
         print(f"nous: vectors unavailable ({exc}); searching text, concepts and graph only", file=sys.stderr)
         return None
