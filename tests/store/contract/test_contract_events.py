@@ -75,3 +75,13 @@ def test_later_events_refer_to_earlier_ones_as_parents(backend):
     ).event
     assert child.parent_event_id == parent.event_id
     assert child.event_id > parent.event_id
+
+
+def test_every_declared_source_is_stored_agent_included(backend):
+    """Each backend's schema accepts every source the event contract declares (SQLite 021, PostgreSQL 007 added
+    'agent' for the MCP remember tool)."""
+    from nous_assets.store.events import SOURCES
+
+    stored = [backend.events.append(extracted(f"L{i}", key=f"k{i}", source=s)).event for i, s in enumerate(SOURCES)]
+    assert [e.source for e in stored] == list(SOURCES) and "agent" in SOURCES
+    assert [e.source for e in backend.events.replay(0)] == list(SOURCES)
