@@ -243,6 +243,21 @@ def _owned(directory: Path) -> set[str]:
     return {f"commands/{p.name}" for p in folder.glob("*.md")}
 
 
+def _refuse_foreign(directory: Path) -> None:
+    """A folder that already holds another plugin (or marketplace) is not ours to overwrite: one line, no change."""
+    for name in ("plugin.json", "marketplace.json"):
+        path = directory / ".claude-plugin" / name
+        if not path.exists():
+            continue
+        try:
+            found = json.loads(path.read_text(encoding="utf-8")).get("name")
+        except (OSError, ValueError, AttributeError):
+            found = None
+        if found not in (PLUGIN_NAME, MARKETPLACE_NAME):
+            raise ConfigError(f"{directory}: {path.name} there is not Nous's (name {found!r}); nothing was changed, "
+                              "choose another --dir")  # fmt: skip
+
+
 def _write(path: Path, text: str, mode: int) -> bool:
     """Write ``text`` atomically unless the file already holds it (with ``mode``); whether it wrote."""
     data = text.encode("utf-8")
@@ -280,6 +295,7 @@ def install(
     directory = Path(directory).expanduser().absolute()
     wanted = files(python, data_dir=data_dir, db_path=db_path, version=version, with_prompt_hook=with_prompt_hook)
     _check_writable(directory)
+    _refuse_foreign(directory)
     report = PluginReport(directory)
     for rel in sorted(_owned(directory) - set(wanted)):
         (directory / rel).unlink(missing_ok=True)

@@ -88,13 +88,21 @@ def test_reinstall_is_idempotent_and_repairs_what_changed(nous_env, tmp_path, ca
     assert not list(target.glob("**/.*.tmp-*"))
 
 
-def test_an_unwritable_dir_is_one_line_and_help_explains(nous_env, tmp_path, capsys):
+def test_an_unwritable_or_foreign_dir_is_one_line_and_help_explains(nous_env, tmp_path, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     assert main(["plugin", "install", "--dir", str(blocker / "plugin")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is a file, not a folder; choose another --dir" in err
     assert not (tmp_path / "a-file").is_dir()
+    other = tmp_path / "their-plugin"
+    (other / ".claude-plugin").mkdir(parents=True)
+    (other / ".claude-plugin" / "plugin.json").write_text('{"name": "their-tools"}')
+    (other / "commands").mkdir()
+    (other / "commands" / "deploy.md").write_text("theirs")
+    assert main(["plugin", "install", "--dir", str(other)]) == 2
+    assert "plugin.json there is not Nous's (name 'their-tools'); nothing was changed" in capsys.readouterr().err
+    assert sorted(p.name for p in other.rglob("*") if p.is_file()) == ["deploy.md", "plugin.json"]
     with pytest.raises(SystemExit) as exit_:
         main(["plugin", "--help"])
     assert exit_.value.code == 0
