@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 _LABELS = (
     ("recurrence_rate", "recurrence rate", "re-extractions per session (a learning recurring in >15% is flagged)"),
     ("learnings_flagged_recurrent", "flagged recurrent", "learnings re-extracted in more than 15% of sessions"),
-    ("injection_effectiveness", "injection effectiveness", "judged injections whose session succeeded"),
+    ("injection_effectiveness", "injection effectiveness", "% of judged injections whose session succeeded"),
     ("burst_index", "burst index", "re-extractions/day, last 7 days vs last 30 (1 = steady)"),
     ("learning_velocity_30d", "learning velocity (30d)", "new learnings per session, last 30 days"),
     ("learning_velocity_all", "learning velocity (all)", "new learnings per session, whole live log"),
@@ -42,11 +42,25 @@ def _value(v: object) -> str:
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
+def _with_unit(key: str, v: object) -> str:
+    """A figure with its unit: a share as a percentage ("66.7 %"), days as "d", other figures as they are."""
+    from nous_assets.metrics.mining import UNITS, as_percent
+
+    unit = UNITS.get(key)
+    if v is None or unit is None or not isinstance(v, float | int):
+        return _value(v) + "  "
+    if unit == "%":
+        return f"{as_percent(float(v)):.1f} %"
+    if unit == "days":
+        return f"{v:,.1f} d"
+    return _value(v) + "  "
+
+
 def render(report: MetricsReport) -> str:
     """The readable table ``nous metrics`` prints."""
     lines = [f"process metrics as of {report.as_of[:19]}Z (live event log, access log, projection)", ""]
     for key, label, meaning in _LABELS:
-        lines.append(f"  {label:<27}{_value(report.headline.get(key)):>12}   {meaning}")
+        lines.append(f"  {label:<27}{_with_unit(key, report.headline.get(key)):>14}   {meaning}")
     lines += ["", "complexity hotspots (recurrence rate + correction density, by project and domain):"]
     if not report.hotspots:
         lines.append("  none: nothing recurs and nothing was corrected")

@@ -20,7 +20,7 @@ for why DuckDB does not attach cortex.db itself). The SQL below runs on those fr
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -270,19 +270,48 @@ def _flagged(con: duckdb.DuckDBPyConnection, limit: int = 20) -> list[dict[str, 
 
 def compute(db_path: Path, *, as_of: str | None = None, busy_timeout_ms: int = 30_000) -> MetricsReport:
     """Every metric over cortex.db (read-only) as of ``as_of`` (ISO time; default now)."""
-    moment = parse_time(as_of) if as_of else datetime.now(UTC)
-    stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return compute_series(db_path, [as_of], busy_timeout_ms=busy_timeout_ms)[0]
+
+
+def compute_series(
+    db_path: Path, moments: Sequence[str | None], *, busy_timeout_ms: int = 30_000
+) -> list[MetricsReport]:
+    """One report per moment (ISO time, None: now), the database read once: a ranged run reports every day of
+    its range as of that day's end (a series Dagster plots by partition) for the price of one read."""
+    stamps = [(parse_time(m) if m else datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ") for m in moments]
     with source.read_only(db_path, busy_timeout_ms) as conn:
         frames = {
             "ev": _frame("ev", source.events(conn)),
             "mem": _frame("mem", source.memories(conn)),
             "acc": _frame("acc", source.accesses(conn)),
         }
-    with _duck(frames, stamp) as con:
-        return MetricsReport(
-            as_of=stamp,
-            headline=_headline(con),
-            hotspots=_hotspots(con),
-            velocity_by_week=_velocity(con),
-            flagged_learnings=_flagged(con),
-        )
+    reports = []
+    with _duck(frames, stamps[0]) as con:
+        for stamp in stamps:
+            con.execute("UPDATE params SET as_of = CAST(? AS TIMESTAMP)", [stamp.replace("Z", "")])
+            reports.append(MetricsReport(
+                as_of=stamp,
+                headline=_headline(con),
+                hotspots=_hotspots(con),
+                velocity_by_week=_velocity(con),
+                flagged_learnings=_flagged(con),
+            ))
+    return reports
+
+
+UNITS = {
+    "recurrence_rate": "re-extractions per session",
+    "injection_effectiveness": "%",
+    "burst_index": "x (1 = steady)",
+    "learning_velocity_30d": "learnings per session",
+    "learning_velocity_all": "learnings per session",
+    "correction_density": "per active memory",
+    "knowledge_decay_median_days": "days",
+    "knowledge_decay_p90_days": "days",
+}
+"""The unit of each figure that is not a plain count; a share (``%``) is shown as a percentage."""
+
+
+def as_percent(value: float | None) -> float | None:
+    """A share in [0, 1] as a percentage, one decimal (what people read: 66.7 %, not 0.667)."""
+    return None if value is None else round(100.0 * value, 1)

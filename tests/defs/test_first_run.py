@@ -41,6 +41,16 @@ def test_first_run_is_one_ranged_run_then_the_sensor_requests_only_new_lines(wee
     memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     conn.close()
     assert memories >= 7
+    # the ranged run puts the metrics of each day on that day's materialisation: Dagster plots them by partition
+    mats = {r.asset_materialization.partition: r.asset_materialization.metadata
+            for r in instance.fetch_materializations(dg.AssetKey("metrics"), limit=100).records}  # fmt: skip
+    assert sorted(mats) == week.days
+    learned = [mats[day]["learnings"].value for day in week.days]
+    assert learned == sorted(learned) and learned[0] < learned[-1]  # each as of its own day's end
+    ends = [(datetime.fromisoformat(day) + timedelta(days=1)).date().isoformat() for day in week.days[:-1]]
+    assert [mats[day]["as_of"].value[:10] for day in week.days] == [*ends, week.days[-1]]  # today: as of now
+    assert isinstance(mats[week.days[-1]]["hotspots"], dg.TableMetadataValue)
+    assert "injection_effectiveness_pct: %" in mats[week.days[-1]]["units"].value
 
     # the sensor, tick after tick, finds nothing the ranged run has not already done
     for _ in range(3):

@@ -192,3 +192,26 @@ def test_cli_metrics_table_and_json(nous_env, capsys):
     assert data["metrics"] == compute(db, as_of=AS_OF.isoformat()).headline
     assert main(["metrics", "--as-of", "last tuesday"]) == 1
     assert "--as-of" in capsys.readouterr().err
+
+
+def test_metrics_are_shown_with_units_and_a_share_as_a_percentage():
+    from nous_assets.cli.metrics import render
+    from nous_assets.metrics.mining import MetricsReport
+
+    text = render(MetricsReport(as_of="2026-03-01T00:00:00.000000Z", headline={
+        "injection_effectiveness": 0.6667, "knowledge_decay_median_days": 3.25, "sessions": 4}))  # fmt: skip
+    line = next(x for x in text.splitlines() if "injection effectiveness" in x)
+    assert "66.7 %" in line and "0.667" not in line
+    assert "3.2 d" in next(x for x in text.splitlines() if "knowledge decay (median)" in x)
+
+
+def test_a_series_reads_once_and_equals_one_report_per_moment(tmp_path: Path):
+    from nous_assets.metrics.mining import compute_series
+
+    _store(tmp_path, 7)
+    db = tmp_path / "cortex.db"
+    moments = [(AS_OF - timedelta(days=d)).isoformat() for d in (20, 5, 0)]
+    series = compute_series(db, moments)
+    assert [r.headline for r in series] == [compute(db, as_of=m).headline for m in moments]
+    assert series[0].headline != series[-1].headline
+

@@ -34,7 +34,15 @@ def test_metrics_asset_reports_numbers_per_day_and_a_hotspot_table(corpus_pipeli
     learnings = [m.metadata["learnings"].value for m in mats]
     assert learnings == sorted(learnings)  # taken as of each day's end: never fewer later
     assert [m.metadata["as_of"].value for m in mats] == sorted(m.metadata["as_of"].value for m in mats)
-    table = latest["hotspots"].value
-    assert table.startswith("| project | domain |") or table.startswith("No hotspots")
-    headline = compute(corpus_pipeline.settings.db_path, as_of=as_of).headline
+    table = latest["hotspots"]
+    assert isinstance(table, dg.TableMetadataValue)  # a table in the UI, not markdown squeezed into one cell
+    assert [c.name for c in table.schema.columns][:3] == ["project", "domain", "learnings"]
+    report = compute(corpus_pipeline.settings.db_path, as_of=as_of)
+    headline = report.headline
     assert {k: latest[k].value for k in PLOTTED} == {k: headline[k] for k in PLOTTED}
+    assert [r.data["domain"] for r in table.records] == [h.domain for h in report.hotspots]
+    if headline["injection_effectiveness"] is None:  # nothing judged: no percentage to plot
+        assert "injection_effectiveness_pct" not in latest
+    else:
+        assert latest["injection_effectiveness_pct"].value == round(100 * headline["injection_effectiveness"], 1)
+    assert "injection_effectiveness" not in latest  # the share is published as a percentage only
