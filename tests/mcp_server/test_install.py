@@ -158,9 +158,11 @@ def test_a_server_without_a_database_says_what_to_do(start_server, nous_env, tmp
     data = Path(nous_env["NOUS_DATA_DIR"])
     env = {"HOME": nous_env["HOME"], "CLAUDE_CONFIG_DIR": nous_env["CLAUDE_CONFIG_DIR"]}
     with start_server(data, env, tmp_path / "stderr.log") as client:
-        assert len(client.tools()) == 4
+        assert len(client.tools()) == 5
         result = client.call("recall", {"query": "how did we fix the build"})
+        kept = client.call("remember", {"text": "we release on Thursdays"})
     assert result.is_error and "cortex.db" in result.content[0].text
+    assert kept.is_error and "cortex.db" in kept.content[0].text and "\n" not in kept.content[0].text.strip()
     assert not (data / "cortex.db").exists()
     log = (tmp_path / "stderr.log").read_text()
     assert "no database at" in log and "Traceback" not in log
