@@ -17,8 +17,8 @@ The rules modelled:
   file, ``~/`` the home. Followed recursively: the file itself is depth 0 and nothing at depth
   :data:`MAX_IMPORT_DEPTH` or deeper is read; each file once (a cycle ends there); a missing file, a
   directory or one over :data:`MAX_FILE_BYTES` (Claude Code's own 4 MiB limit) is skipped; Nous reads at most
-  :data:`MAX_TOTAL_BYTES` in all. An import outside the project's directory is followed only for the user's and
-  managed files, or when Claude Code recorded the user's approval of external imports for the project
+  :data:`MAX_TOTAL_BYTES` in all. An import outside the project's directory is followed from the user's own files,
+  and from the others only when Claude Code recorded the user's approval of external imports for the project
   (``hasClaudeMdExternalIncludesApproved`` in ``<config>/.claude.json``), as Claude Code does.
 * **auto-memory** — on unless ``CLAUDE_CODE_DISABLE_AUTO_MEMORY`` is true (``1``/``true``/``yes``/``on``; a
   false value forces it on), ``CLAUDE_CODE_SIMPLE`` is set, or ``autoMemoryEnabled`` is false in the settings
@@ -365,7 +365,7 @@ def _load(
         return []
     out = [NativeFile(path, kind if parent is None else "import", text, parent, depth)]
     for target in imports_of(text, path.parent, ctx.home):
-        if kind not in ("user", "managed") and not ctx.external_ok and not _within(target, ctx.project_dir):
+        if kind != "user" and not ctx.external_ok and not _within(target, ctx.project_dir):
             budget.skipped.append((target, "an import outside the project Claude Code has not been allowed to follow"))
             continue
         out += _load(target, kind, budget, ctx, path, depth + 1)

@@ -57,13 +57,16 @@ def test_read_native_lists_what_the_real_cli_loads(tmp_path):
     subprocess.run(["git", "init", "-q", str(project)], check=True, capture_output=True)
     (project / "CLAUDE.md").write_text("# Rules\n- Use pnpm, not npm.\n@docs/rules.md\n```\n@docs/fenced.md\n```\n"
                                        "See @docs/missing.md\n")  # fmt: skip
-    (project / "docs" / "rules.md").write_text("Never push to main.\n@../CLAUDE.md\n@chain1.md\n")
+    (project / "docs" / "rules.md").write_text("Never push to main.\n@../CLAUDE.md\n@chain1.md\n"
+                                               "@../../shared.md\n")  # outside the project: needs approval
+    (project.parent / "shared.md").write_text("Shared outside rule.\n")
     for i in range(1, 7):
         (project / "docs" / f"chain{i}.md").write_text(f"link {i}\n@chain{i + 1}.md\n")
     (project / "docs" / "fenced.md").write_text("must not load\n")
     (project / ".claude" / "CLAUDE.md").write_text("Second project file.\n")
     (project / "CLAUDE.local.md").write_text("My sandbox is sandbox-7.\n")
-    (config / "CLAUDE.md").write_text("Answer tersely.\n")
+    (config / "CLAUDE.md").write_text("Answer tersely.\n@~/personal.md\n")  # the user's own: followed anywhere
+    (home / "personal.md").write_text("My personal rule.\n")
     memory = config / "projects" / slug(str(project)) / "memory"
     memory.mkdir(parents=True)
     (memory / "MEMORY.md").write_text("".join(f"- note {i}\n" for i in range(MEMORY_MAX_LINES + 10)))
@@ -79,3 +82,15 @@ def test_read_native_lists_what_the_real_cli_loads(tmp_path):
     their_index = loaded[-1]["content"]
     assert f"- note {MEMORY_MAX_LINES - 1}" in their_index and f"- note {MEMORY_MAX_LINES}\n" not in their_index
     assert ours.files[-1].text.splitlines()[-1] == f"- note {MEMORY_MAX_LINES - 1}"
+
+    # the user approves external imports for this project (what Claude Code's dialog records): then they load
+    for transcript in (config / "projects").glob("*/*.jsonl"):
+        transcript.unlink()
+    state_file = config / ".claude.json"
+    state = json.loads(state_file.read_text()) if state_file.exists() else {}
+    state.setdefault("projects", {}).setdefault(str(project), {})["hasClaudeMdExternalIncludesApproved"] = True
+    state_file.write_text(json.dumps(state))
+    loaded = _instructions(config, project, env)
+    ours = read_native(project, config_dir=config, env=env)
+    assert str(project.parent / "shared.md") in [f["path"] for f in loaded]
+    assert [f["path"] for f in loaded] == [str(f.path) for f in ours.files]
