@@ -54,8 +54,8 @@ def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
         what = {"added": "added", "updated": "updated", "unchanged": "already installed"}[report.outcome]
         print(f"Nous MCP server {report.name!r} in {path}: {what}"
               + (f" (backup: {report.backup_path})" if report.backup_path else ""))  # fmt: skip
-        print(f"it reads {settings.db_path} (recorded in the command); tools: recall, explain, timeline, predict. "
-              "Restart Claude Code (or run /mcp) to connect.")  # fmt: skip
+        print(f"it reads {settings.db_path} (recorded in the command); tools: recall, explain, timeline, predict, "
+              "remember. Restart Claude Code (or run /mcp) to connect.")  # fmt: skip
         if args.project:
             print("note: .mcp.json is meant to be shared, and this entry names this machine's paths; "
                   "Claude Code asks each user to approve project servers")  # fmt: skip
@@ -73,10 +73,11 @@ def register(add: AddCommand) -> None:
         cmd_mcp,
         "Recall on demand: an MCP server (stdio) giving Claude the tools recall (memories and transcript excerpts "
         "for a question, with dates, sources and score breakdown), explain (why a memory exists and how it "
-        "changed), timeline (a project's sessions, decisions and learnings around a day) and predict (what "
-        "followed a similar action before). `nous mcp` serves (Claude Code starts it); `nous mcp install` "
-        "registers it in Claude Code's MCP configuration (backup first, idempotent, other servers untouched), "
-        "`nous mcp uninstall` removes it.",
+        "changed), timeline (a project's sessions, decisions and learnings around a day), predict (what "
+        "followed a similar action before) and remember (a learning the user asks Claude to keep, as an event with "
+        "source agent, guarded and listed by `nous review`). `nous mcp` serves (Claude Code starts it); "
+        "`nous mcp install` registers it in Claude Code's MCP configuration (backup first, idempotent, other "
+        "servers untouched), `nous mcp uninstall` removes it.",
     )
     p.add_argument("action", nargs="?", choices=["serve", "install", "uninstall"], default="serve",
                    help="serve over stdin/stdout (default), install or uninstall")  # fmt: skip
