@@ -72,7 +72,7 @@ def _cwd_aliases(conn) -> dict[str, tuple[str, str]]:
     return {alias: value for (kind, alias), value in read_aliases(conn).items() if kind == "cwd"}
 
 
-def test_the_four_flutter_worktrees_are_one_project_whatever_the_ingestion_order(tmp_path):
+def test_the_four_flutter_worktrees_are_one_project_whatever_the_ingestion_order(tmp_path, new_db):
     """Each session's days are observed (and identity refreshed) session after session, in every order: the
     listing in warm-orbit joins it, the layout it shows joins the other three, before or after they arrive."""
     files = _flutter_files()
@@ -81,7 +81,7 @@ def test_the_four_flutter_worktrees_are_one_project_whatever_the_ingestion_order
     finals = set()
     for i, order in enumerate(permutations(files)):
         lake = tmp_path / f"lake-{i}"
-        conn = open_db(tmp_path / f"order-{i}.db", create=True)
+        conn = new_db(tmp_path / f"order-{i}.db")
         try:
             seen: list[str] = []
             for name in order:

@@ -178,7 +178,7 @@ def test_restore_refuses_a_segment_whose_checksum_does_not_match(populated):
     lifecycle_every=st.integers(2, 6),
     order=st.randoms(use_true_random=False),
 )
-def test_archive_then_restore_round_trips_byte_for_byte(years, cutoff, lifecycle_every, order):
+def test_archive_then_restore_round_trips_byte_for_byte(new_db, years, cutoff, lifecycle_every, order):
     """Whatever the history and the cutoff: archive + restore gives back the same event stream, byte for byte,
     and in between a replay of both tiers equals the live projection."""
     events = [
@@ -195,7 +195,7 @@ def test_archive_then_restore_round_trips_byte_for_byte(years, cutoff, lifecycle
     order.shuffle(events)  # recorded times need not follow event ids
     extracted_first = sorted(events, key=lambda e: e.event_type != "LearningExtracted")
     with tempfile.TemporaryDirectory() as tmp:
-        conn = open_db(Path(tmp) / "cortex.db", create=True)
+        conn = new_db(Path(tmp) / "cortex.db")
         try:
             EventStore(conn).append_many(extracted_first)
             project(conn)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from nous_assets.observe.reducer import UnknownIntervention, dismiss, later, reduce
 from nous_assets.store import interventions
-from nous_assets.store.db import atomic, open_db
+from nous_assets.store.db import atomic
 from nous_assets.store.interventions import Candidate
 
 T0 = "2026-04-01T00:00:00.000000Z"
@@ -94,11 +94,11 @@ _STEP = st.tuples(st.sampled_from(["k1", "k2"]), st.floats(0.3, 1.0), st.integer
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(_STEP, min_size=1, max_size=12))
-def test_any_sequence_keeps_the_policy(tmp_path_factory, steps):
+def test_any_sequence_keeps_the_policy(tmp_path_factory, new_db, steps):
     """Whatever arrives when: at most one intervention per key is active, nothing below the threshold is ever
     approved, every candidate is decided once, an approval never lands inside its key's cooldown, and a
     suppressed candidate leaves the live intervention of its key in place."""
-    conn = open_db(tmp_path_factory.mktemp("reduce") / "cortex.db", create=True)
+    conn = new_db(tmp_path_factory.mktemp("reduce") / "cortex.db")
     try:
         clock = 0
         for n, (key, drawn, advance) in enumerate(steps):

@@ -14,7 +14,6 @@ from nous_assets.reconcile.nli.pairs import Item, candidate_pairs, concurrent
 from nous_assets.reconcile.nli.resolve import reconcile_contradictions
 from nous_assets.reconcile.nli.rules import RulesClassifier
 from nous_assets.settings import Thresholds
-from nous_assets.store.db import open_db
 from nous_assets.store.events import EventStore, LearningEvent
 from nous_assets.store.memory_state import Policy
 from nous_assets.store.projector import project, verify
@@ -101,8 +100,8 @@ PORTS = [(day, f"The web server listens on port {port}.") for day, port in ((3, 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(order=st.permutations(range(3)), batches=st.integers(min_value=1, max_value=3))
-def test_the_later_valid_value_wins_whatever_the_ingestion_order(tmp_path_factory, order, batches):
-    conn = open_db(tmp_path_factory.mktemp("lww") / "cortex.db", create=True)
+def test_the_later_valid_value_wins_whatever_the_ingestion_order(tmp_path_factory, new_db, order, batches):
+    conn = new_db(tmp_path_factory.mktemp("lww") / "cortex.db")
     store = EventStore(conn)
     chunks = [list(c) for c in (order[: len(order) // batches or 1], order[len(order) // batches or 1 :]) if c]
     for chunk in chunks:  # ingest in some order, reconciling between batches

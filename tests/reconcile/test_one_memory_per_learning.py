@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.worker import DrainStats, append_learnings
 from nous_assets.settings import Thresholds
-from nous_assets.store.db import open_db
 from nous_assets.store.projector import project, verify
 
 GATE = "Before committing run `mix compile --warnings-as-errors`, then `mix test`, then `mix credo --strict`."
@@ -110,7 +109,7 @@ _DAYS = [f"2026-02-{d:02d}T10:00:00.000000Z" for d in range(1, 29)]
     order=st.randoms(use_true_random=False),
     batched=st.booleans(),
 )
-def test_for_any_order_of_ingestion_the_value_with_the_latest_validity_wins(days, order, batched):
+def test_for_any_order_of_ingestion_the_value_with_the_latest_validity_wins(new_db, days, order, batched):
     """Values of one slot, ingested in any order (one session each, or all in one batch): the latest-valid one
     is current and every earlier one is closed exactly when the next one became valid."""
     values = {day: f"The test command is variant{i} with flag{i} and option{i}." for i, day in enumerate(days)}
@@ -118,7 +117,7 @@ def test_for_any_order_of_ingestion_the_value_with_the_latest_validity_wins(days
     shuffled = list(days)
     order.shuffle(shuffled)
     with tempfile.TemporaryDirectory() as tmp:
-        conn = open_db(Path(tmp) / "cortex.db", create=True)
+        conn = new_db(Path(tmp) / "cortex.db")
         try:
             if batched:
                 _ingest(conn, "s-all", [records[d] for d in shuffled])

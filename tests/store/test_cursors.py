@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from nous_assets.store import cursors
 from nous_assets.store.cursors import Cursor, FileState, ReadPlan, plan_read
-from nous_assets.store.db import open_db
 from nous_assets.timeutil import parse_time, to_iso
 
 T0 = "2025-06-01T12:00:00.000000Z"
@@ -126,8 +125,8 @@ def test_delete_cursor(conn, tmp_path):
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.integers(0, 10_000), min_size=1, max_size=30))
-def test_promote_keeps_the_maximum_offset(tmp_path_factory, offsets):
-    conn = open_db(tmp_path_factory.mktemp("cur") / "c.db", create=True)
+def test_promote_keeps_the_maximum_offset(tmp_path_factory, new_db, offsets):
+    conn = new_db(tmp_path_factory.mktemp("cur") / "c.db")
     try:
         best = -1
         for n, offset in enumerate(offsets):

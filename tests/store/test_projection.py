@@ -190,15 +190,11 @@ def event_sequences(draw):
     return events
 
 
-def _fresh(tmp_path, name):
-    return open_db(tmp_path / name, create=True)
-
-
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(events=event_sequences(), data=st.data())
-def test_incremental_projection_in_any_batch_split_equals_full_replay(tmp_path_factory, events, data):
+def test_incremental_projection_in_any_batch_split_equals_full_replay(tmp_path_factory, new_db, events, data):
     tmp = tmp_path_factory.mktemp("prop")
-    incremental, full = _fresh(tmp, "inc.db"), _fresh(tmp, "full.db")
+    incremental, full = new_db(tmp / "inc.db"), new_db(tmp / "full.db")
     try:
         # incremental: append in random chunks, project after each with a random batch size
         cuts = sorted(data.draw(st.sets(st.integers(1, len(events)), max_size=5)) | {len(events)})

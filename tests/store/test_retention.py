@@ -143,18 +143,14 @@ def histories(draw):
     return events, [BASE + timedelta(days=d) for d in clocks]
 
 
-def _db(tmp, name):
-    return open_db(tmp / name, create=True)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(history=histories(), data=st.data())
 def test_with_decay_and_archival_incremental_projection_in_any_batch_split_equals_full_replay(
-    tmp_path_factory, history, data
+    tmp_path_factory, new_db, history, data
 ):
     events, clocks = history
     tmp = tmp_path_factory.mktemp("retention")
-    incremental, full = _db(tmp, "inc.db"), _db(tmp, "full.db")
+    incremental, full = new_db(tmp / "inc.db"), new_db(tmp / "full.db")
     t = Thresholds(rotation_bound=data.draw(st.integers(1, 4)))
     try:
         cuts = sorted(data.draw(st.sets(st.integers(1, len(events)), max_size=4)) | {len(events)})
@@ -194,11 +190,11 @@ def _as_input(e):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(history=histories())
-def test_decay_is_idempotent_per_period_whatever_days_retention_runs_on(tmp_path_factory, history):
+def test_decay_is_idempotent_per_period_whatever_days_retention_runs_on(tmp_path_factory, new_db, history):
     """Running on several days, or only on the last, or twice, writes the same decay and archival events."""
     events, clocks = history
     tmp = tmp_path_factory.mktemp("idem")
-    stepwise, once = _db(tmp, "steps.db"), _db(tmp, "once.db")
+    stepwise, once = new_db(tmp / "steps.db"), new_db(tmp / "once.db")
     t = Thresholds(rotation_bound=10_000)  # rotation ranks by the day's scores; decay and threshold do not
     try:
         for conn in (stepwise, once):
