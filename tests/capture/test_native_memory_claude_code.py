@@ -94,3 +94,50 @@ def test_read_native_lists_what_the_real_cli_loads(tmp_path):
     ours = read_native(project, config_dir=config, env=env)
     assert str(project.parent / "shared.md") in [f["path"] for f in loaded]
     assert [f["path"] for f in loaded] == [str(f.path) for f in ours.files]
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True)  # fmt: skip
+
+
+@pytest.mark.skipif(claude_binary() is None, reason="Claude Code CLI not installed in .e2e/ (npm?)")
+def test_auto_memory_folder_switches_and_rules_agree_with_the_real_cli(tmp_path):
+    """A linked worktree shares its main checkout's auto-memory; .claude/rules load; autoMemoryDirectory moves the
+    folder; CLAUDE_CODE_DISABLE_AUTO_MEMORY turns it off — each as the real CLI does it."""
+    home, config, main = tmp_path / "home", tmp_path / "home" / ".claude", tmp_path / "repo"
+    main.mkdir()
+    config.mkdir(parents=True)
+    (main / "README.md").write_text("x\n")
+    _git(main, "init", "-q")
+    _git(main, "add", ".")
+    _git(main, "commit", "-qm", "init")
+    worktree = tmp_path / "repo-worktrees" / "feature"
+    _git(main, "worktree", "add", "-q", str(worktree))
+    (worktree / ".claude" / "rules").mkdir(parents=True)
+    (worktree / ".claude" / "rules" / "style.md").write_text("Prefer small functions.\n")
+    shared = config / "projects" / slug(str(main)) / "memory"
+    shared.mkdir(parents=True)
+    (shared / "MEMORY.md").write_text("- shared by every worktree\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NOUS_", "XDG_", "ANTHROPIC_", "CLAUDE_"))}
+    env.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(config), ANTHROPIC_API_KEY="dummy", DISABLE_AUTOUPDATER="1")
+
+    def both(run_env: dict[str, str]) -> tuple[list[str], list[str]]:
+        for transcript in (config / "projects").glob("*/*.jsonl"):
+            transcript.unlink()
+        theirs = [f["path"] for f in _instructions(config, worktree, run_env)]
+        return theirs, [str(f.path) for f in read_native(worktree, config_dir=config, env=run_env).files]
+
+    theirs, ours = both(env)
+    assert theirs == ours and theirs[-1] == str(shared / "MEMORY.md")
+    assert str(worktree / ".claude" / "rules" / "style.md") in theirs
+
+    moved = home / "notes"
+    moved.mkdir()
+    (moved / "MEMORY.md").write_text("- moved by autoMemoryDirectory\n")
+    (config / "settings.json").write_text(json.dumps({"autoMemoryDirectory": "~/notes"}))
+    theirs, ours = both(env)
+    assert theirs == ours and theirs[-1] == str(moved / "MEMORY.md")
+
+    theirs, ours = both({**env, "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"})
+    assert theirs == ours and not any(p.endswith("MEMORY.md") for p in theirs)
