@@ -19,13 +19,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/store: the shared event builders
 
 from nous_assets.store.backend import Backend, postgres_backend, sqlite_backend  # noqa: E402
-from nous_assets.store.db import open_db  # noqa: E402
 
 BACKENDS = ("sqlite", "postgres")
 
 
 @pytest.fixture
-def make_backend(request, tmp_path: Path) -> Iterator[Callable[[str], Backend]]:
+def make_backend(request, tmp_path: Path, new_db) -> Iterator[Callable[[str], Backend]]:
     """``make_backend(tenant)``: that tenant's providers on the backend under test.
 
     SQLite keeps one tenant per ``cortex.db`` file; PostgreSQL keys rows by tenant in one shared database
@@ -38,7 +37,7 @@ def make_backend(request, tmp_path: Path) -> Iterator[Callable[[str], Backend]]:
 
     def make(tenant: str = "a") -> Backend:
         if kind == "sqlite":
-            backend = sqlite_backend(open_db(tmp_path / f"cortex-{tenant}.db", create=True), tenant)
+            backend = sqlite_backend(new_db(tmp_path / f"cortex-{tenant}.db"), tenant)
             opened.append(backend)
             return backend
         if not shared:
