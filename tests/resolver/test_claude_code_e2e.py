@@ -7,9 +7,10 @@ binary is missing the test is skipped with that reason.
 
 Sources the CLI produces offline, one test each: ``startup`` (``claude -p``), ``resume`` (``--resume ID`` on a
 transcript the test writes, and ``--continue``), ``fork`` (``--resume ID --fork-session``) and ``clear``
-(``claude -p /clear``: a startup, then a clear). ``compact`` is not among them: ``/compact`` asks the API for the
-summary before the SessionStart ``compact`` hooks run, so offline it never gets there; the compact packet is
-tested through the installed hook command in test_sources.py.
+(``claude -p /clear``: a startup, then a clear). ``compact`` (``claude -p /compact --resume ID``) needs the API to
+write the summary before its SessionStart hooks run: offline, that test points the CLI (``ANTHROPIC_BASE_URL``)
+at a stand-in for the Messages API on 127.0.0.1 (:class:`_StandInAPI`, one streamed summary for any request);
+Claude Code itself, its hook runner and our hook are the real ones.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import json
 import os
 import sqlite3
 import subprocess
+import threading
 import time
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -161,6 +164,61 @@ def cc(nous_env: dict[str, str], tmp_path: Path) -> Setup:
     return Setup(nous_env, tmp_path)
 
 
+class _StandInAPI(BaseHTTPRequestHandler):
+    """Answers every Messages API request with one short summary, streamed as the API streams (server-sent events),
+    so ``/compact`` can finish offline. Records the paths it was asked for."""
+
+    asked: list[str] = []
+    SUMMARY = "<summary>The user asked to remember the word banana.</summary>"
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        self.asked.append(self.path)
+        message = {"id": "msg_standin", "type": "message", "role": "assistant", "model": request.get("model", "m"),
+                   "content": [], "stop_reason": None, "stop_sequence": None,
+                   "usage": {"input_tokens": 10, "output_tokens": 1}}  # fmt: skip
+        if not request.get("stream"):
+            message.update(content=[{"type": "text", "text": self.SUMMARY}], stop_reason="end_turn")
+            body = json.dumps(message).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        events = [
+            {"type": "message_start", "message": message},
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": self.SUMMARY}},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+             "usage": {"output_tokens": 12}},
+            {"type": "message_stop"},
+        ]  # fmt: skip
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+            self.wfile.flush()
+
+
+@pytest.fixture
+def stand_in_api():
+    _StandInAPI.asked = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _StandInAPI)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.mark.slow
 @needs_claude
 def test_startup_gets_the_full_packet(cc: Setup) -> None:
@@ -227,3 +285,22 @@ def test_clear_gets_the_full_packet_again(cc: Setup) -> None:
     assert _provided(log) == [len(full), len(full)]
     cleared = [(i, sid) for i, s, sid in cc.logged() if s == "session-start:clear"]
     assert sorted(i for i, _ in cleared) == sorted(FIRST)
+
+
+@pytest.mark.slow
+@needs_claude
+def test_compact_gets_the_rules_again(cc: Setup, stand_in_api: str) -> None:
+    from resolver import inject
+
+    cc.packet(FIRST)
+    cc.transcript()
+    cc.hook("startup", SESSION)
+    expected = inject.context_for({"session_id": SESSION, "cwd": str(cc.project), "source": "compact"}, cc.db)
+    assert "Run make check" in expected and "Never delete" in expected and "Dagster" not in expected
+    cc.env["ANTHROPIC_BASE_URL"] = stand_in_api
+    log = cc.claude("-p", "/compact", "--resume", SESSION, until=lambda log: "provided additionalContext" in log)
+    assert _StandInAPI.asked, "the CLI never asked the stand-in API for the summary"
+    assert _finished("resume")(log) and "SessionStart:compact [" in log
+    assert _provided(log) == [len(expected)]  # the resume before it had nothing new
+    compacted = [(i, sid) for i, s, sid in cc.logged() if s == "session-start:compact"]
+    assert sorted(compacted) == [(21, SESSION), (22, SESSION)]
