@@ -40,9 +40,9 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
+def db(tmp_path: Path, new_db) -> Path:
     path = tmp_path / "cortex.db"
-    open_db(path, create=True).close()
+    new_db(path).close()
     return path
 
 
