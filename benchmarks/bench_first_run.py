@@ -5,7 +5,10 @@ Each side gets its own copy of the transcripts, data dir and DAGSTER_HOME. The f
 when its initial backfill has finished, the daemon's sensor has scanned once and every run that scan
 requested has finished. Prints the figures and saves them to ``benchmarks/results/first-run-<time>.json``.
 
-    python benchmarks/bench_first_run.py [--since 2025-09-01] [--workdir DIR] [--port 3999]
+    python benchmarks/bench_first_run.py [--since all] [--workdir DIR] [--port 3999]
+
+With ``--since all`` (the default) the first run is plain ``nous run`` (what ``make run`` starts: all the
+history on disk) and the backfill side is ``nous backfill --since all``.
 """
 
 from __future__ import annotations
@@ -65,6 +68,19 @@ def embedding_steps(home: str) -> list[float]:
     return out
 
 
+def store_figures(env: dict[str, str]) -> dict[str, int]:
+    """Memories and packets the side ended with (the acceptance: `nous run` alone ends with both)."""
+    from nous_assets.store.db import open_db
+    from nous_assets.store.figures import memories_total
+    from nous_assets.store.injection_cache import all_packets
+
+    conn = open_db(Path(env["NOUS_DATA_DIR"]) / "cortex.db")
+    try:
+        return {"memories": memories_total(conn), "packets": len(all_packets(conn))}
+    finally:
+        conn.close()
+
+
 def time_backfill(env: dict[str, str], since: str) -> float:
     started = time.monotonic()
     out = subprocess.run([*NOUS, "backfill", "--since", since], env=env, capture_output=True, text=True)
@@ -103,7 +119,8 @@ def time_first_run(env: dict[str, str], since: str, port: int, log: Path) -> dic
     """`nous run` until the sensor's first scan and every run it requested are done."""
     started = time.monotonic()
     with log.open("w") as out:
-        proc = subprocess.Popen([*NOUS, "run", "--since", since, "--port", str(port)], env=env, stdout=out,
+        window = [] if since == "all" else ["--since", since]
+        proc = subprocess.Popen([*NOUS, "run", *window, "--port", str(port)], env=env, stdout=out,
                                 stderr=subprocess.STDOUT)
     home = env["DAGSTER_HOME"]
     serving = scanned = None
@@ -133,7 +150,7 @@ def time_first_run(env: dict[str, str], since: str, port: int, log: Path) -> dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--since", default="2025-09-01", help="history to take (covers the shared transcripts)")
+    parser.add_argument("--since", default="all", help="history to take (default all: every day on disk)")
     parser.add_argument("--workdir", help="scratch directory (default: a new temp dir)")
     parser.add_argument("--port", type=int, default=3999)
     args = parser.parse_args()
@@ -145,20 +162,24 @@ def main() -> None:
     env = fresh(work / "backfill")
     backfill_s = time_backfill(env, args.since)
     backfill_runs = runs_per_partition(env["DAGSTER_HOME"])
+    backfill_store = store_figures(env)
     print(f"nous backfill --since {args.since}: {backfill_s:.1f}s; runs per partition {backfill_runs}")
 
     env = fresh(work / "first-run")
     first = time_first_run(env, args.since, args.port, work / "first-run.log")
     first_runs = runs_per_partition(env["DAGSTER_HOME"])
+    first_store = store_figures(env)
     print(f"nous run --since {args.since}: initial backfill done {first['initial_backfill_done_s']}s, sensor "
           f"settled {first['sensor_settled_s']}s (first scan: {first['first_scan']}); runs per partition {first_runs}")
     results = {
         "since": args.since,
         "backfill_s": round(backfill_s, 1),
         "backfill_runs_per_partition": backfill_runs,
+        "backfill_store": backfill_store,
         "backfill_embedding_steps_s": embedding_steps(str(work / "backfill" / "dagster")),
         "first_run": first,
         "first_run_runs_per_partition": first_runs,
+        "first_run_store": first_store,
         "first_run_embedding_steps_s": embedding_steps(env["DAGSTER_HOME"]),
         "max_runs_per_partition": max([*first_runs.values(), 0]),
         "load_average": os.getloadavg(),

@@ -38,7 +38,7 @@ def lower_floor(conn: Connection, first: str, last: str | None = None) -> str:
     return first
 
 
-DEFAULT_WINDOW_DAYS = 90  # `nous run` / `nous backfill` default history window (--since 90d)
+DEFAULT_WINDOW_DAYS = 90  # `nous backfill` default history window (--since 90d); `nous run` takes all
 
 
 def floor_or_default(conn: Connection, today: date) -> str:
