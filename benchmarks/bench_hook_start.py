@@ -12,7 +12,7 @@ load average before and after (the machine is shared). ``--old`` adds the previo
 
 Without ``--data-dir`` a store is built with the bench corpus (``--memories`` learnings over 100 projects)
 and the pipeline's cache builder; every start names one of its project directories, or ``--cwd`` (e.g. a real
-git checkout: the fingerprint then also reads its recent files with two ``git`` processes).
+git checkout: the branch is read from its ``.git`` files).
 """
 
 from __future__ import annotations

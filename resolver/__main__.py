@@ -53,8 +53,6 @@ USER_PROMPT_LIMIT_S = 0.15
 EXIT_MARGIN_S = 0.01  # left for writing the output and exiting
 TYPICAL_STARTUP_S = 0.04  # assumed interpreter start-up where the process age cannot be read
 MARKER_BUDGET_S = 0.05  # stop and pre-compact: drop the signal rather than hold up the session
-SESSION_START_GIT_TIMEOUT_S = 0.15
-USER_PROMPT_GIT_TIMEOUT_S = 0.05
 LOG_MAX_BYTES = 256 * 1024
 TEST_DELAY_ENV = "NOUS_RESOLVER_TEST_DELAY"
 PROMPT_HOOK_ENV = "NOUS_ENABLE_USERPROMPTSUBMIT"
@@ -206,7 +204,7 @@ def _drain_stdin() -> None:
         pass
 
 
-def _inject(command: str, event_output, source: str, git_timeout: float, *, only_new: bool = False) -> None:
+def _inject(command: str, event_output, source: str, *, only_new: bool = False) -> None:
     """The guarded body of session-start / user-prompt-submit (raises; the caller fails open).
 
     session-start injects what :func:`resolver.inject.select` chooses for the payload's ``source`` (the one
@@ -223,7 +221,7 @@ def _inject(command: str, event_output, source: str, git_timeout: float, *, only
     if command == "session-start":
         from resolver import inject
 
-        found = inject.select(payload, db, git_timeout=git_timeout)
+        found = inject.select(payload, db)
         if found is None or not found.text:
             return
         text, memory_ids, source = found.text, found.memory_ids, found.source
@@ -232,7 +230,7 @@ def _inject(command: str, event_output, source: str, git_timeout: float, *, only
         from resolver import fingerprint
 
         session_id = hook_io.payload_str(payload, "session_id")
-        fp = fingerprint.build_fingerprint(hook_io.payload_str(payload, "cwd") or os.getcwd(), timeout=git_timeout)
+        fp = fingerprint.build_fingerprint(hook_io.payload_str(payload, "cwd") or os.getcwd())
         packet = cache.best_packet(db, fp, source, session_id=session_id)
         if packet is None:
             return
@@ -269,7 +267,7 @@ def session_start() -> int:
     return _guarded(
         "session-start",
         _budget(SESSION_START_LIMIT_S, HOOK_DEADLINE_S),
-        lambda: _inject("session-start", hook_io.session_start_output, "startup", SESSION_START_GIT_TIMEOUT_S),
+        lambda: _inject("session-start", hook_io.session_start_output, "startup"),
     )
 
 
@@ -284,7 +282,7 @@ def user_prompt_submit() -> int:
         "user-prompt-submit",
         _budget(USER_PROMPT_LIMIT_S, PROMPT_DEADLINE_S),
         lambda: _inject(
-            "user-prompt-submit", hook_io.user_prompt_submit_output, "prompt", USER_PROMPT_GIT_TIMEOUT_S, only_new=True
+            "user-prompt-submit", hook_io.user_prompt_submit_output, "prompt", only_new=True
         ),
     )
 

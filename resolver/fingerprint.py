@@ -1,33 +1,19 @@
 """A cheap fingerprint of the working directory, for picking the injection packet (standard library only).
 
-Budget ~10 ms plus two git processes run in parallel under ``timeout``. Reads ``.git/HEAD`` directly for
-the branch, lists the top level of ``cwd`` (and the repository root) for manifests, and never walks deeper.
+Budget ~10 ms and no process: the hook must never start one (a ``git status``/``git log`` pair cost more
+than the whole rest of a SessionStart and made it slower than the bare interpreter). Reads ``.git/HEAD``
+directly for the branch, lists the top level of ``cwd`` (and the repository root) for manifests, and never
+walks deeper. What the project's sessions touch most is already in each cached packet's terms (the pipeline
+mines it from the transcripts), so the session side needs no file history of its own.
 """
 
 from __future__ import annotations
 
 import os
-import time
 
 from resolver.project import default_project, find_dot_git, read_repository, redact_name
 
-MAX_RECENT_FILES = 20
 MAX_TERMS = 64
-GIT_LOG_COMMITS = 15
-
-EXTENSION_TAGS = {
-    ".py": "python", ".pyi": "python", ".pyx": "python", ".ipynb": "python",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
-    ".rs": "rust", ".go": "go", ".ex": "elixir", ".exs": "elixir", ".heex": "elixir",
-    ".rb": "ruby", ".erb": "ruby", ".java": "java", ".kt": "kotlin", ".kts": "kotlin", ".scala": "scala",
-    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
-    ".cs": "csharp", ".fs": "fsharp", ".swift": "swift", ".m": "objc", ".php": "php", ".dart": "dart",
-    ".lua": "lua", ".zig": "zig", ".hs": "haskell", ".ml": "ocaml", ".clj": "clojure", ".erl": "erlang",
-    ".jl": "julia", ".r": "r", ".sql": "sql", ".sh": "shell", ".bash": "shell", ".zsh": "shell",
-    ".vue": "vue", ".svelte": "svelte", ".tf": "terraform", ".proto": "protobuf", ".nix": "nix",
-    ".css": "css", ".scss": "css", ".html": "html",
-}  # fmt: skip
 
 MANIFEST_TAGS = {
     "pyproject.toml": ("python",), "requirements.txt": ("python",), "setup.py": ("python",),
@@ -51,29 +37,25 @@ _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _DIGIT = frozenset("0123456789")
 
 
-def build_fingerprint(cwd: str, *, timeout: float = 0.15) -> dict:
-    """``project_id``, ``branch``, ``recent_files``, ``stack`` and ``terms`` for ``cwd``.
+def build_fingerprint(cwd: str) -> dict:
+    """``project_id``, ``branch``, ``stack`` and ``terms`` for ``cwd``, from files only.
 
     ``project_id`` is the repository's (its main checkout's encoding, read from the ``.git`` files, see
     :mod:`resolver.project`) or the cwd's outside one; the cache maps it through the pipeline's aliases.
     ``cwd`` and ``repository`` are kept for that lookup; ``cwd`` and ``branch`` come with their tokens redacted
-    (:func:`resolver.project.redact_name`), the form the pipeline's packets record. Git history is read with
-    two subprocesses bounded by ``timeout`` seconds; on a timeout (or with no repository) ``recent_files`` is
-    empty and the rest still comes from the file system. Identity never runs a process.
+    (:func:`resolver.project.redact_name`), the form the pipeline's packets record.
     """
     cwd = os.path.abspath(cwd or os.getcwd())
     repo = read_repository(cwd)
     root = repo.root if repo is not None else None
     branch = read_branch(repo.git_dir) if repo is not None else None
-    recent = recent_files(root, timeout=timeout) if root else []
-    stack = sorted(_stack_tags(cwd, root, recent))
+    stack = sorted(_stack_tags(cwd, root))
     named, branch = redact_name(cwd), redact_name(branch) if branch else branch  # as the pipeline stores them
     return {
         "project_id": default_project(cwd, repo),
         "branch": branch,
-        "recent_files": recent,
         "stack": stack,
-        "terms": _terms(named, branch, stack, recent),
+        "terms": _terms(named, branch, stack),
         "cwd": named,
         "repository": repo,
     }
@@ -107,117 +89,8 @@ def read_branch(git_dir: str) -> str | None:
     return None
 
 
-def recent_files(root: str, *, timeout: float = 0.15) -> list[str]:
-    """Up to 20 repository-relative paths: uncommitted changes first, then files of the last 15 commits."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")  # never take index.lock
-    base = ["git", "-c", "core.quotepath=off", "-C", root]
-    outputs = _run_parallel(
-        {
-            "status": [*base, "status", "--porcelain", "-z", "--untracked-files=no"],
-            "log": [*base, "log", "-n", str(GIT_LOG_COMMITS), "--name-only", "--pretty=format:", "--no-color"],
-        },
-        env,
-        timeout,
-    )
-    files: list[str] = []
-    seen: set[str] = set()
-    for path in _parse_status(outputs.get("status", b"")) + _parse_log(outputs.get("log", b"")):
-        if path and path not in seen:
-            seen.add(path)
-            files.append(path)
-            if len(files) >= MAX_RECENT_FILES:
-                break
-    return files
-
-
-def _run_parallel(commands: dict[str, list[str]], env: dict[str, str], timeout: float) -> dict[str, bytes]:
-    """Stdout of each command that exits 0 within ``timeout`` seconds, all run at once.
-
-    ``os.posix_spawnp`` and ``select.poll`` instead of ``subprocess``, whose import alone costs ~5 ms of
-    the hook's budget. Stdin and stderr are /dev/null; a command still running at the deadline is killed.
-    """
-    if not hasattr(os, "posix_spawnp"):
-        return {}
-    import select
-    import signal
-
-    deadline = time.monotonic() + timeout
-    running: dict[int, list] = {}  # read fd -> [name, pid, chunks, exit code or None]
-    try:
-        for name, argv in commands.items():
-            read_fd, write_fd = os.pipe()
-            try:
-                pid = os.posix_spawnp(
-                    argv[0],
-                    argv,
-                    env,
-                    file_actions=[
-                        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                        (os.POSIX_SPAWN_DUP2, write_fd, 1),
-                        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-                    ],
-                )
-            except OSError:  # git not installed
-                os.close(read_fd)
-                return {}
-            finally:
-                os.close(write_fd)
-            running[read_fd] = [name, pid, [], None]
-        poller = select.poll()
-        pending = set(running)
-        for fd in pending:
-            poller.register(fd, select.POLLIN)
-        while pending:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            for fd, _event in poller.poll(max(1, int(remaining * 1000))):
-                data = os.read(fd, 65536)
-                if data:
-                    running[fd][2].append(data)
-                else:  # EOF: the command is done
-                    poller.unregister(fd)
-                    pending.discard(fd)
-                    running[fd][3] = os.waitstatus_to_exitcode(os.waitpid(running[fd][1], 0)[1])
-        return {name: b"".join(chunks) for name, _pid, chunks, code in running.values() if code == 0}
-    finally:
-        for fd, (_name, pid, _chunks, code) in running.items():
-            os.close(fd)
-            if code is None:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
-                except OSError:
-                    pass
-
-
-def _parse_status(raw: bytes) -> list[str]:
-    """Paths from ``git status --porcelain -z`` (a rename's second field is its old path: skipped)."""
-    entries = raw.decode("utf-8", errors="replace").split("\0")
-    paths, skip = [], False
-    for entry in entries:
-        if skip:
-            skip = False
-            continue
-        if len(entry) < 4:
-            continue
-        status, path = entry[:2], entry[3:]
-        paths.append(path)
-        skip = "R" in status or "C" in status
-    return paths
-
-
-def _parse_log(raw: bytes) -> list[str]:
-    return [line.strip() for line in raw.decode("utf-8", errors="replace").splitlines() if line.strip()]
-
-
-def _stack_tags(cwd: str, root: str | None, recent: list[str]) -> set[str]:
+def _stack_tags(cwd: str, root: str | None) -> set[str]:
     tags: set[str] = set()
-    for path in recent:
-        name = path.rsplit("/", 1)[-1]
-        tags.update(MANIFEST_TAGS.get(name.lower(), ()))
-        tags.add(EXTENSION_TAGS.get(os.path.splitext(name)[1].lower(), ""))
     for directory in {cwd, root} - {None}:
         try:
             names = os.listdir(directory)
@@ -272,16 +145,8 @@ def _camel_words(text: str) -> list[str]:
     return words
 
 
-def _terms(cwd: str, branch: str | None, stack: list[str], recent: list[str]) -> list[str]:
-    candidates = list(stack)
-    candidates += split_words(os.path.basename(cwd))
-    candidates += split_words(branch or "")
-    for path in recent:
-        parts = path.split("/")
-        stem = os.path.splitext(parts[-1])[0]
-        candidates += split_words(stem)
-        if len(parts) > 1:
-            candidates += split_words(parts[-2])
+def _terms(cwd: str, branch: str | None, stack: list[str]) -> list[str]:
+    candidates = [*stack, *split_words(os.path.basename(cwd)), *split_words(branch or "")]
     terms: list[str] = []
     seen: set[str] = set()
     for word in candidates:

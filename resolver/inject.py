@@ -46,7 +46,6 @@ COMPACT_SECTIONS = frozenset({"Project brief", "How to work with this user", "Wo
 NOTE_SECTIONS = frozenset({"Interventions", "Notes"})  # observer notes: no memory id behind their lines
 PARENT_FIELDS = ("parent_session_id", "forked_from_session_id", "forkedFromSessionId", "fork_parent_session_id")
 TRANSCRIPT_HEAD_BYTES = 64 * 1024  # enough for the first records of a forked transcript
-DEFAULT_GIT_TIMEOUT_S = 0.15
 RESUME_NOTE = "_Resumed session: only what is new since this session's last Nous packet._"
 COMPACT_NOTE = "_After compaction: the project brief, working rules, quality gates and gotchas again._"
 
@@ -82,13 +81,13 @@ def read_source(payload) -> str:
     return source if source in SOURCES else "startup"
 
 
-def context_for(payload: dict, db_path, *, git_timeout: float = DEFAULT_GIT_TIMEOUT_S) -> str:
+def context_for(payload: dict, db_path) -> str:
     """The ``additionalContext`` the SessionStart hook prints for ``payload`` now ('' for none); logs nothing."""
-    found = select(payload, db_path, git_timeout=git_timeout)
+    found = select(payload, db_path)
     return found.text if found is not None else ""
 
 
-def select(payload: dict, db_path, *, git_timeout: float = DEFAULT_GIT_TIMEOUT_S) -> Injection | None:
+def select(payload: dict, db_path) -> Injection | None:
     """The injection for a SessionStart ``payload`` (see the module doc), or None when there is no packet.
 
     Reads only; raises ``sqlite3.Error``/``OSError`` on a missing or locked database (the hook fails open).
@@ -99,7 +98,7 @@ def select(payload: dict, db_path, *, git_timeout: float = DEFAULT_GIT_TIMEOUT_S
     # the payload's cwd names the project even when it is not a directory here (moved, remote, deleted);
     # only a missing cwd falls back to ours
     cwd = hook_io.payload_str(payload, "cwd") or os.getcwd()
-    fp = fingerprint.build_fingerprint(cwd, timeout=git_timeout)
+    fp = fingerprint.build_fingerprint(cwd)
     packet = cache.best_packet(db_path, fp, source, session_id=session_id or None)
     if packet is None:
         return None

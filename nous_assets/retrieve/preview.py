@@ -40,25 +40,23 @@ def hook_context(db_path, cwd: str, source: str = "startup", session_id: str | N
     """The additionalContext the SessionStart hook would print for a session starting in ``cwd`` with ``source``
     (and, for resume/fork, ``session_id``), from the resolver's own function (``resolver.inject.select``, which
     the hook calls) in this process; reads only, logs nothing."""
-    from resolver.__main__ import SESSION_START_GIT_TIMEOUT_S
-
     payload = {"hook_event_name": "SessionStart", "cwd": cwd, "source": source, "session_id": session_id or ""}
     try:
         from resolver import inject
     except ImportError:  # a resolver from before source-aware injection: the packet it picked, whole
-        return _best_packet_view(db_path, cwd, source, session_id, SESSION_START_GIT_TIMEOUT_S)
-    found = inject.select(payload, os.fspath(db_path), git_timeout=SESSION_START_GIT_TIMEOUT_S)
+        return _best_packet_view(db_path, cwd, source, session_id)
+    found = inject.select(payload, os.fspath(db_path))
     if found is None:
-        return _no_packet(db_path, cwd, SESSION_START_GIT_TIMEOUT_S)
+        return _no_packet(db_path, cwd)
     return HookView(found.text, tuple(found.memory_ids), found.project_id, found.cache_key, found.scope,
                     found.fingerprint)  # fmt: skip
 
 
-def _no_packet(db_path, cwd: str, git_timeout: float) -> HookView:
+def _no_packet(db_path, cwd: str) -> HookView:
     """No packet for ``cwd``: still say which project the hook took it for (the resolver's own resolution)."""
     from resolver import cache_read, fingerprint
 
-    fp = fingerprint.build_fingerprint(cwd, timeout=git_timeout)
+    fp = fingerprint.build_fingerprint(cwd)
     conn = cache_read.connect_readonly(db_path)
     try:
         project_id = cache_read.resolve_project(conn, fp)
@@ -67,10 +65,10 @@ def _no_packet(db_path, cwd: str, git_timeout: float) -> HookView:
     return HookView("", (), project_id, None, "", fp)
 
 
-def _best_packet_view(db_path, cwd: str, source: str, session_id: str | None, git_timeout: float) -> HookView:
+def _best_packet_view(db_path, cwd: str, source: str, session_id: str | None) -> HookView:
     from resolver import cache_read, fingerprint, hook_io
 
-    fp = fingerprint.build_fingerprint(cwd, timeout=git_timeout)
+    fp = fingerprint.build_fingerprint(cwd)
     packet = cache_read.best_packet(db_path, fp, source, session_id=session_id)
     if packet is None:
         return HookView("", (), str(fp.get("project_id") or ""), None, "", fp)
