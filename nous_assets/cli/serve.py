@@ -51,14 +51,15 @@ def _new_days(settings: Settings, floor: str) -> list[str]:
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """``nous run``; Ctrl-C at any moment stops it quietly with status 0 (what finished is kept).
 
-    Serving, the work runs in a child process outside the terminal's process group (:func:`in_own_group`);
-    ``--no-serve`` runs in this process (tests call it in process).
+    Serving, or at a terminal, the work runs in a child process outside the terminal's process group
+    (:func:`in_own_group`); ``--no-serve`` without a terminal runs in this process (tests call it so).
     """
     import os
     import signal
 
-    if not args.no_serve and os.environ.get(WORKER_ENV) != "1":
-        return in_own_group(["--since", args.since, "--host", args.host, "--port", str(args.port)])
+    if os.environ.get(WORKER_ENV) != "1" and (not args.no_serve or (sys.stdin is not None and sys.stdin.isatty())):
+        extra = ["--no-serve"] if args.no_serve else []
+        return in_own_group(["--since", args.since, "--host", args.host, "--port", str(args.port), *extra])
     before = signal.getsignal(signal.SIGINT)
     stop_quietly_on_interrupt()  # also when started from a shell that ignores SIGINT
     try:
