@@ -6,7 +6,7 @@ FAIL (the hook cannot inject, or the data is unusable), with the command that fi
 
 hooks
     our entries in the user's (and this directory's project) ``settings.json``; the interpreter they run
-    exists and answers ``-m resolver --version``; the data dir and database they record are this ones.
+    exists and runs the resolver (``--version``); the data dir and database they record are this ones.
 data dir / database
     exist, readable and writable, private (0700/0600), schema current.
 injection cache
@@ -179,7 +179,7 @@ def _entry_problems(ctx: Context, found: dict[str, list[tuple[Path, str | None, 
             if python not in versions:
                 versions[python] = resolver_version(python)
             if versions[python] is None:
-                problems.append((FAIL, f"{python} (the {event} hook's interpreter) cannot run `-m resolver`"))
+                problems.append((FAIL, f"{python} (the {event} hook's interpreter) cannot run the resolver"))
                 continue
             if os.path.abspath(python) != os.path.abspath(ctx.python):
                 problems.append((WARN, f"{event} hook runs {python}, not this interpreter {ctx.python}"))

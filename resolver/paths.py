@@ -6,7 +6,7 @@ calls these same functions with its environment, so the hook and the pipeline ca
 Claude Code runs hooks with its own environment, which rarely has ``NOUS_DATA_DIR``: a data dir set
 for ``make run`` alone would leave the hook reading the default location, finding nothing and
 injecting nothing. So ``nous hooks install`` records the data dir (and the database, when it is not
-``<data dir>/cortex.db``) in the hook command itself (``… -m resolver session-start --data-dir DIR``),
+``<data dir>/cortex.db``) in the hook command itself (``… resolver/launch.py session-start --data-dir DIR``),
 and :func:`record` makes those recorded paths win over the environment for this process. With nothing
 recorded (an older install, a hand-written command) the environment and the defaults apply as before.
 """

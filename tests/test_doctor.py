@@ -130,7 +130,7 @@ def test_hooks_recording_nothing_fail_when_this_data_dir_is_not_the_default(heal
 
 @pytest.mark.parametrize(
     ("python", "expected"),
-    [("/nonexistent/venv/bin/python", "does not exist"), ("/bin/sh", "cannot run `-m resolver`")],
+    [("/nonexistent/venv/bin/python", "does not exist"), ("/bin/sh", "cannot run the resolver")],
     ids=["gone", "not-a-python-with-nous"],
 )
 def test_hooks_with_a_broken_interpreter_fail(healthy, python: str, expected: str) -> None:

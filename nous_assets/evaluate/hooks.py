@@ -1,7 +1,7 @@
 """`nous bench hooks`: SessionStart latency of the real resolver process, per corpus size and cache state.
 
 For each corpus (default 1,000 and 10,000 memories over 100 projects) the injection cache is built by
-the pipeline's cache builder, then the command ``nous hooks install`` writes (``python -I -m resolver
+the pipeline's cache builder, then the command ``nous hooks install`` writes (``python -I -S …/resolver/launch.py
 session-start --data-dir …``, no NOUS_* variable in the environment) is run ``starts`` times
 with hook JSON on stdin (a random project's cwd each time), timing the whole process:
 
