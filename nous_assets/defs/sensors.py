@@ -24,6 +24,7 @@ from nous_assets.defs.partitions import daily
 from nous_assets.defs.resources import NousResource
 from nous_assets.defs.runs import in_flight_days, in_flight_runs
 from nous_assets.embed.backlog import embedding_backlog
+from nous_assets.extract.auto_memory import changed_since_ingest
 from nous_assets.store.floor import floor_or_default
 from nous_assets.store.queue import days_awaiting_retry
 
@@ -87,7 +88,8 @@ def _skip_reason(busy: list[str]) -> str:
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Watches the Claude Code transcript directory; requests one run for each day whose files "
     "gained complete lines since their cursor, unless a queued or running run covers that day or it is "
-    "before the ingest floor. The Stop hook's wake marker triggers an immediate scan.",
+    "before the ingest floor; when only Claude Code's auto-memory files changed, one run for today takes their "
+    "notes in. The Stop hook's wake marker triggers an immediate scan.",
 )
 def transcript_watch(context: dg.SensorEvaluationContext, nous: NousResource):
     settings = nous.settings()
@@ -100,6 +102,7 @@ def transcript_watch(context: dg.SensorEvaluationContext, nous: NousResource):
     with nous.connection() as conn:
         new = plan_new_data(settings, conn)
         floor = floor_or_default(conn, datetime.now(UTC).date())
+        notes = changed_since_ingest(conn, settings.claude_config_dir) if not new.dates else None
     days, busy = wanted_days(new.dates, max(floor, settings.partition_start), context.instance)
     requests = [
         dg.RunRequest(
@@ -109,6 +112,10 @@ def transcript_watch(context: dg.SensorEvaluationContext, nous: NousResource):
         )
         for day in days
     ]
+    if notes is not None:  # Claude Code wrote an auto-memory note and no transcript line came with it
+        today, _ = wanted_days([_today()], _today(), context.instance)
+        requests += [dg.RunRequest(partition_key=d, run_key=f"fs_watch:auto-memory:{notes}",
+                                   tags={SOURCE_TAG: "fs_watch", "nous/reason": "auto-memory changed"}) for d in today]
     return dg.SensorResult(
         run_requests=requests, cursor=str(time.time()), skip_reason=None if requests else _skip_reason(busy)
     )

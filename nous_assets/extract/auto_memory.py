@@ -30,7 +30,7 @@ from nous_assets.extract.concepts import extract_concepts, infer_domain
 from nous_assets.ids import learning_id_for
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.status import STATED
-from nous_assets.store import native_notes
+from nous_assets.store import meta, native_notes
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.events import EventStore, LearningEvent
 from nous_assets.timeutil import now_iso
@@ -39,6 +39,7 @@ from resolver.project import project_id_from_folder, redact_name
 EXTRACTOR_VERSION = "claude-auto-memory-1"
 MAX_FILES_PER_FOLDER = 200
 MAX_NOTE_CHARS = 2000
+STATE_KEY = "auto_memory_files"  # the memory files' state the last ingestion read (the watch sensor compares it)
 REWORDED = 0.5  # a new note sharing half the words of a removed one rewords it: it supersedes
 # A topic file's front matter ``type`` (Claude Code's memory types) -> the packet section's kind.
 KIND_OF_TYPE = {"user": "preference", "feedback": "preference", "project": "decision", "reference": "architecture"}
@@ -171,6 +172,7 @@ def ingest_auto_memory(
         stats.skipped = status.why
         return stats
     store = EventStore(conn)
+    state = files_state(config_dir)  # before reading: a note written meanwhile shows as a change next time
     present: set[str] = set()
     for folder, memory in memory_folders(config_dir):
         try:
@@ -190,7 +192,30 @@ def ingest_auto_memory(
         if memory_folders_has(config_dir, folder):
             with atomic(conn):
                 _ingest_file(conn, store, folder, None, name, source, stats)
+    with atomic(conn):
+        meta.put(conn, STATE_KEY, state)
     return stats
+
+
+def files_state(config_dir: Path) -> str:
+    """A digest of every auto-memory file's path, size and mtime: it changes when Claude Code writes a note."""
+    states = []
+    for folder, memory in memory_folders(config_dir):
+        try:
+            for path in sorted(memory.glob("*.md"))[:MAX_FILES_PER_FOLDER]:
+                st = path.stat()
+                states.append(f"{folder}/{path.name}|{st.st_size}|{st.st_mtime_ns}")
+        except OSError:
+            continue
+    return hashlib.sha256("\n".join(states).encode()).hexdigest()[:16]
+
+
+def changed_since_ingest(conn: Connection, config_dir: Path) -> str | None:
+    """The files' state when it differs from what the last ingestion read (None: nothing new). Lets the watch
+    sensor start a run for a note Claude Code wrote with no transcript line to go with it."""
+    state = files_state(config_dir)
+    before = meta.get(conn, STATE_KEY) or hashlib.sha256(b"").hexdigest()[:16]  # never ingested: as if no files
+    return None if state == before else state
 
 
 def memory_folders_has(config_dir: Path, folder: str) -> bool:

@@ -102,3 +102,20 @@ def test_auto_memory_notes_are_ingested_with_provenance_once_and_superseded_when
             n.content for n in native_notes.listing(conn)}
     finally:
         conn.close()
+
+    # the watch sensor starts a run when only the memory files changed (Claude Code wrote a note, no transcript line)
+    import dagster as dg
+
+    from nous_assets.defs.sensors import transcript_watch
+
+    def watch():
+        return transcript_watch(dg.build_sensor_context(instance=p.instance, resources={"nous": p.resource()}))
+
+    assert not watch().run_requests  # everything read
+    (memory / "deploys.md").write_text("Deploys go out on Tuesdays only.\n")
+    [request] = watch().run_requests
+    assert request.tags["nous/reason"] == "auto-memory changed" and request.run_key.startswith("fs_watch:auto-memory:")
+    p.run([request.partition_key], source="fs_watch")
+    assert not watch().run_requests
+    assert p.count("SELECT count(*) FROM learning_events WHERE json_extract(payload_json, '$.content') = "
+                   "'Deploys go out on Tuesdays only.'") == 1  # fmt: skip
