@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -291,12 +292,22 @@ archive.archive(conn, archive_dir, "2025-06-01T00:00:00.000000Z", **kwargs)
 
 
 @pytest.fixture(scope="module")
-def clean_run(tmp_path_factory):
-    """Event counts of a clean (never killed) archive of the kill test's history."""
-    tmp = tmp_path_factory.mktemp("clean")
-    conn = open_db(tmp / "cortex.db", create=True)
+def kill_history_db(tmp_path_factory) -> Path:
+    """The kill tests' history appended and projected once (30,000 events, ~10 s): each test works on a copy."""
+    db = tmp_path_factory.mktemp("kill-history") / "cortex.db"
+    conn = open_db(db, create=True)
     EventStore(conn).append_many(_kill_history())
     project(conn)
+    conn.close()  # the last close folds the WAL into the file
+    return db
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory, kill_history_db):
+    """Event counts of a clean (never killed) archive of the kill test's history."""
+    tmp = tmp_path_factory.mktemp("clean")
+    shutil.copyfile(kill_history_db, tmp / "cortex.db")
+    conn = open_db(tmp / "cortex.db")
     report = lifecycle.archive(conn, tmp / "archive", "2025-06-01T00:00:00.000000Z")
     live = conn.execute("SELECT count(*) FROM learning_events").fetchone()[0]
     conn.close()
@@ -313,11 +324,12 @@ def _kill_history() -> list:
 
 
 @pytest.mark.parametrize("where", ["mid-segment", "before-move", "in-transaction"])
-def test_kill_9_during_archive_then_rerun_loses_and_duplicates_nothing(tmp_path, where, clean_run, nous_env):
+def test_kill_9_during_archive_then_rerun_loses_and_duplicates_nothing(
+    tmp_path, where, kill_history_db, clean_run, nous_env
+):
     db = tmp_path / "cortex.db"
-    conn = open_db(db, create=True)
-    EventStore(conn).append_many(_kill_history())
-    project(conn)
+    shutil.copyfile(kill_history_db, db)
+    conn = open_db(db)
     original = _stream(conn)
     conn.close()
     archive_dir = tmp_path / "archive"
