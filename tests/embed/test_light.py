@@ -14,13 +14,15 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from nous_assets.embed.light import MAX_TOKENS, LightMiniLM, load_weights
+from nous_assets.embed.light import MAX_TOKENS, LightMiniLM, load_weights, token_ids
 from nous_assets.embed.local import LocalMiniLM, resolve_precision, variant_name
 from nous_assets.embed.registry import get_query_embedder
+from nous_assets.embed.wordpiece import FAST_RANGES, WordPiece
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.settings import EmbedSettings, Settings
@@ -88,7 +90,34 @@ def test_vectors_match_sentence_transformers_on_real_text(real_texts):
     tokenizer.no_padding()
     tokenizer.no_truncation()
     lengths = [len(tokenizer.encode(t).ids) for t in real_texts]
+    assert any(vocab_free(t) for t in real_texts), "the sample should include non-Latin text (tokenizers' path)"
     assert max(lengths) > MAX_TOKENS, "the sample should include texts that get truncated"
+
+
+def _rust() -> Any:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(_model_dir() / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    return tokenizer
+
+
+def test_python_wordpiece_gives_the_ids_of_tokenizers(real_texts):
+    """Every codepoint of the Python path's ranges inside, before and after a word, and the real texts (some
+    non-Latin: those go to ``tokenizers``) tokenize to exactly the ids of ``tokenizers`` with tokenizer.json."""
+    rust = _rust()
+    vocab = WordPiece.from_file(_model_dir() / "vocab.txt")
+    codepoints = [c for start, end in FAST_RANGES for c in range(start, end)]
+    probes = ["ab" + chr(c) + "cd " + chr(c) + " x" + chr(c) for c in codepoints]
+    probes += ["Café NAÏVE naïve Ǆemo ΣΟΦΙΑ σοφίας ß İstanbul \t\u00a0tab\u2003em  «quotes» ¿qué? x²", "x" * 150]
+    for text, expected in zip(probes, rust.encode_batch(probes), strict=True):
+        assert vocab.encode(text, MAX_TOKENS) == expected.ids, repr(text)
+    fast = [t for t in real_texts if vocab.encode(t, MAX_TOKENS) is not None]
+    assert len(fast) > len(real_texts) // 2  # most transcript text takes the Python path
+    assert [token_ids(t) for t in real_texts] == [e.ids for e in rust.encode_batch(real_texts)]
+    assert vocab.encode("日本語のテキスト", MAX_TOKENS) is None
+    assert token_ids("日本語のテキスト") == rust.encode("日本語のテキスト").ids
 
 
 def test_one_text_alone_equals_it_in_a_padded_batch(real_texts):
@@ -97,6 +126,11 @@ def test_one_text_alone_equals_it_in_a_padded_batch(real_texts):
     batch = encoder.embed(real_texts[:8])
     alone = np.vstack([encoder.embed([t]) for t in real_texts[:8]])
     assert np.min(np.sum(batch * alone, axis=1)) >= 0.99999
+
+
+def vocab_free(text: str) -> bool:
+    """Text the Python WordPiece leaves to ``tokenizers``."""
+    return WordPiece({"[CLS]": 0, "[SEP]": 1, "[UNK]": 2}).encode(text, MAX_TOKENS) is None
 
 
 def _model_dir() -> Path:
@@ -171,8 +205,8 @@ def test_nous_search_process_ranks_as_before_without_heavy_imports(float32_corpu
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     imported = {line.split("|")[-1].strip().split(".")[0] for line in out.stderr.splitlines() if "|" in line}
-    assert "nous_assets" in imported and "numpy" in imported and "tokenizers" in imported
-    assert not imported & set(HEAVY), sorted(imported & set(HEAVY))
+    assert "nous_assets" in imported and "numpy" in imported
+    assert not imported & {*HEAVY, "tokenizers"}, sorted(imported & {*HEAVY, "tokenizers"})  # an ASCII query
     printed = [(r["memory_id"], r["episodic"], round(r["score"], 3)) for r in json.loads(out.stdout)]
     conn = corpus_pipeline.conn()
     try:
