@@ -7,7 +7,7 @@ off) and the bare ``python -c pass`` so all three see the same machine load; one
 so the model file and database are in the page cache as on a laptop where search is used more than once.
 ``--torch-runs N`` also times N calls of today's path before the light encoder (the sentence-transformers model
 loaded in the process) for comparison. Prints median/p90 per mode, of wall time and of the process's CPU time
-(user + system: what the call takes on an idle core; wall adds the wait for a core), with the load average
+(user + system of all its threads: less load-dependent than wall, which adds the wait for a core), with the load average
 (2 cores shared by other work here: wall figures move with it) and saves them to
 ``benchmarks/results/search-cold-<time>.json``.
 
@@ -84,8 +84,8 @@ CPU: list[float] = []  # CPU seconds (user + system) of each timed process, in t
 
 def timed(cmd: list[str], env: dict[str, str]) -> float:
     """Wall seconds of one new process (output captured and checked: a failed search is not a fast one);
-    its CPU seconds go to ``CPU``: on a machine shared with other work, wall time is CPU time plus waiting
-    for a core, so CPU time is what a call would take on an idle core."""
+    its CPU seconds (all threads) go to ``CPU``: on a machine shared with other work, wall time also counts
+    the wait for a core."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     _run(cmd, env)
