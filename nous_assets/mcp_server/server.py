@@ -1,8 +1,9 @@
 """The MCP wiring: ``nous mcp`` serves the tool functions over stdio with the official ``mcp`` SDK.
 
 This is the one module that knows the SDK. Settings are read once, by the caller, before the server
-starts; the embedder is made once and loads MiniLM on the first query that needs it (seconds, once per
-process). Each call opens its own read-only use of ``cortex.db`` (calls run on worker threads, and a
+starts; the embedder is made once (the query encoder :func:`~nous_assets.embed.registry.get_query_embedder`
+picks: torch-free for float32 vectors, so the first recall does not wait seconds for torch). Each call
+opens its own read-only use of ``cortex.db`` (calls run on worker threads, and a
 SQLite connection belongs to its thread) and closes it before returning.
 
 Errors: an argument to fix, a missing or old database, a busy or damaged store all come back as a tool
@@ -69,10 +70,10 @@ class NousTools:
     @classmethod
     def from_settings(cls, settings: Settings) -> NousTools:
         """The configured embedder (the model itself loads on first use), or None: text-only retrieval."""
-        from nous_assets.embed.registry import get_embedder
+        from nous_assets.embed.registry import get_query_embedder
 
         try:
-            embedder = get_embedder(settings)
+            embedder = get_query_embedder(settings)
         except NousError as exc:
             log.warning("vectors unavailable (%s); recall searches text, concepts and graph only", exc)
             embedder = None
