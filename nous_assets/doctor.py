@@ -305,7 +305,7 @@ def check_ingest(ctx: Context) -> Check:
     finally:
         conn.close()
     if health.last_completed_at is None and not health.events:
-        return Check("last ingest", WARN, "nothing ingested yet", "run `make run` or `nous backfill --since 90d`")
+        return Check("last ingest", WARN, "nothing ingested yet", "run `make run` (it ingests all the history on disk)")
     when = health.last_completed_at or health.last_event_at
     message = f"last completed {when} ({_age(ctx.now, when)} ago); newest learning event {health.last_event_at}"
     if health.failed or health.dead_letter:
