@@ -11,6 +11,7 @@ When what those files say changes, the project's packets are rebuilt (:func:`cha
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 
@@ -43,10 +44,16 @@ def digest(native: NativeMemory | None) -> str:
 def changed(conn: Connection, project_id: str, native: NativeMemory | None) -> bool:
     """Whether what Claude Code loads for the project changed since its packets were last built (False the first
     time a project is seen with nothing loaded: there is nothing to take out)."""
-    before = meta.get(conn, DIGEST_KEY + project_id)
+    before = meta.get(conn, _digest_key(project_id))
     return (before or "-") != digest(native)
 
 
 def record(conn: Connection, project_id: str, native: NativeMemory | None) -> None:
     """Remember what the project's packets were built against (written with its packets)."""
-    meta.put(conn, DIGEST_KEY + project_id, digest(native))
+    meta.put(conn, _digest_key(project_id), digest(native))
+
+
+def _digest_key(project_id: str) -> str:
+    """The ``nous_meta`` key for a project: its id hashed, since a project id stored before redaction may carry
+    a secret from the folder name, and ``nous redact --rescan`` rewrites values, not keys."""
+    return DIGEST_KEY + hashlib.blake2b(project_id.encode("utf-8"), digest_size=8).hexdigest()
