@@ -184,6 +184,7 @@ def _ingest_stretch(instance, days: list[str], label: str, source: str, steps: i
     """One ranged run over ``days[0]..days[-1]``, shown as it goes and summarised."""
     from datetime import date
 
+    from nous_assets.cli.interrupts import check_stop
     from nous_assets.defs.backfill import run_range
     from nous_assets.defs.runs import cancel_superseded
 
@@ -194,6 +195,7 @@ def _ingest_stretch(instance, days: list[str], label: str, source: str, steps: i
     span = (date.fromisoformat(last) - date.fromisoformat(first)).days + 1
     progress = RunProgress(label, span, steps)
     result = run_range(first, last, instance=instance, source=source, on_event=progress)
+    check_stop()  # a Ctrl-C Dagster held and dropped at the run's end
     what = f"{len(days)} day(s) with activity, {first}..{last} in one run ({result.run_id[:8]})"
     if not result.success:
         progress.done(f"{what} FAILED in step {result.failed_step or '?'}: {result.error}")

@@ -46,3 +46,25 @@ def stop_quietly_on_interrupt() -> None:
     """For a long-running command that turns Ctrl-C into a quiet stop (``nous run``)."""
     signal.signal(signal.SIGINT, _quietly)
 
+
+STOP_SIGNAL = signal.SIGUSR1
+"""What ``nous run``'s parent sends its worker beside SIGINT (see :func:`stop_requested`)."""
+
+_stop = threading.Event()
+
+
+def watch_stop_signal() -> None:
+    """Note :data:`STOP_SIGNAL` in a flag that nothing resets.
+
+    While Dagster executes a run in this process it holds SIGINT (and SIGTERM) in a handler of its own and
+    forgets it when the run ends; a Ctrl-C that lands after the run's last event is lost, and ``nous run``
+    went on to serve as if nobody had asked. Dagster leaves this signal alone, so the flag survives the run:
+    :func:`check_stop` after each run and in the serving loop turns it into the usual quiet stop."""
+    signal.signal(STOP_SIGNAL, lambda signum, frame: _stop.set())
+
+
+def check_stop() -> None:
+    """Raise ``KeyboardInterrupt`` when a stop was asked for (see :func:`watch_stop_signal`)."""
+    if _stop.is_set():
+        raise KeyboardInterrupt
+

@@ -9,7 +9,7 @@ from pathlib import Path
 from nous_assets.cli.common import AddCommand, export_env, open_store
 from nous_assets.cli.database import cmd_init
 from nous_assets.cli.ingest import backfill, ingest_range, older_history_note, since_all, window
-from nous_assets.cli.interrupts import stop_quietly_on_interrupt
+from nous_assets.cli.interrupts import stop_quietly_on_interrupt, watch_stop_signal
 from nous_assets.cli.supervise import WORKER_ENV, in_own_group, serve
 from nous_assets.settings import Settings
 
@@ -62,6 +62,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         return in_own_group(["--since", args.since, "--host", args.host, "--port", str(args.port), *extra])
     before = signal.getsignal(signal.SIGINT)
     stop_quietly_on_interrupt()  # also when started from a shell that ignores SIGINT
+    watch_stop_signal()
     try:
         return _run(settings, args)
     except KeyboardInterrupt:

@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from nous_assets.cli.interrupts import STOP_SIGNAL, check_stop
+
 LOCATION = "nous_assets.definitions"
 """The code location's name: the module, as the repo's workspace.yaml names it (sensor state is keyed by it)."""
 
@@ -162,6 +164,7 @@ def serve(home: Path, host: str, port: int) -> int:
         for name, command in others.items():
             children.start(name, command, home)
         while True:
+            check_stop()
             gone = children.exited()
             if gone is not None:
                 print(f"nous: {gone[0]} exited with status {gone[1]}; stopping", file=sys.stderr)
@@ -197,6 +200,7 @@ def in_own_group(argv: list[str]) -> int:
         asked.append(signum)
         if child:
             with contextlib.suppress(ProcessLookupError):
+                os.kill(child[0].pid, STOP_SIGNAL)  # first: the flag must be set when the SIGINT is handled
                 os.kill(child[0].pid, signal.SIGINT)
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -205,7 +209,7 @@ def in_own_group(argv: list[str]) -> int:
     if asked:  # Ctrl-C while it was being started
         forward(asked[-1], None)
     status = child[0].wait()
-    if asked and status in (0, 130, -signal.SIGINT, -signal.SIGTERM):
+    if asked and status in (0, 130, -signal.SIGINT, -signal.SIGTERM, -STOP_SIGNAL):  # -STOP_SIGNAL: still importing
         return 0
     return status if status >= 0 else 128 - status
 
