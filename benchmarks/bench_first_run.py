@@ -30,10 +30,9 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
 NOUS = [sys.executable, "-m", "nous_assets.cli"]
 
 
-def fresh(root: Path) -> dict[str, str]:
-    """A copy of the shared transcripts in a Claude-style tree, with empty Nous and Dagster homes."""
+def store_env(root: Path) -> dict[str, str]:
+    """The environment that points Nous (and Dagster) at the store under ``root`` and nothing else."""
     projects = root / "home" / ".claude" / "projects"
-    shutil.copytree(SHARED, projects, ignore=shutil.ignore_patterns("*.md"))
     env = {
         **os.environ,
         "HOME": str(root / "home"),
@@ -45,6 +44,12 @@ def fresh(root: Path) -> dict[str, str]:
     for key in ("NOUS_DB_PATH", "NOUS_CONFIG_FILE", "XDG_DATA_HOME", "NOUS_EXTRACTOR"):
         env.pop(key, None)
     return env
+
+
+def fresh(root: Path) -> dict[str, str]:
+    """A copy of the shared transcripts in a Claude-style tree, with empty Nous and Dagster homes."""
+    shutil.copytree(SHARED, root / "home" / ".claude" / "projects", ignore=shutil.ignore_patterns("*.md"))
+    return store_env(root)
 
 
 def runs_per_partition(home: str) -> dict[str, int]:

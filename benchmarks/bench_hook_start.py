@@ -31,24 +31,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
-
-def _store(work: Path, memories: int) -> Path:
-    from nous_assets.evaluate.corpus import build_corpus
-    from nous_assets.retrieve.cache_build import build_cache
-    from nous_assets.settings import load_settings
-
-    data_dir = work / "data"
-    data_dir.mkdir(parents=True)
-    conn = build_corpus(data_dir / "cortex.db", memories, projects=100)
-    build_cache(conn, load_settings(), embedder=None, lake_dir=data_dir / "lake", force=True)
-    conn.close()
-    return data_dir
+sys.path.insert(0, str(REPO / "benchmarks"))
+from bench_hooks_ab import _corpus, _percentile  # noqa: E402
 
 
 def _installed_session_start(work: Path, data_dir: Path) -> str:
@@ -72,7 +56,7 @@ def main() -> int:
     from nous_assets.evaluate.corpus import project_cwd
 
     work = Path(tempfile.mkdtemp(prefix="nous-hook-start-"))
-    data_dir = Path(args.data_dir) if args.data_dir else _store(work, args.memories)
+    data_dir = Path(args.data_dir) if args.data_dir else _corpus(work, args.memories)
     installed = _installed_session_start(work, data_dir)
     commands = {"bare": [sys.executable, "-I", "-c", "pass"], "hook": shlex.split(installed)}
     if args.old:

@@ -31,26 +31,13 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data" / "transcripts"
 NOUS = [sys.executable, "-m", "nous_assets.cli"]
 QUERIES = ("sqlite migration failed", "how are hooks configured", "fix the failing test")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_first_run import store_env  # noqa: E402
+
 TORCH_SEARCH = (  # the pre-light path: the query embedded by sentence-transformers in the process
     "import sys; from nous_assets.embed import registry; registry.get_query_embedder = registry.get_embedder; "
     "from nous_assets.cli.main import main; sys.exit(main(sys.argv[1:]))"
 )
-
-
-def store_env(root: Path) -> dict[str, str]:
-    """The environment that points Nous (and Dagster) at the store under ``root`` and nothing else."""
-    projects = root / "home" / ".claude" / "projects"
-    env = {
-        **os.environ,
-        "HOME": str(root / "home"),
-        "CLAUDE_CONFIG_DIR": str(root / "home" / ".claude"),
-        "NOUS_DATA_DIR": str(root / "data"),
-        "NOUS_PROJECT_GLOB": str(projects / "**" / "*.jsonl"),
-        "DAGSTER_HOME": str(root / "dagster"),
-    }
-    for key in ("NOUS_DB_PATH", "NOUS_CONFIG_FILE", "XDG_DATA_HOME", "NOUS_EXTRACTOR"):
-        env.pop(key, None)
-    return env
 
 
 def build_or_reuse(root: Path, since: str) -> dict[str, str]:
