@@ -3,8 +3,8 @@
 ``packet`` prints what the SessionStart hook would inject for a directory now (the resolver's own code, in this
 process, logging nothing); ``--explain`` adds each line's status, evidence and rank, ``--why-not ID`` the rule
 that left a memory out. ``injected`` reads the access log: what the hooks injected into a past session.
-``forget`` writes tombstones after a confirmation and rebuilds the packets at once (:func:`rebuild_now`, which
-``nous review`` and ``nous feedback`` use too).
+``forget`` writes tombstones after a confirmation and rebuilds the packets at once
+(:func:`nous_assets.cli.rebuild.rebuild_now`, which ``nous review`` and ``nous feedback`` use too).
 """
 
 from __future__ import annotations
@@ -12,68 +12,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from nous_assets.cli.common import EXIT_CONFIG, EXIT_ERROR, PROJECT_HELP, AddCommand, canonical, open_store, project_arg
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
 
 SOURCES = ("startup", "resume", "clear", "compact", "fork")
-
-
-def rebuild_now(settings: Settings) -> int:
-    """Run the projection -> interventions -> cache steps now (one Dagster run, in-process) so a correction shows
-    in the next session's packet; 0 when done, else the one-line reason (the events stay: the next run applies
-    them)."""
-    import dagster as dg
-
-    from nous_assets.defs.corrections import CORRECTION_STEPS, rebuild_packets
-    from nous_assets.defs.instance import ensure_dagster_home
-    from nous_assets.defs.resources import NousResource
-
-    home, _ = ensure_dagster_home(settings)
-    print(f"packets: rebuilding now ({' -> '.join(CORRECTION_STEPS)}, one run in {home})…", file=sys.stderr,
-          flush=True)  # fmt: skip
-    started = time.monotonic()
-    with _ticking("packets: rebuilding"), dg.DagsterInstance.from_config(str(home)) as instance:
-        outcome = rebuild_packets(instance=instance, resource=NousResource.of(settings))
-    took = time.monotonic() - started
-    if not outcome.success:
-        print(f"packets: not rebuilt ({outcome.error}); the next pipeline run applies the change", file=sys.stderr)
-        return EXIT_ERROR
-    print(f"packets: rebuilt in {took:.1f}s ({outcome.projects_rebuilt} project(s) changed; run "
-          f"{outcome.run_id[:8]})", file=sys.stderr)  # fmt: skip
-    return 0
-
-
-@contextmanager
-def _ticking(label: str, stream=None) -> Iterator[None]:
-    """On a terminal, ``label… 3s`` redrawn every half second while the body runs (a rebuild takes seconds)."""
-    stream = stream or sys.stderr
-    if not stream.isatty():
-        yield
-        return
-    import threading
-
-    done = threading.Event()
-    started = time.monotonic()
-
-    def tick() -> None:
-        while not done.wait(0.5):
-            stream.write(f"\r{label}… {time.monotonic() - started:.0f}s\x1b[K")
-            stream.flush()
-
-    thread = threading.Thread(target=tick, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join(1)
-        stream.write("\r\x1b[K")
-        stream.flush()
 
 
 # ---------------------------------------------------------------- nous packet
@@ -280,6 +224,8 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
     written = sum(o.created for o in outcomes)
     print(f"forgot {written} memor{'y' if written == 1 else 'ies'}"
           + (f" ({len(outcomes) - written} already forgotten)" if written < len(outcomes) else ""))  # fmt: skip
+    from nous_assets.cli.rebuild import rebuild_now
+
     return rebuild_now(settings)
 
 

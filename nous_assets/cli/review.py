@@ -281,11 +281,11 @@ def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _rebuilt(settings: Settings, changed: bool) -> int:
-    """A new answer takes effect at once: the packets are rebuilt now (:func:`nous_assets.cli.packet.rebuild_now`),
+    """A new answer takes effect at once: the packets are rebuilt now (:func:`nous_assets.cli.rebuild.rebuild_now`),
     not at the next transcript activity."""
     if not changed:
         return 0
-    from nous_assets.cli.packet import rebuild_now
+    from nous_assets.cli.rebuild import rebuild_now
 
     return rebuild_now(settings)
 

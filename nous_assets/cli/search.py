@@ -138,7 +138,7 @@ def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
     print(f"memory #{args.memory_id}: {args.signal} -> {what}; reinforcement now {score or 0.0:.2f}")
     if event is None:
         return 0
-    from nous_assets.cli.packet import rebuild_now  # the score moved: packets rank with it at once
+    from nous_assets.cli.rebuild import rebuild_now  # the score moved: packets rank with it at once
 
     return rebuild_now(settings)
 

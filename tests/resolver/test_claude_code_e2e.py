@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.resolver.cache_rows import store_only_packet
+
 REPO = Path(__file__).resolve().parents[2]
 SESSION = "5b0c3a52-1f7e-4d2a-9c11-6f0e2d9a7b31"
 MEMORIES = {
@@ -74,17 +76,7 @@ class Setup:
         from resolver.project import project_id_from_cwd
 
         built = format_packet(list(ids), MEMORIES, budget_chars=4_000, title="Nous memory for this project")
-        conn = sqlite3.connect(self.db)
-        with conn:
-            conn.execute("DELETE FROM injection_cache")
-            conn.execute(
-                "INSERT INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, "
-                "memory_ids_json, char_count, built_from_event_id, created_at) VALUES ('k', ?, 'project', '{}', ?, ?, "
-                "?, 1, '2026-01-01T00:00:00.000000Z')",
-                (project_id_from_cwd(str(self.project)), built.text, json.dumps(list(built.memory_ids)),
-                 len(built.text)),
-            )  # fmt: skip
-        conn.close()
+        store_only_packet(self.db, project_id_from_cwd(str(self.project)), built.text, built.memory_ids)
         return built.text
 
     def transcript(self) -> None:

@@ -22,6 +22,7 @@ from resolver import hook_io
 from resolver.__main__ import HOOK_DEADLINE_S
 from resolver.fingerprint import build_fingerprint, find_git, fingerprint_key, read_branch, split_words
 from resolver.project import project_id_from_cwd
+from tests.resolver.cache_rows import add_packet
 
 REPO = Path(__file__).resolve().parents[2]
 FAIL_OPEN_WALL_S = HOOK_DEADLINE_S + 0.5  # the guarantee: never past the deadline (speed: benchmarks/)
@@ -81,30 +82,6 @@ def git_repo(tmp_path: Path) -> Path:
     _git(repo, "commit", "-m", "retry")
     (repo / "src" / "billing" / "paymentGateway.py").write_text("x = 3\n")  # uncommitted
     return repo
-
-
-def add_packet(
-    db: Path,
-    key: str,
-    *,
-    project_id: str = "*",
-    scope: str = "global",
-    fingerprint: object = None,
-    text: object = "packet",
-    ids: object = (1,),
-    expires_at: str | None = None,
-    created_at: str = "2025-01-01T00:00:00.000000Z",
-) -> None:
-    """Insert an injection_cache row; str ``fingerprint``/``ids`` are stored verbatim (to corrupt them)."""
-    fp_json = fingerprint if isinstance(fingerprint, str) else json.dumps(fingerprint or {})
-    ids_json = ids if isinstance(ids, str) else json.dumps(list(ids))
-    with sqlite3.connect(db) as conn:
-        conn.execute(
-            "INSERT INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, "
-            "char_count, built_from_event_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-            (key, project_id, scope, fp_json, text, ids_json, len(text or ""), created_at, expires_at),
-        )
-    conn.close()
 
 
 def add_intervention(

@@ -19,6 +19,7 @@ from nous_assets.retrieve.packet import format_packet
 from nous_assets.store.db import open_db
 from resolver import inject
 from resolver.project import project_id_from_cwd
+from tests.resolver.cache_rows import store_only_packet
 
 MEMORIES = {
     11: {"content": "Run make check before every commit", "kind": "workflow", "type": "procedure",
@@ -59,17 +60,7 @@ class Store:
     def packet(self, ids: tuple[int, ...]) -> str:
         """Store the pipeline's packet of ``ids`` for the project (replacing the previous one); its text."""
         built = format_packet(list(ids), MEMORIES, budget_chars=4_000, title="Nous memory for this project", known=9)
-        conn = sqlite3.connect(self.db)
-        with conn:
-            conn.execute("DELETE FROM injection_cache")
-            conn.execute(
-                "INSERT INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, "
-                "memory_ids_json, char_count, built_from_event_id, created_at) VALUES ('k', ?, 'project', '{}', ?, ?, "
-                "?, 1, '2026-01-01T00:00:00.000000Z')",
-                (project_id_from_cwd(str(self.project)), built.text, json.dumps(list(built.memory_ids)),
-                 len(built.text)),
-            )  # fmt: skip
-        conn.close()
+        store_only_packet(self.db, project_id_from_cwd(str(self.project)), built.text, built.memory_ids)
         return built.text
 
     def payload(self, source, session_id="sess-1", **extra) -> dict:
