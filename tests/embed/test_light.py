@@ -165,7 +165,7 @@ def test_query_embedder_is_light_only_for_float32(tmp_path):
 
 def _top(conn, settings: Settings, embedder, text: str) -> list[tuple]:
     results = retrieve(conn, Query.from_text(text), settings, embedder=embedder, k=10, include_episodes=True)
-    return [(r.key, round(r.score, 6)) for r in results]
+    return [(r.key, r.score) for r in results]
 
 
 @pytest.fixture
@@ -186,7 +186,10 @@ def test_search_ranking_is_the_same_with_either_encoder(float32_corpus):
         for text in QUERIES:
             expected = _top(conn, settings, full, text)
             assert expected, f"no results for {text!r}: the comparison would be empty"
-            assert _top(conn, settings, light, text) == expected, text
+            got = _top(conn, settings, light, text)
+            assert [key for key, _ in got] == [key for key, _ in expected], text  # the same ranking
+            # the same scores but for float32 rounding: the vectors agree to a cosine of 0.9999+, not bit for bit
+            assert [score for _, score in got] == pytest.approx([score for _, score in expected], abs=1e-5), text
     finally:
         conn.close()
 
