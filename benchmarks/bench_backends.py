@@ -15,6 +15,7 @@ import argparse
 import json
 import platform
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -26,6 +27,8 @@ from bench_store import WORDS, EventGenerator
 from nous_assets.store.backend import Backend, postgres_backend, sqlite_backend
 from nous_assets.store.db import open_db
 
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # tests/support: dev-only helpers shared with the tests, not in the wheel
 BATCH = 500
 DIMS = 384
 QUERIES = 50
@@ -104,7 +107,7 @@ def main() -> None:
     server = None
     dsn = args.dsn
     if dsn is None:
-        from nous_assets.store.pg import embedded
+        from tests.support import embedded_pg as embedded
 
         started = time.perf_counter()
         server = embedded.start()

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests/support: dev-only helpers shared with the tests, not in the wheel
 PAIRS = ROOT / "tests" / "data" / "nli_pairs.jsonl"
 TOPICS = [f"topic{i}" for i in range(400)]
 TOOLS = "pnpm npm yarn poetry hatch uv pip cargo go make docker podman".split()
@@ -107,8 +108,8 @@ def measure(db_path: Path) -> dict:
 
 
 def labelled() -> dict:
-    from nous_assets.evaluate.nli import load_pairs, score
     from nous_assets.reconcile.nli.rules import RulesClassifier
+    from tests.support.nli_eval import load_pairs, score
 
     rows = load_pairs(PAIRS)
     out = {}

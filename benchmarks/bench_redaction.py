@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # tests/support: dev-only helpers shared with the tests, not in the wheel
 SHARED = REPO.parent / "shared" / "data"
 TRANSCRIPTS = [SHARED / "transcripts", SHARED / "transcripts-dev2"]
 
@@ -35,7 +36,7 @@ TRANSCRIPTS = [SHARED / "transcripts", SHARED / "transcripts-dev2"]
 def corpus_figures(per_rule: int, seed: int) -> dict:
     from nous_assets.capture.parser import parse_chunk
     from nous_assets.capture.scan import _redact_turn
-    from nous_assets.evaluate.secret_corpus import build_corpus, evaluate, jsonl, stored_texts
+    from tests.support.secret_corpus import build_corpus, evaluate, jsonl, stored_texts
 
     t = time.perf_counter()
     corpus = build_corpus(per_rule=per_rule, seed=seed)
@@ -55,7 +56,7 @@ def corpus_figures(per_rule: int, seed: int) -> dict:
 
 def false_positives() -> dict:
     from nous_assets.capture.redact import redact_text
-    from nous_assets.evaluate.secret_corpus import transcript_strings
+    from tests.support.secret_corpus import transcript_strings
 
     kinds: dict[str, int] = {}
     files: set[Path] = set()

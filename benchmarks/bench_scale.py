@@ -34,6 +34,7 @@ import json
 import platform
 import random
 import statistics
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -45,6 +46,8 @@ from nous_assets.store.backend import Backend, postgres_backend
 from nous_assets.store.events import LearningEvent
 from nous_assets.store.pg.vectors import PgVectorStore, ensure_index
 
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # tests/support: dev-only helpers shared with the tests, not in the wheel
 DIMS = 384
 MODEL = "synthetic-384"
 AT = "2026-01-01T00:00:00.000000Z"
@@ -436,7 +439,7 @@ def main() -> None:
     server = None
     dsn = args.dsn
     if dsn is None:
-        from nous_assets.store.pg import embedded
+        from tests.support import embedded_pg as embedded
 
         server = embedded.start(settings={"shared_buffers": "2GB", "max_wal_size": "8GB", "work_mem": "64MB"})
         dsn = server.dsn()

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # tests/support: dev-only helpers shared with the tests, not in the wheel
 
 
 def _free_port() -> int:
@@ -152,8 +153,8 @@ def main() -> None:
 
     from nous_assets.service import tokens
     from nous_assets.store.pg import db as pgdb
-    from nous_assets.store.pg import embedded
     from nous_assets.store.pg.service_store import PgServiceStore
+    from tests.support import embedded_pg as embedded
 
     results: dict = {"machine": platform.machine(), "python": platform.python_version(), "cpus": os.cpu_count(),
                      "clients": args.clients, "events_per_client": args.events, "shared": args.shared}  # fmt: skip

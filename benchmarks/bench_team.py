@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -37,6 +38,7 @@ from nous_assets.store.event_publish import publish_events, publish_staging
 
 BATCH = 500
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # tests/support: dev-only helpers shared with the tests, not in the wheel
 
 
 def _timed(fn, *args, **kwargs) -> tuple[object, float]:
@@ -155,7 +157,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="nous-bench-team-") as tmp, contextlib.ExitStack() as stack:
         dsn = args.dsn
         if dsn is None:
-            from nous_assets.store.pg import embedded
+            from tests.support import embedded_pg as embedded
 
             server, start_s = _timed(embedded.start)
             stack.callback(server.stop)

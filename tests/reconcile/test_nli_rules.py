@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from nous_assets.evaluate.nli import load_pairs, score
 from nous_assets.reconcile.nli.base import LABELS, Verdict
 from nous_assets.reconcile.nli.rules import RulesClassifier, classify_pair
+from tests.support.nli_eval import load_pairs, score
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "nli_pairs.jsonl"
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
