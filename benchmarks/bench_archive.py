@@ -27,10 +27,10 @@ from bench_store import EventGenerator, peak_rss_mb
 from bench_store import run_phase as run_store_phase
 
 from nous_assets.lifecycle import archive
-from nous_assets.store import archive as cold
 from nous_assets.store.db import open_db
-from nous_assets.store.events import EventStore
-from nous_assets.store.projector import rebuild
+from nous_assets.store.log import archive as cold
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import rebuild
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 SPAN_SECONDS = 2 * 365 * 86400
@@ -45,7 +45,7 @@ def _stream_digest(conn) -> dict:
 
 def phase_load(db: str, n: int) -> dict:
     conn = open_db(db, create=True)
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     gen, chunk = EventGenerator(), 100_000
     t = time.perf_counter()
     for start in range(0, n, chunk):

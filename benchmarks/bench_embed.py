@@ -58,8 +58,8 @@ def build_db(path: Path, copies: int, limit: int | None) -> int:
 def embed_in_id_order(conn, provider, batch_size: int) -> int:
     """The pre-issue-11 pass: batches of pending chunks in id order, whatever their lengths."""
     from nous_assets.embed.enrich import content_hash
-    from nous_assets.store import chunk_vectors as table
     from nous_assets.store.db import atomic
+    from nous_assets.store.search import chunk_vectors as table
     from nous_assets.timeutil import now_iso
 
     model, dims = provider.model, provider.dimensions

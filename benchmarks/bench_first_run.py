@@ -76,8 +76,8 @@ def embedding_steps(home: str) -> list[float]:
 def store_figures(env: dict[str, str]) -> dict[str, int]:
     """Memories and packets the side ended with (the acceptance: `nous run` alone ends with both)."""
     from nous_assets.store.db import open_db
-    from nous_assets.store.figures import memories_total
-    from nous_assets.store.injection_cache import all_packets
+    from nous_assets.store.reads.figures import memories_total
+    from nous_assets.store.sqlite.cache import all_packets
 
     conn = open_db(Path(env["NOUS_DATA_DIR"]) / "cortex.db")
     try:

@@ -26,12 +26,13 @@ DOMAINS = ["database", "frontend", "testing", "build", "git"]
 
 def build(db: Path, n: int) -> None:
     from nous_assets.store.db import atomic, open_db
-    from nous_assets.store.events import EventStore, LearningEvent
-    from nous_assets.store.projector import project
+    from nous_assets.store.log.events import LearningEvent
+    from nous_assets.store.sqlite.events import SqliteEventStore
+    from nous_assets.store.sqlite.projection import project
 
     rng = random.Random(7)
     conn = open_db(db, create=True)
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     events = []
     for i in range(n):
         lid = f"l{i}"

@@ -45,10 +45,11 @@ def _statement(rng: random.Random, i: int) -> str:
 def build(db_path: Path, n: int, seed: int = 11) -> None:
     import numpy as np
 
-    from nous_assets.store import vectors
     from nous_assets.store.db import atomic, open_db
-    from nous_assets.store.events import EventStore, LearningEvent
-    from nous_assets.store.projector import project
+    from nous_assets.store.log.events import LearningEvent
+    from nous_assets.store.search import vectors
+    from nous_assets.store.sqlite.events import SqliteEventStore
+    from nous_assets.store.sqlite.projection import project
 
     rng = random.Random(seed)
     conn = open_db(db_path, create=True)
@@ -61,7 +62,7 @@ def build(db_path: Path, n: int, seed: int = 11) -> None:
             LearningEvent("LearningExtracted", f"L{i}", payload, f"s{i}", f"proj-{i % 5}", "historical_backfill",
                           f"k{i}", valid_from=f"2025-01-{1 + i % 28:02d}T00:00:00Z", vector_clock={f"s{i}": 1})
         )  # fmt: skip
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     for start in range(0, n, 5000):
         store.append_many(events[start : start + 5000])
     project(conn)

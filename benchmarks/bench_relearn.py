@@ -32,9 +32,9 @@ from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.worker import DrainStats, append_learnings
 from nous_assets.reinforce.retention import apply_retention
 from nous_assets.settings import Thresholds
-from nous_assets.store import recurrence
 from nous_assets.store.db import open_db
-from nous_assets.store.projector import project
+from nous_assets.store.reads import recurrence
+from nous_assets.store.sqlite.projection import project
 
 BATCH = 20
 SUFFIXES = ("s", "ed", "ing")

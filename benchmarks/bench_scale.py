@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from nous_assets.store.backend import Backend, postgres_backend
-from nous_assets.store.events import LearningEvent
+from nous_assets.store.log.events import LearningEvent
 from nous_assets.store.pg.vectors import PgVectorStore, ensure_index
 
 REPO = Path(__file__).resolve().parents[1]

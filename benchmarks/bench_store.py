@@ -21,8 +21,9 @@ import time
 from pathlib import Path
 
 from nous_assets.store.db import open_db
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.projector import project, rebuild
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project, rebuild
 
 WORDS = (
     "sqlite python react hooks docker compose pytest fixture migration schema index query cache "
@@ -99,7 +100,7 @@ def peak_rss_mb() -> float:
 
 def phase_append(db: str, n_single: int, n_batched: int, batch: int) -> dict:
     conn = open_db(db, create=True)
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     singles = EventGenerator("single").take(n_single)
     t = time.perf_counter()
     for ev in singles:
@@ -127,7 +128,7 @@ def phase_append(db: str, n_single: int, n_batched: int, batch: int) -> dict:
 
 def phase_load(db: str, n: int, batch: int) -> dict:
     conn = open_db(db, create=True)
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     t = time.perf_counter()
     chunk, gen = 100_000, EventGenerator()
     for start in range(0, n, chunk):
@@ -157,7 +158,7 @@ def phase_replay(db: str) -> dict:
 
 def phase_incremental(db: str, n: int) -> dict:
     conn = open_db(db)
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     base = store.last_event_id()
     known = [r[0] for r in conn.execute("SELECT learning_id FROM memories ORDER BY random() LIMIT 10000")]
     store.append_many(EventGenerator("inc", seed=11, known=known).take(n))

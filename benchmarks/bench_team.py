@@ -34,7 +34,7 @@ from bench_store import EventGenerator
 from nous_assets.settings import load_settings, settings_to_json
 from nous_assets.store.backend import postgres_backend, sqlite_backend
 from nous_assets.store.db import open_db
-from nous_assets.store.event_publish import publish_events, publish_staging
+from nous_assets.store.log.event_publish import publish_events, publish_staging
 
 BATCH = 500
 REPO = Path(__file__).resolve().parents[1]
@@ -110,11 +110,11 @@ def _instance(server_dsn: str, work: Path):
 def bench_team_job(dsn: str, transcripts: Path, developers: int, work: Path) -> dict:
     """``team_job`` for each developer (a symlinked copy of ``transcripts``), first and second run."""
     import dagster as dg
-
     from nous_assets.defs.assets.team import TEAM_ASSETS
+    from nous_assets.defs.team_automation import team_job
+
     from nous_assets.defs.team import SINCE_TAG, TeamResource
     from nous_assets.defs.team import developers as partitions
-    from nous_assets.defs.team_automation import team_job
 
     root = work / "transcripts"
     names = [f"dev{i}-{uuid.uuid4().hex[:6]}" for i in range(developers)]

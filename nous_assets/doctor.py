@@ -269,7 +269,7 @@ def _open(ctx: Context):
 
 
 def check_cache(ctx: Context) -> Check:
-    from nous_assets.store.health import cache_health
+    from nous_assets.store.reads.health import cache_health
 
     conn = _open(ctx)
     if conn is None:
@@ -295,7 +295,7 @@ def check_cache(ctx: Context) -> Check:
 
 
 def check_ingest(ctx: Context) -> Check:
-    from nous_assets.store.health import ingest_health
+    from nous_assets.store.reads.health import ingest_health
 
     conn = _open(ctx)
     if conn is None:
@@ -447,7 +447,7 @@ def _index_entries(projects: Path) -> list[str]:
 
 def check_transcripts_kept(ctx: Context) -> Check:
     from nous_assets.capture.native_memory import cleanup_period_days, settings_layers
-    from nous_assets.store.transcript_files import known_files
+    from nous_assets.store.ingest.transcript_files import known_files
 
     days, source = cleanup_period_days(settings_layers(ctx.settings.claude_config_dir, ctx.cwd))
     kept = f"cleanupPeriodDays {days}" + (f" ({source})" if source else " (Claude Code's default)")

@@ -16,7 +16,7 @@ os.environ.setdefault("NOUS_FIRST_DAY", "2020-01-01")
 
 from nous_assets.settings import load_settings
 from nous_assets.store.db import open_db
-from nous_assets.store.events import EventStore
+from nous_assets.store.sqlite.events import SqliteEventStore
 
 
 @pytest.fixture(autouse=True)
@@ -67,8 +67,8 @@ def conn(db_path: Path, new_db):
 
 
 @pytest.fixture
-def store(conn) -> EventStore:
-    return EventStore(conn)
+def store(conn) -> SqliteEventStore:
+    return SqliteEventStore(conn)
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ import pytest
 
 from nous_assets.cli import build_parser, main
 from nous_assets.store.db import LATEST_VERSION, MIGRATIONS, open_db
-from nous_assets.store.events import EventStore, LearningEvent
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
 
 NOUS = [sys.executable, "-m", "nous_assets.cli"]
 
@@ -104,7 +105,7 @@ def test_corrupt_database_file_is_reported(nous_env, capsys):
 def populated(nous_env):
     assert main(["init"]) == 0
     conn = open_db(Path(nous_env["NOUS_DATA_DIR"]) / "cortex.db")
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
 
     def ev(kind, lid, payload, key, tx, **kw):
         return LearningEvent(kind, lid, payload, "s1", "proj", "user_review", key, transaction_time=tx, **kw)

@@ -16,16 +16,17 @@ from nous_assets.cli import main
 from nous_assets.hooks import default_settings_path, install_hooks, resolver_command
 from nous_assets.retrieve.cache_build import build_cache
 from nous_assets.settings import load_settings
-from nous_assets.store import queue
 from nous_assets.store.db import open_db
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.projector import project
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite import queue
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project
 
 # ##### FIXTURES
 
 
 def learn(conn, lid: str, content: str, project_id: str = "-home-dev-app") -> None:
-    EventStore(conn).append(LearningEvent("LearningExtracted", lid, {
+    SqliteEventStore(conn).append(LearningEvent("LearningExtracted", lid, {
         "content": content, "extractor_version": "t", "concepts": ["pytest"], "edges": [], "kind": "preference"},
         "s1", project_id, "historical_backfill", f"k-{lid}"))  # fmt: skip
     project(conn)
@@ -280,7 +281,7 @@ def test_auto_memory_status_and_its_load_cap_are_reported(healthy, tmp_path: Pat
 
 
 def test_transcripts_that_vanished_unread_warn_with_cleanup_period(healthy, tmp_path: Path) -> None:
-    from nous_assets.store import cursors
+    from nous_assets.store.ingest import cursors
 
     check = checks()["transcripts kept"]
     assert check.status == doctor.OK and "cleanupPeriodDays 30 (Claude Code's default)" in check.message

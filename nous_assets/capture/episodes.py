@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from nous_assets.capture.parser import Turn
 from nous_assets.store.db import Connection
-from nous_assets.store.transcript_chunks import upsert_chunk_rows
+from nous_assets.store.ingest.transcript_chunks import upsert_chunk_rows
 
 MAX_CHARS = 1000  # ~ the 256-token window of MiniLM; longer text would be truncated by the model anyway
 _KEEP_KINDS = ("message",)

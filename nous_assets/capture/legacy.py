@@ -17,7 +17,8 @@ from typing import Any
 from nous_assets.capture.redact import redact_json, redact_text
 from nous_assets.ids import idempotency_key, learning_id_for
 from nous_assets.store.db import Connection
-from nous_assets.store.events import EventStore, LearningEvent
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.timeutil import normalize_time
 from resolver.project import project_id_from_cwd
 
@@ -91,7 +92,7 @@ def legacy_event(entry: Any, path: Path, line_no: int) -> LearningEvent:
 def migrate_legacy(conn: Connection, paths: list[Path]) -> LegacyReport:
     """Import every file; bad lines are quarantined with file, line and reason, the rest imported."""
     report = LegacyReport()
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     for path in paths:
         events: list[LearningEvent] = []
         try:

@@ -38,11 +38,11 @@ from nous_assets.capture.metadata import redact_name_text, redact_turn_metadata,
 from nous_assets.capture.redact import REDACTOR_VERSION, RedactionResult, redact_json, redact_text
 from nous_assets.capture.rescan_meta import rescan_db_metadata, rescan_manifests
 from nous_assets.settings import Settings
-from nous_assets.store import redaction as store
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.memory_state import Policy
-from nous_assets.store.projector import rebuild
-from nous_assets.store.redaction import AuditRow
+from nous_assets.store.ingest import redaction as store
+from nous_assets.store.ingest.redaction import AuditRow
+from nous_assets.store.projection.memory_state import Policy
+from nous_assets.store.sqlite.projection import rebuild
 from nous_assets.turns import ToolResult, ToolUse, Turn
 
 Progress = Callable[[str, int, int], None]  # stage, done, total

@@ -7,7 +7,7 @@ project id derived from the directory (events, memories, packets...). This pass 
 form capture now gives it, so an old value and a new one for the same place are the same text and id:
 
 * lake turns are handled with the rest of the turn by :mod:`nous_assets.capture.rescan`; this module does the
-  per-day manifests and cortex.db (:mod:`nous_assets.store.redaction_meta` lists the columns);
+  per-day manifests and cortex.db (:mod:`nous_assets.store.ingest.redaction_meta` lists the columns);
 * values are rewritten per distinct value, in one transaction, and audited like every other rescan change
   (``row_ref`` is the new, redacted value: the old one is the secret);
 * derived rows (packets and what marks them current, stale-citation rows) are dropped: the next run rebuilds them.
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from nous_assets.capture.metadata import project_id_text, redact_meta_text, stored_path_text
 from nous_assets.capture.redact import REDACTOR_VERSION, RedactionResult
-from nous_assets.store import redaction as store
-from nous_assets.store import redaction_meta as meta
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.redaction import AuditRow
+from nous_assets.store.ingest import redaction as store
+from nous_assets.store.ingest import redaction_meta as meta
+from nous_assets.store.ingest.redaction import AuditRow
 
 if TYPE_CHECKING:
     from nous_assets.capture.rescan import RescanReport

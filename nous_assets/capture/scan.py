@@ -44,7 +44,8 @@ from nous_assets.capture.parser import (
 )
 from nous_assets.capture.redact import redact_text
 from nous_assets.settings import Settings
-from nous_assets.store.cursors import (
+from nous_assets.store.db import Connection, atomic
+from nous_assets.store.ingest.cursors import (
     FileState,
     ReadPlan,
     completed_offset,
@@ -56,7 +57,6 @@ from nous_assets.store.cursors import (
     set_cursor,
     stat_file,
 )
-from nous_assets.store.db import Connection, atomic
 from nous_assets.timeutil import now_iso
 from resolver.project import project_id_from_folder
 

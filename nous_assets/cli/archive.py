@@ -7,12 +7,12 @@ import json
 
 from nous_assets.cli.common import AddCommand, Progress, open_store
 from nous_assets.settings import Settings
-from nous_assets.store.memory_state import Policy
+from nous_assets.store.projection.memory_state import Policy
 
 
 def cmd_archive(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.lifecycle import archive as lifecycle
-    from nous_assets.store.projector import project
+    from nous_assets.store.sqlite.projection import project
 
     with open_store(settings) as conn:
         if args.list:

@@ -95,7 +95,7 @@ def project_arg(value: str) -> str:
 
 def canonical(conn: Connection, project: str | None) -> str | None:
     """``--project`` as the store names it: a Claude Code folder id maps to its repository's project."""
-    from nous_assets.store.identity import canonical_project
+    from nous_assets.store.projection.identity import canonical_project
 
     return canonical_project(conn, project)
 

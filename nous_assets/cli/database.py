@@ -20,7 +20,7 @@ from nous_assets.cli.common import (
 )
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
-from nous_assets.store.memory_state import Policy
+from nous_assets.store.projection.memory_state import Policy
 
 
 def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
@@ -49,8 +49,8 @@ def _tighten_private(settings: Settings) -> int:
 def status_report(settings: Settings) -> dict[str, Any]:
     """What ``nous status`` shows: paths, schema version, event/projection progress and row counts."""
     from nous_assets.store.db import LATEST_VERSION, connect, schema_version, table_counts
-    from nous_assets.store.events import EventStore
-    from nous_assets.store.projector import get_checkpoint
+    from nous_assets.store.sqlite.events import SqliteEventStore
+    from nous_assets.store.sqlite.projection import get_checkpoint
 
     report: dict[str, Any] = {
         "db_path": str(settings.db_path),
@@ -66,7 +66,7 @@ def status_report(settings: Settings) -> dict[str, Any]:
         version = schema_version(conn)
         report.update(initialised=version > 0, schema_version=version)
         if version == LATEST_VERSION:
-            last = EventStore(conn).last_event_id()
+            last = SqliteEventStore(conn).last_event_id()
             checkpoint = get_checkpoint(conn)
             report.update(
                 counts=table_counts(conn),
@@ -104,7 +104,7 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_project(settings: Settings, args: argparse.Namespace) -> int:
-    from nous_assets.store.projector import project
+    from nous_assets.store.sqlite.projection import project
 
     with open_store(settings) as conn:
         bar = Progress("project")
@@ -115,7 +115,7 @@ def cmd_project(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.lifecycle import archive
-    from nous_assets.store.projector import rebuild, verify
+    from nous_assets.store.sqlite.projection import rebuild, verify
 
     policy = Policy.of(settings.thresholds)
     with open_store(settings) as conn:
@@ -155,7 +155,7 @@ def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.lifecycle.archive import cold_event_count
-    from nous_assets.store.temporal import query_memories
+    from nous_assets.store.log.temporal import query_memories
 
     with open_store(settings) as conn:
         if args.as_of and (cold := cold_event_count(conn)):
@@ -219,7 +219,7 @@ def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_migrate_legacy(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.capture.legacy import migrate_legacy
-    from nous_assets.store.projector import project
+    from nous_assets.store.sqlite.projection import project
 
     paths = [Path(p).expanduser() for p in args.paths]
     missing = [str(p) for p in paths if not p.is_file()]
@@ -246,7 +246,7 @@ def cmd_migrate_legacy(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_queue(settings: Settings, args: argparse.Namespace) -> int:
-    from nous_assets.store import queue
+    from nous_assets.store.sqlite import queue
 
     with open_store(settings) as conn:
         if args.retry_dead:

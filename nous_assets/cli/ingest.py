@@ -174,7 +174,7 @@ def ingest_range(settings: Settings, days: list[str], *, label: str, source: str
 def _memories(settings: Settings) -> int:
     """Memories in the store now (for the progress between runs)."""
     from nous_assets.defs.resources import open_pipeline_db
-    from nous_assets.store.figures import memories_total
+    from nous_assets.store.reads.figures import memories_total
 
     with closing(open_pipeline_db(settings)) as conn:
         return memories_total(conn)
@@ -215,9 +215,9 @@ def _ingest_stretch(instance, days: list[str], label: str, source: str, steps: i
 
 
 def _record_floor(settings: Settings, first, last) -> None:
-    """The watch sensor's window now reaches down to ``first`` (see :mod:`nous_assets.store.floor`)."""
+    """The watch sensor's window now reaches down to ``first`` (see :mod:`nous_assets.store.ingest.floor`)."""
     from nous_assets.defs.resources import open_pipeline_db
-    from nous_assets.store.floor import lower_floor
+    from nous_assets.store.ingest.floor import lower_floor
 
     # like a run: refuses to recreate a cortex.db that vanished
     with closing(open_pipeline_db(settings)) as conn:

@@ -10,7 +10,7 @@ from pathlib import Path
 from nous_assets.cli.common import EXIT_ERROR, AddCommand, Progress, open_store
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
-from nous_assets.store.memory_state import Policy
+from nous_assets.store.projection.memory_state import Policy
 
 
 def cmd_hooks(settings: Settings, args: argparse.Namespace) -> int:

@@ -65,7 +65,7 @@ def _plan(settings: Settings, conn, view):
 def _explain(settings: Settings, view) -> int:
     from nous_assets.retrieve.explain import explain_lines
     from nous_assets.retrieve.preview import memory_lines, standing
-    from nous_assets.store import memory_search
+    from nous_assets.store.search import memory_search
     from nous_assets.timeutil import now_iso
 
     with open_store(settings) as conn:
@@ -110,7 +110,8 @@ def cmd_injected(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.cli.review import review_line
     from nous_assets.retrieve.packet import bullet
     from nous_assets.safety.forget import archived_reason
-    from nous_assets.store import access_log, memory_search
+    from nous_assets.store.reads import access_log
+    from nous_assets.store.search import memory_search
 
     if args.session and args.last:
         raise NousError("give --session ID or --last, not both")
@@ -152,7 +153,7 @@ def _spooled(settings: Settings, session: str) -> list:
     by the next run), so ``nous injected`` shows them already; their source says so."""
     import json
 
-    from nous_assets.store.access_log import Injection
+    from nous_assets.store.reads.access_log import Injection
 
     out = []
     for path in (settings.access_spool, settings.access_spool.with_suffix(".ingesting")):

@@ -16,7 +16,7 @@ from pathlib import Path
 from nous_assets.cli.common import PROJECT_HELP, AddCommand, canonical, open_store, project_arg
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
-from nous_assets.store.memory_state import Policy
+from nous_assets.store.projection.memory_state import Policy
 
 
 def review_line(text: str, limit: int = 0) -> str:
@@ -30,7 +30,7 @@ def review_line(text: str, limit: int = 0) -> str:
 
 def _review_list(conn, args: argparse.Namespace, settings: Settings) -> int:
     from nous_assets.safety.review import refresh_holds
-    from nous_assets.store import holds
+    from nous_assets.store.reads import holds
 
     sections = _sections(args)
     if "holds" not in sections:
@@ -143,7 +143,7 @@ def _memory_id(args: argparse.Namespace) -> int:
 
 def _dismiss(conn, args: argparse.Namespace) -> int:
     from nous_assets.observe.reducer import UnknownIntervention, dismiss
-    from nous_assets.store import interventions
+    from nous_assets.store.sqlite import interventions
     from nous_assets.timeutil import now_iso
 
     now = now_iso()
@@ -165,7 +165,7 @@ def _dismiss(conn, args: argparse.Namespace) -> int:
 
 def _claude_md(conn, settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.safety import claude_md
-    from nous_assets.store.observations import project_checkout
+    from nous_assets.store.reads.observations import project_checkout
 
     project_id = canonical(conn, args.project)
     memory = args.md_target == "memory"

@@ -10,7 +10,7 @@ from typing import Any
 from nous_assets.cli.common import PROJECT_HELP, AddCommand, canonical, open_store, project_arg
 from nous_assets.errors import NousError
 from nous_assets.settings import Settings
-from nous_assets.store.memory_state import Policy
+from nous_assets.store.projection.memory_state import Policy
 
 MAX_TEXT = 4000  # characters of one result's text shown
 _JSON_FIELDS = ("memory_id", "content", "score", "type", "kind", "status", "project_id", "valid_from", "valid_until")
@@ -37,7 +37,7 @@ def _embedder(settings: Settings, args: argparse.Namespace) -> Any:
 
 def _episode_sources(conn, results: list) -> dict[tuple, str]:
     """``path@offset`` of each episodic result's transcript chunk (``?`` when the chunk is gone), by result key."""
-    from nous_assets.store import transcript_chunks
+    from nous_assets.store.ingest import transcript_chunks
 
     return {r.key: transcript_chunks.source_line(conn, r.id) or "?" for r in results if r.is_episode}
 
@@ -123,7 +123,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_feedback(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.reinforce.outcomes import feedback_event
-    from nous_assets.store.projector import project, reinforcement_score
+    from nous_assets.store.sqlite.projection import project, reinforcement_score
 
     with open_store(settings) as conn:
         try:

@@ -31,7 +31,7 @@ def _demo_glob(settings: Settings) -> str:
 
 def _floor(settings: Settings) -> str | None:
     """Lowest day the watch sensor covers, or None before the first backfill."""
-    from nous_assets.store.floor import get_floor
+    from nous_assets.store.ingest.floor import get_floor
 
     with open_store(settings, create=True) as conn:
         return get_floor(conn)

@@ -130,7 +130,7 @@ def _client(settings: Settings):
 def cmd_push(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.service import push
     from nous_assets.service.client import ServerError
-    from nous_assets.store import push_cursor
+    from nous_assets.store.log import push_cursor
 
     client = _client(settings)
     batch = args.batch or settings.thresholds.push_batch_events

@@ -25,8 +25,8 @@ from nous_assets.defs.resources import NousResource
 from nous_assets.defs.runs import in_flight_days, in_flight_runs
 from nous_assets.embed.backlog import embedding_backlog
 from nous_assets.extract.auto_memory import changed_since_ingest
-from nous_assets.store.floor import floor_or_default
-from nous_assets.store.queue import days_awaiting_retry
+from nous_assets.store.ingest.floor import floor_or_default
+from nous_assets.store.sqlite.queue import days_awaiting_retry
 
 INFO_CONSOLE = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 """Runs log INFO and up to the terminal: Dagster's default (DEBUG) prints every engine event."""

@@ -8,8 +8,8 @@ the hourly schedule can tell whether another run is needed to finish the vectors
 from __future__ import annotations
 
 from nous_assets.embed.memory_embedding import active_model
-from nous_assets.store import chunk_vectors, vectors
 from nous_assets.store.db import Connection
+from nous_assets.store.search import chunk_vectors, vectors
 
 
 def embedding_backlog(conn: Connection) -> int:

@@ -3,7 +3,7 @@
 Same contract as :mod:`nous_assets.embed.memory_embedding` — derived data, one model at a time, recreated on a
 dimension change, resumable batches — but keyed by ``transcript_chunks.id`` and embedding the raw
 message text (chunks have no type or concepts to enrich with). The SQL is
-:mod:`nous_assets.store.chunk_vectors`.
+:mod:`nous_assets.store.search.chunk_vectors`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import numpy as np
 from nous_assets.capture.episodes import store_chunks
 from nous_assets.embed.base import EmbeddingProvider
 from nous_assets.embed.enrich import content_hash
-from nous_assets.store import chunk_concepts, transcript_chunks
-from nous_assets.store import chunk_vectors as table
 from nous_assets.store.db import Connection, atomic
+from nous_assets.store.ingest import transcript_chunks
+from nous_assets.store.search import chunk_concepts
+from nous_assets.store.search import chunk_vectors as table
 from nous_assets.timeutil import now_iso
 from nous_assets.turns import Turn
 

@@ -19,7 +19,7 @@ spec's versioned embedding migration (CX19) simple:
   only return vectors of the active model; :func:`unembedded_ids` lists memories that must fall back to
   FTS-only scoring until they are re-embedded.
 
-The SQL over those tables lives in :mod:`nous_assets.store.vectors` (the owner of ``vectors``,
+The SQL over those tables lives in :mod:`nous_assets.store.search.vectors` (the owner of ``vectors``,
 ``vector_meta`` and the ``embedding_model`` key); this module decides what to embed, checks what
 providers return and turns vectors into bytes and back. KNN (``embedding MATCH ? AND k = ?``) allows at
 most k = 4096.
@@ -37,8 +37,8 @@ import numpy as np
 
 from nous_assets.embed.base import EmbeddingError, EmbeddingProvider
 from nous_assets.embed.enrich import content_hash, enrich
-from nous_assets.store import vectors as table
 from nous_assets.store.db import Connection, atomic
+from nous_assets.store.search import vectors as table
 from nous_assets.timeutil import now_iso
 
 __all__ = [

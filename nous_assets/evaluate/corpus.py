@@ -7,8 +7,9 @@ from pathlib import Path
 
 from nous_assets.ids import idempotency_key, learning_id_for
 from nous_assets.store.db import Connection, open_db
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.projector import project
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project
 
 TOPICS = {
     "python": ["pytest", "uv", "ruff", "mypy", "pydantic", "fastapi", "asyncio", "sqlite"],
@@ -37,7 +38,7 @@ def build_corpus(path: Path, memories: int, *, projects: int = 100, seed: int = 
 
     rng = random.Random(seed)
     conn = open_db(path, create=True)
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     events = []
     for i in range(memories):
         p = i % projects

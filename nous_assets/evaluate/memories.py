@@ -49,7 +49,8 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.errors import NousError
-from nous_assets.store import memory_search, transcript_chunks
+from nous_assets.store.ingest import transcript_chunks
+from nous_assets.store.search import memory_search
 from resolver.project import project_id_from_cwd
 
 ANTI = "anti"

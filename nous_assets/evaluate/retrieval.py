@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.settings import FIRST_PARTITION_DAY, Settings, load_settings
-from nous_assets.store import memory_search, transcript_chunks
 from nous_assets.store.db import Connection, open_db
+from nous_assets.store.ingest import transcript_chunks
+from nous_assets.store.search import memory_search
 
 
 def _dia_ids(conn, results, uuid_to_dia: dict[str, str]) -> tuple[list[str], int]:

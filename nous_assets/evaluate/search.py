@@ -34,7 +34,7 @@ STAGES = {
     "memory_candidates": ("nous_assets.retrieve.search", "gather"),
     "episodes": ("nous_assets.retrieve.episodic", "chunk_candidates"),
     "chunk_knn": ("nous_assets.embed.chunk_embedding", "search_chunks"),
-    "chunk_fts": ("nous_assets.store.transcript_chunks", "text_matches"),
+    "chunk_fts": ("nous_assets.store.ingest.transcript_chunks", "text_matches"),
     "chunk_concepts": ("nous_assets.retrieve.episodic", "concepts_from_text"),
     "vectors_load": ("nous_assets.retrieve.search", "_vectors_for"),
     "contradictions": ("nous_assets.retrieve.search", "load_contradictions"),
@@ -55,7 +55,7 @@ def _fill_chunks(conn, count: int, projects: int, seed: int) -> None:
     """``count`` transcript chunks spread over the corpus' projects, in their FTS index and with their concepts."""
     from nous_assets.evaluate.corpus import TOPICS, project_cwd
     from nous_assets.retrieve.episodic import index_chunk_concepts
-    from nous_assets.store import transcript_chunks
+    from nous_assets.store.ingest import transcript_chunks
     from resolver.project import project_id_from_cwd
 
     rng = random.Random(seed)
@@ -92,8 +92,8 @@ def _random_units(rng: np.random.Generator, count: int, dims: int) -> np.ndarray
 def _fill_vectors(conn, dims: int, seed: int) -> None:
     from nous_assets.embed.chunk_embedding import ensure_chunk_table
     from nous_assets.embed.memory_embedding import ensure_vector_table
-    from nous_assets.store import chunk_vectors, memory_search, vectors
     from nous_assets.store.db import atomic
+    from nous_assets.store.search import chunk_vectors, memory_search, vectors
 
     model, stamp = "bench-random", "2026-01-01T00:00:00.000000Z"
     ensure_vector_table(conn, dims, model=model)

@@ -30,9 +30,11 @@ from nous_assets.extract.concepts import extract_concepts, infer_domain
 from nous_assets.ids import learning_id_for
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.status import STATED
-from nous_assets.store import meta, native_notes
+from nous_assets.store import meta
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.events import EventStore, LearningEvent
+from nous_assets.store.ingest import native_notes
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.timeutil import now_iso
 from resolver.project import project_id_from_folder, redact_name
 
@@ -108,7 +110,7 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _close(store: EventStore, session: str, project: str, source: str, lid: str, why: str, by: str | None) -> str:
+def _close(store: SqliteEventStore, session: str, project: str, source: str, lid: str, why: str, by: str | None) -> str:
     """Close a note the file no longer holds: superseded by ``by`` (a rewording) or archived."""
     if by is not None:
         event = LearningEvent("LearningSuperseded", lid, {"superseded_by": by, "reason": why}, session, project,
@@ -120,7 +122,7 @@ def _close(store: EventStore, session: str, project: str, source: str, lid: str,
     return "superseded" if by is not None else "archived"
 
 
-def _ingest_file(conn: Connection, store: EventStore, folder: str, path: Path | None, name: str, source: str,
+def _ingest_file(conn: Connection, store: SqliteEventStore, folder: str, path: Path | None, name: str, source: str,
                  stats: IngestStats) -> None:  # fmt: skip
     """One file's notes in, the notes it no longer holds closed (``path`` None: the file is gone)."""
     project = project_id_from_folder(folder)
@@ -171,7 +173,7 @@ def ingest_auto_memory(
     if not status.enabled:
         stats.skipped = status.why
         return stats
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     state = files_state(config_dir)  # before reading: a note written meanwhile shows as a change next time
     present: set[str] = set()
     for folder, memory in memory_folders(config_dir):

@@ -35,7 +35,7 @@ from typing import Any
 from nous_assets.capture.redact import redact
 from nous_assets.extract.base import CURRENT_KINDS, KINDS, SessionBatch
 from nous_assets.extract.schema import SLOT_PATTERN, ExtractionSchemaError, validate_learnings
-from nous_assets.store.events import MEMORY_TYPES, REL_TYPES, SCOPES, TEMPORAL_CONFIDENCE
+from nous_assets.store.log.events import MEMORY_TYPES, REL_TYPES, SCOPES, TEMPORAL_CONFIDENCE
 from nous_assets.timeutil import normalize_time
 from nous_assets.turns import Turn
 

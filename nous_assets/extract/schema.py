@@ -16,7 +16,7 @@ import polars as pl
 from nous_assets.errors import NousError
 from nous_assets.extract.base import KINDS
 from nous_assets.status import STATUSES
-from nous_assets.store.events import MAX_EVIDENCE, MEMORY_TYPES, REL_TYPES, SCOPES, TEMPORAL_CONFIDENCE
+from nous_assets.store.log.events import MAX_EVIDENCE, MEMORY_TYPES, REL_TYPES, SCOPES, TEMPORAL_CONFIDENCE
 from nous_assets.timeutil import normalize_time
 
 MIN_CONCEPTS, MAX_CONCEPTS = 3, 10

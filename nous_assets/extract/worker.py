@@ -28,13 +28,16 @@ from nous_assets.reconcile.judge import relearn_judge
 from nous_assets.reconcile.relearn import Decision, Held, Incoming, Judge, decide
 from nous_assets.settings import Settings, Thresholds
 from nous_assets.status import CLOSED
-from nous_assets.store import memory_lookup, queue, recurrence
 from nous_assets.store.db import Connection, atomic, open_db
-from nous_assets.store.events import OPEN_VALIDITY, EventStore, LearningEvent
-from nous_assets.store.identity import project_map
-from nous_assets.store.memory_state import DETAIL_FIELDS, Policy
-from nous_assets.store.projector import project
-from nous_assets.store.queue import incomplete_paths as incomplete_paths  # re-exported for the assets
+from nous_assets.store.log.events import OPEN_VALIDITY, LearningEvent
+from nous_assets.store.projection.identity import project_map
+from nous_assets.store.projection.memory_state import DETAIL_FIELDS, Policy
+from nous_assets.store.reads import recurrence
+from nous_assets.store.search import memory_lookup
+from nous_assets.store.sqlite import queue
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project
+from nous_assets.store.sqlite.queue import incomplete_paths as incomplete_paths  # re-exported for the assets
 from nous_assets.timeutil import normalize_time
 from nous_assets.turns import Turn
 
@@ -538,7 +541,7 @@ def append_learnings(
             thresholds=thresholds,
             judge=_redacted(judge),
         )
-        results = EventStore(conn).append_many(events)
+        results = SqliteEventStore(conn).append_many(events)
         by_key = {r.event.idempotency_key: r.event.event_id for r in results}
         for index, key in processed:
             queue.mark_processed(conn, batch.project_id, batch.session_id, index, by_key[key], extractor_version)

@@ -39,12 +39,13 @@ from nous_assets.extract.rules.evidence import Removal, cites, removed_paths
 from nous_assets.extract.rules.session import build_streams
 from nous_assets.ids import learning_id_for
 from nous_assets.status import SUPERSEDED
-from nous_assets.store import memory_lookup
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.identity import project_map
-from nous_assets.store.memory_state import Policy
-from nous_assets.store.projector import project as project_events
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.projection.identity import project_map
+from nous_assets.store.projection.memory_state import Policy
+from nous_assets.store.search import memory_lookup
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project as project_events
 
 VERSION = "brief-1"
 KIND = {"commands": "command", "gate": "workflow", "procedures": "workflow", "rules": "convention",
@@ -86,7 +87,7 @@ def update_projects(
             project_events(conn, policy=policy)
             events = brief_events(conn, project, items, source=source, stats=stats)
             events += removal_events(conn, project, removals, source=source, stats=stats)
-            stats.events_written += sum(r.created for r in EventStore(conn).append_many(events))
+            stats.events_written += sum(r.created for r in SqliteEventStore(conn).append_many(events))
         stats.projects += 1
         stats.items += len(items)
     return stats

@@ -4,6 +4,6 @@ Pure domain code (no Dagster, no SQL): :mod:`.evidence` reads what transcripts s
 ``gitBranch``, ``cd`` / ``git -C`` / ``git worktree add`` commands, ``git worktree list`` output),
 :mod:`.resolve` decides the canonical project of each from that evidence (and the worktree layouts it
 shows) and the ``.git`` files of paths that still exist (never a subprocess).
-:mod:`nous_assets.store.identity` keeps the evidence and the resulting aliases; :mod:`.update` ties them
+:mod:`nous_assets.store.projection.identity` keeps the evidence and the resulting aliases; :mod:`.update` ties them
 together for the pipeline. The hook's side lives in :mod:`resolver.project` (standard library only).
 """

@@ -15,9 +15,9 @@ from typing import Any
 
 from nous_assets.identity.evidence import Evidence, PathFacts, SessionStart, from_turns
 from nous_assets.identity.resolve import GitFacts, Resolution, probe_disk, resolve
-from nous_assets.store import identity as store
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.projector import get_checkpoint, set_checkpoint
+from nous_assets.store.projection import identity as store
+from nous_assets.store.sqlite.projection import get_checkpoint, set_checkpoint
 from nous_assets.timeutil import now_iso
 
 BOOTSTRAPPED = "identity:bootstrap"

@@ -28,10 +28,10 @@ import zstandard
 
 from nous_assets.errors import NousError
 from nous_assets.filemodes import make_private_dir
-from nous_assets.store import archive as store
 from nous_assets.store.db import Connection, DatabaseError, open_db
-from nous_assets.store.memory_state import Policy
-from nous_assets.store.projector import ProjectionStats, VerifyReport, get_checkpoint, rebuild, verify
+from nous_assets.store.log import archive as store
+from nous_assets.store.projection.memory_state import Policy
+from nous_assets.store.sqlite.projection import ProjectionStats, VerifyReport, get_checkpoint, rebuild, verify
 from nous_assets.timeutil import now_iso, parse_time, to_iso
 
 SEGMENT_GLOB = "cortex-archive-*.db.zst"

@@ -20,10 +20,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nous_assets.store import edges as edge_store
-from nous_assets.store import memory_search
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.projector import get_checkpoint, set_checkpoint
+from nous_assets.store.search import edges as edge_store
+from nous_assets.store.search import memory_search
+from nous_assets.store.sqlite.projection import get_checkpoint, set_checkpoint
 from nous_assets.timeutil import now_iso
 
 CHECKPOINT = "edges"

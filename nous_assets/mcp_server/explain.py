@@ -13,8 +13,8 @@ from typing import Any
 from nous_assets.mcp_server import inputs, render
 from nous_assets.mcp_server.lines import TranscriptLines
 from nous_assets.settings import Settings
-from nous_assets.store import memory_trail
 from nous_assets.store.db import Connection
+from nous_assets.store.reads import memory_trail
 
 MAX_MEMORY_ID = 2**62
 MEMORY_TEXT_CHARS = 1200

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from datetime import UTC, date, datetime, timedelta
 
-from nous_assets.store import project_timeline
 from nous_assets.store.db import Connection
-from nous_assets.store.identity import canonical_project
+from nous_assets.store.projection.identity import canonical_project
+from nous_assets.store.reads import project_timeline
 from nous_assets.timeutil import normalize_time, to_iso
 from resolver.project import lookup, project_id_from_cwd
 

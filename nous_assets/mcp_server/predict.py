@@ -16,8 +16,8 @@ from nous_assets.mcp_server import inputs, render
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.settings import RECALL_BUDGET_RANGE, Settings
-from nous_assets.store import causal_paths, memory_search
 from nous_assets.store.db import Connection
+from nous_assets.store.search import causal_paths, memory_search
 
 Walk = list[tuple[int, int, float, int]]  # (seed, follower, path weight, hops)
 SEEDS = 8  # memories that match the action

@@ -15,8 +15,8 @@ from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.scoring import DIMENSIONS
 from nous_assets.retrieve.search import Result, retrieve
 from nous_assets.settings import RECALL_BUDGET_RANGE, Settings
-from nous_assets.store import project_timeline
 from nous_assets.store.db import Connection
+from nous_assets.store.reads import project_timeline
 
 RECALL_K = 20  # results retrieved; the budget decides how many are sent
 MIN_BUDGET, MAX_BUDGET = RECALL_BUDGET_RANGE

@@ -26,10 +26,13 @@ from nous_assets.mcp_server import inputs
 from nous_assets.safety.review import refresh_holds
 from nous_assets.settings import Settings
 from nous_assets.status import STATED
-from nous_assets.store import holds, memory_search, projector
 from nous_assets.store.db import Connection
-from nous_assets.store.events import SCOPES, EventStore, LearningEvent
-from nous_assets.store.memory_state import Policy
+from nous_assets.store.log.events import SCOPES, LearningEvent
+from nous_assets.store.projection.memory_state import Policy
+from nous_assets.store.reads import holds
+from nous_assets.store.search import memory_search
+from nous_assets.store.sqlite import projection as projector
+from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.timeutil import now_iso
 from resolver.project import project_id_from_cwd
 
@@ -93,7 +96,7 @@ def remember(
     }
     event = LearningEvent("LearningExtracted", learning_id_for(key), payload, SESSION, project_id, SOURCE, key,
                           valid_from=now_iso())  # fmt: skip
-    result = EventStore(conn).append(event)
+    result = SqliteEventStore(conn).append(event)
     projector.project(conn, policy=Policy.of(settings.thresholds))
     refresh_holds(conn)
     memory_id = result.event.event_id

@@ -17,8 +17,9 @@ from nous_assets.mcp_server.lines import TranscriptLines
 from nous_assets.retrieve.packet import ELLIPSIS
 from nous_assets.safety.guard import classify
 from nous_assets.safety.sanitize import clean
-from nous_assets.store import holds, transcript_chunks
 from nous_assets.store.db import Connection
+from nous_assets.store.ingest import transcript_chunks
+from nous_assets.store.reads import holds
 
 NOTE = (
     "Notes and transcript excerpts recalled from earlier Claude Code sessions, each with the day it was said "

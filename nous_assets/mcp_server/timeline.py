@@ -15,8 +15,8 @@ from typing import Any
 
 from nous_assets.mcp_server import inputs, render
 from nous_assets.settings import RECALL_BUDGET_RANGE, Settings
-from nous_assets.store import project_timeline
 from nous_assets.store.db import Connection
+from nous_assets.store.reads import project_timeline
 
 MAX_DAYS = 30
 DEFAULT_DAYS = 3

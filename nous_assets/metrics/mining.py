@@ -13,7 +13,7 @@ The spec's metrics ("Re-Learning Detection", "Process Mining Unlocked"), each fr
 * **knowledge decay**: days since an active memory was last injected (or learned, if never).
 * **complexity hotspots**: domains (per project) ranked by recurrence rate + correction density.
 
-The tables reach DuckDB as Arrow streams built from Polars frames (see :mod:`nous_assets.store.metrics_source`
+The tables reach DuckDB as Arrow streams built from Polars frames (see :mod:`nous_assets.store.reads.metrics_source`
 for why DuckDB does not attach cortex.db itself). The SQL below runs on those frames, never on cortex.db.
 """
 
@@ -29,7 +29,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from nous_assets.store import metrics_source as source
+from nous_assets.store.reads import metrics_source as source
 from nous_assets.timeutil import parse_time
 
 RECURRENCE_FLAG = 0.15  # the spec's "flag if > 15 %"

@@ -1,6 +1,6 @@
 """Observers: conditions read from the event log and read models, each a :class:`Finding`.
 
-Four observers, each a pure function of what :mod:`nous_assets.store.observations` reads:
+Four observers, each a pure function of what :mod:`nous_assets.store.reads.observations` reads:
 
 * :func:`repeated_corrections` — something the user told Claude (a correction or a stated way of working)
   was said again in ``intervention_repeat_sessions`` or more sessions: the earlier telling did not stick;
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nous_assets.settings import Thresholds
-from nous_assets.store.interventions import LEARNING_KEY, Candidate
-from nous_assets.store.observations import Contradiction, LearnedMemory, RelearnFlag
+from nous_assets.store.reads.observations import Contradiction, LearnedMemory, RelearnFlag
+from nous_assets.store.sqlite.interventions import LEARNING_KEY, Candidate
 
 CORRECTION_KINDS = ("correction", "preference")  # what the user told Claude about how to work
 FAILURE_KINDS = ("gotcha", "error_fix")  # a failed command with its error (and, when found, its fix)

@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from nous_assets.store import interventions as store
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.interventions import Candidate
+from nous_assets.store.sqlite import interventions as store
+from nous_assets.store.sqlite.interventions import Candidate
 from nous_assets.timeutil import parse_time, to_iso
 
 

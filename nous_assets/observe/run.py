@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from nous_assets.observe import observers
 from nous_assets.observe.reducer import ReduceStats, reduce
 from nous_assets.settings import Thresholds
-from nous_assets.store import interventions as store
-from nous_assets.store import observations
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.interventions import Candidate
+from nous_assets.store.reads import observations
+from nous_assets.store.sqlite import interventions as store
+from nous_assets.store.sqlite.interventions import Candidate
 from nous_assets.timeutil import now_iso
 
 

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from nous_assets.reconcile.paraphrase import cosines
-from nous_assets.store.memory_lookup import Held  # the row type the store's lookups return
+from nous_assets.store.search.memory_lookup import Held  # the row type the store's lookups return
 
 _TOKEN = re.compile(r"[^\W_]+")  # letters and digits of any script; punctuation and "_" separate
 # Function words carry no content: leaving them in would make two different one-liners look alike.

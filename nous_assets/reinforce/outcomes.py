@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nous_assets.settings import Thresholds
-from nous_assets.store import access_log
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.events import EventStore, LearningEvent, StoredEvent
-from nous_assets.store.memory_lookup import learning_of, memory_concepts
+from nous_assets.store.log.events import LearningEvent, StoredEvent
+from nous_assets.store.reads import access_log
+from nous_assets.store.search.memory_lookup import learning_of, memory_concepts
+from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.timeutil import now_iso
 
 SIGNALS = ("useful", "corrected", "ignored")
@@ -109,7 +110,7 @@ def evaluate_sessions(
             )
         )
     with atomic(conn):
-        EventStore(conn).append_many(events)
+        SqliteEventStore(conn).append_many(events)
         access_log.record_verdicts(conn, verdicts)
     return stats
 
@@ -150,4 +151,4 @@ def feedback_event(
             "user_review",
             key,
         )
-        return EventStore(conn).append(event).event
+        return SqliteEventStore(conn).append(event).event

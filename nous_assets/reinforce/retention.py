@@ -30,12 +30,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from nous_assets.settings import FIRST_PARTITION_DAY, Thresholds
-from nous_assets.store import retention as reads
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.memory_state import Policy
-from nous_assets.store.projector import project
-from nous_assets.store.retention import Retained
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.projection.memory_state import Policy
+from nous_assets.store.reads import retention as reads
+from nous_assets.store.reads.retention import Retained
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project
 from nous_assets.timeutil import parse_time, to_iso
 
 SESSION = "nous-retention"  # the session id of the events retention writes (no Claude Code session caused them)
@@ -139,6 +140,6 @@ def apply_retention(conn: Connection, clock: datetime, thresholds: Thresholds) -
         memories = reads.memories(conn)
         stats.memories = len(memories)
         events = plan(memories, reads.decayed_until(conn), clock, thresholds, stats)
-        results = EventStore(conn).append_many(events)
+        results = SqliteEventStore(conn).append_many(events)
     stats.events_written = sum(r.created for r in results)
     return stats

@@ -53,11 +53,13 @@ from nous_assets.safety.guard import GUARD_VERSION, classify
 from nous_assets.safety.review import refresh_holds
 from nous_assets.settings import ScoringWeights, Settings
 from nous_assets.status import INJECTABLE, OBSERVED
-from nous_assets.store import holds, injection_cache, memory_search
-from nous_assets.store import interventions as active_notes
 from nous_assets.store.db import Connection, atomic, checkpoint
-from nous_assets.store.identity import project_map
-from nous_assets.store.projector import get_checkpoint, set_checkpoint
+from nous_assets.store.projection.identity import project_map
+from nous_assets.store.reads import holds
+from nous_assets.store.search import memory_search
+from nous_assets.store.sqlite import cache as injection_cache
+from nous_assets.store.sqlite import interventions as active_notes
+from nous_assets.store.sqlite.projection import get_checkpoint, set_checkpoint
 from nous_assets.timeutil import now_iso
 from resolver.fingerprint import fingerprint_key, split_words
 
@@ -301,7 +303,7 @@ def packet_plan(
     """The build's own steps for ``project_id`` and fingerprint ``fp`` (``local``: a checkout's sessions), reading
     the guard state as :func:`build_cache` does (held and approved memories, active notes, the last stale verdict)
     but writing nothing."""
-    from nous_assets.store import stale as stale_store
+    from nous_assets.store.reads import stale as stale_store
 
     held = frozenset(holds.ids(conn, holds.HELD))
     active = guarded_notes(active_notes.current(conn, now_iso()), frozenset(holds.learning_ids(conn, holds.HELD)))

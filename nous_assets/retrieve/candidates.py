@@ -28,10 +28,11 @@ from nous_assets.retrieve.graph import graph_proximity
 from nous_assets.retrieve.query import Query, fts_tokens, match_expression
 from nous_assets.retrieve.scoring import Candidate, Recurrence, is_current
 from nous_assets.settings import Settings
-from nous_assets.store import memory_search, nli_results
-from nous_assets.store import recurrence as recurrence_reads
 from nous_assets.store.db import Connection, DatabaseError
-from nous_assets.store.memory_state import MEMORY_COLUMNS, Memory
+from nous_assets.store.projection.memory_state import MEMORY_COLUMNS, Memory
+from nous_assets.store.reads import nli_results
+from nous_assets.store.reads import recurrence as recurrence_reads
+from nous_assets.store.search import memory_search
 
 MAX_LIKE_TOKENS = 8
 BM25_DEPTH = 4

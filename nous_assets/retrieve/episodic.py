@@ -17,8 +17,9 @@ import numpy as np
 from nous_assets.retrieve.query import Query, concepts_from_text, fts_match_expression
 from nous_assets.retrieve.scoring import EPISODE, Candidate
 from nous_assets.settings import Settings
-from nous_assets.store import chunk_concepts, transcript_chunks
 from nous_assets.store.db import Connection, atomic
+from nous_assets.store.ingest import transcript_chunks
+from nous_assets.store.search import chunk_concepts
 
 INDEX_BATCH = 2000
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from nous_assets.store import edges as edge_store
 from nous_assets.store.db import Connection
+from nous_assets.store.search import edges as edge_store
 
 HOP_DECAY = 0.5
 SYMMETRIC_RELATIONS = ("relates_to", "contradicts")

@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from nous_assets.capture.native_memory import NativeMemory, read_native
 from nous_assets.retrieve.citations import checkout_root
 from nous_assets.settings import Settings
-from nous_assets.store import identity, meta
+from nous_assets.store import meta
 from nous_assets.store.db import Connection
+from nous_assets.store.projection import identity
 
 GLOBAL = "*"
 DIGEST_KEY = "native_memory_digest:"

@@ -98,7 +98,7 @@ def memory_lines(text: str, memory_ids: tuple[int, ...]) -> list[tuple[str, int 
 
 def row_fingerprint(conn: Connection, cache_key: str | None) -> dict:
     """The fingerprint a cached packet was built for ({} when unknown)."""
-    from nous_assets.store import injection_cache
+    from nous_assets.store.sqlite import cache as injection_cache
 
     row = injection_cache.packet(conn, cache_key) if cache_key else None
     try:
@@ -114,7 +114,7 @@ def local_sessions(conn: Connection, settings: Settings, project_id: str, fp: di
     if not isinstance(cwd, str) or not cwd:
         return None
     from nous_assets.retrieve.cache_build import project_profiles
-    from nous_assets.store.identity import project_map
+    from nous_assets.store.projection.identity import project_map
 
     profile = project_profiles(settings.lake_dir, project_of=project_map(conn).of).get(project_id)
     return set(profile.sessions.get(cwd, set())) if profile else None
@@ -144,8 +144,9 @@ def why_not(conn: Connection, view: HookView, memory_id: int, plan_of: Callable[
     """Why memory ``memory_id`` is not in the packet ``view`` (or that it is), from the build's own decisions;
     ``plan_of`` gives the build's plan (:func:`plan_for`), asked only when the store alone cannot say."""
     from nous_assets.retrieve.cache_build import GLOBAL, exclusion
-    from nous_assets.store import event_history, memory_search
-    from nous_assets.store.identity import canonical_project
+    from nous_assets.store.log import event_history
+    from nous_assets.store.projection.identity import canonical_project
+    from nous_assets.store.search import memory_search
 
     if memory_id in view.memory_ids:
         return f"memory #{memory_id} is in the packet"

@@ -14,7 +14,7 @@ from typing import Any
 
 from nous_assets.extract.concepts import STOP_WORDS as CONCEPT_STOP_WORDS
 from nous_assets.extract.concepts import extract_concepts
-from nous_assets.store.memory_state import normalize_concept
+from nous_assets.store.projection.memory_state import normalize_concept
 from nous_assets.timeutil import normalize_time, now_iso
 
 MAX_FTS_TOKENS = 32  # a long fingerprint would otherwise make a huge OR that matches everything

@@ -51,7 +51,7 @@ from nous_assets import clocks
 from nous_assets.retrieve.fusion import competition_ranks, cosine, jaccard, rrf_from_ranks
 from nous_assets.retrieve.query import Query, fts_tokens
 from nous_assets.settings import Settings
-from nous_assets.store.memory_state import Memory
+from nous_assets.store.projection.memory_state import Memory
 from nous_assets.timeutil import parse_time
 
 DIMENSIONS = ("text", "concept", "vector", "graph", "reinforce", "temporal", "recency")

@@ -10,7 +10,8 @@ project with no checkout here (a colleague's, a deleted clone) is not checked: n
 from __future__ import annotations
 
 from nous_assets.retrieve.citations import Checkout, checkout_root
-from nous_assets.store import identity, stale
+from nous_assets.store.projection import identity
+from nous_assets.store.reads import stale
 from nous_assets.timeutil import now_iso
 
 

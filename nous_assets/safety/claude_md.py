@@ -25,8 +25,8 @@ from pathlib import Path
 
 from nous_assets.capture.redact import redact
 from nous_assets.safety.guard import classify, normalize
-from nous_assets.store import observations
 from nous_assets.store.db import Connection
+from nous_assets.store.reads import observations
 
 HEADING = "## Learned across sessions (suggested by Nous)"
 MAX_BULLET = 300

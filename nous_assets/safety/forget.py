@@ -14,9 +14,11 @@ import hashlib
 from dataclasses import dataclass
 
 from nous_assets.safety.review import REVIEW_SESSION, content_sha256
-from nous_assets.store import event_history, memory_match, memory_search
 from nous_assets.store.db import Connection
-from nous_assets.store.events import EventStore, LearningEvent
+from nous_assets.store.log import event_history
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.search import memory_match, memory_search
+from nous_assets.store.sqlite.events import SqliteEventStore
 
 FORGOTTEN = "forgotten by the user"
 MAX_MATCHES = 100  # a query naming more than this is too broad to confirm line by line
@@ -60,7 +62,8 @@ def archived_reason(conn: Connection, memory_id: int) -> str:
 
 
 def by_query(conn: Connection, query: str, project_id: str | None = None) -> list[Target]:
-    """Current memories whose content contains every word of ``query`` (see :mod:`nous_assets.store.memory_match`)."""
+    """Current memories whose content contains every word of ``query``
+    (see :mod:`nous_assets.store.search.memory_match`)."""
     words = query.split()
     if not words:
         raise ForgetError("`nous forget` needs a memory #id or the words of the memories to forget")
@@ -89,5 +92,5 @@ def forget(conn: Connection, targets: list[Target], query: str | None = None) ->
         }
         events.append(LearningEvent("LearningArchived", t.learning_id, payload, REVIEW_SESSION, t.project_id,
                                     "user_review", key))  # fmt: skip
-    results = EventStore(conn).append_many(events)  # one transaction: every tombstone lands, or none
+    results = SqliteEventStore(conn).append_many(events)  # one transaction: every tombstone lands, or none
     return [Outcome(t.memory_id, r.created, r.event.event_id) for t, r in zip(targets, results, strict=True)]

@@ -17,11 +17,14 @@ import hashlib
 from dataclasses import dataclass, field
 
 from nous_assets.safety.guard import GUARD_VERSION, Verdict, classify
-from nous_assets.store import event_history, holds, memory_search, observations
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.memory_state import Policy
-from nous_assets.store.projector import get_checkpoint, project, set_checkpoint
+from nous_assets.store.log import event_history
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.projection.memory_state import Policy
+from nous_assets.store.reads import holds, observations
+from nous_assets.store.search import memory_search
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import get_checkpoint, project, set_checkpoint
 from nous_assets.timeutil import now_iso
 
 REVIEW_SESSION = "nous-review"
@@ -129,7 +132,7 @@ def approve(conn: Connection, memory_id: int, *, policy: Policy | None = None) -
     }
     event = LearningEvent("LearningValidated", memory["learning_id"], payload, REVIEW_SESSION,
                           memory["project_id"], "user_review", key)  # fmt: skip
-    result = EventStore(conn).append(event)
+    result = SqliteEventStore(conn).append(event)
     project(conn, policy=policy)
     refresh_holds(conn)
     return ReviewOutcome(memory_id, "approved", result.created, result.event.event_id, hold.reason)
@@ -156,7 +159,7 @@ def reject(
     }  # fmt: skip
     event = LearningEvent("LearningArchived", memory["learning_id"], payload, REVIEW_SESSION,
                           memory["project_id"], "user_review", key)  # fmt: skip
-    result = EventStore(conn).append(event)
+    result = SqliteEventStore(conn).append(event)
     project(conn, policy=policy)
     refresh_holds(conn)
     return ReviewOutcome(memory_id, "rejected", result.created, result.event.event_id, payload["reason"])
@@ -173,7 +176,7 @@ def validate(conn: Connection, memory_id: int, *, policy: Policy | None = None) 
     payload = {"review": {"decision": "validated", "content_sha256": digest}}
     event = LearningEvent("LearningValidated", memory["learning_id"], payload, REVIEW_SESSION,
                           memory["project_id"], "user_review", key)  # fmt: skip
-    result = EventStore(conn).append(event)
+    result = SqliteEventStore(conn).append(event)
     project(conn, policy=policy)
     return ReviewOutcome(memory_id, "validated", result.created, result.event.event_id, "confirmed in review")
 
@@ -198,6 +201,6 @@ def supersede(conn: Connection, memory_id: int, by_id: int, *, policy: Policy | 
                "review": {"decision": "superseded", "by_memory": by_id}}  # fmt: skip
     event = LearningEvent("LearningSuperseded", old["learning_id"], payload, REVIEW_SESSION, old["project_id"],
                           "user_review", key, valid_until=until)  # fmt: skip
-    result = EventStore(conn).append(event)
+    result = SqliteEventStore(conn).append(event)
     project(conn, policy=policy)
     return ReviewOutcome(memory_id, "superseded", result.created, result.event.event_id, payload["reason"])

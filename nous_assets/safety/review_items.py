@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nous_assets.settings import Thresholds
-from nous_assets.store import interventions, native_notes, observations, remembered, stale
 from nous_assets.store.db import Connection
+from nous_assets.store.ingest import native_notes
+from nous_assets.store.reads import observations, remembered, stale
+from nous_assets.store.sqlite import interventions
 
 FLAG_DECISIONS = frozenset({"injection_failure", "rewrite", "near_miss"})
 SECTIONS = ("contradictions", "relearn", "injection-failures", "interventions", "stale", "remembered", "auto-memory")

@@ -17,9 +17,9 @@ from nous_assets.service import models as m
 from nous_assets.service.tokens import Principal
 from nous_assets.settings import Settings
 from nous_assets.store.backend import Backend
-from nous_assets.store.events import AppendResult, LearningEvent, StoredEvent
-from nous_assets.store.memory_state import Policy
-from nous_assets.store.service_store import Receipt, ServiceStore
+from nous_assets.store.log.events import AppendResult, LearningEvent, StoredEvent
+from nous_assets.store.projection.memory_state import Policy
+from nous_assets.store.sqlite.service_store import Receipt, ServiceStore
 from nous_assets.timeutil import now_iso
 
 GLOBAL_PROJECT = "*"

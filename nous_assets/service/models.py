@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from nous_assets.store.events import EVENT_TYPES, SOURCES
+from nous_assets.store.log.events import EVENT_TYPES, SOURCES
 
 MAX_BATCH = 1000
 MAX_INT = 2**53 - 1  # what every JSON reader keeps exact; far below SQLite's and PostgreSQL's 64 bits

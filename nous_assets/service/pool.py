@@ -17,7 +17,7 @@ from typing import Any
 
 from nous_assets.settings import Settings
 from nous_assets.store.backend import Backend, postgres_backend, sqlite_backend
-from nous_assets.store.service_store import ServiceStore, SqliteServiceStore
+from nous_assets.store.sqlite.service_store import ServiceStore, SqliteServiceStore
 
 MAX_IDLE = 16
 

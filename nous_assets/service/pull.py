@@ -24,8 +24,8 @@ from nous_assets.safety.sanitize import sanitize
 from nous_assets.service.client import Client
 from nous_assets.service.push import identity_of, whoami
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.injection_cache import PacketRow
-from nous_assets.store.sqlite_backend import SqliteCacheStore
+from nous_assets.store.packet_row import PacketRow
+from nous_assets.store.sqlite.cache import SqliteCacheStore
 from resolver.hook_io import MAX_CONTEXT_CHARS
 
 PAGE = 200

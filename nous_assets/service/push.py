@@ -1,6 +1,6 @@
 """``nous push``: send the local event log to ``nous serve`` — at-least-once, effectively-once, resumable.
 
-Events are read from the local ``cortex.db`` after the push cursor (:mod:`nous_assets.store.push_cursor`)
+Events are read from the local ``cortex.db`` after the push cursor (:mod:`nous_assets.store.log.push_cursor`)
 in ``event_id`` order and sent in batches to Backfill with their own idempotency keys. The cursor moves
 only after the server answered for the whole batch, so a crash or a server that goes away resends at most
 that batch, which the server's keys turn into no-ops: nothing is lost, nothing is written twice. An event
@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from nous_assets.service.client import Client, one_line
-from nous_assets.store import push_cursor
 from nous_assets.store.db import Connection
-from nous_assets.store.events import EventStore, StoredEvent
+from nous_assets.store.log import push_cursor
+from nous_assets.store.log.events import StoredEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.timeutil import now_iso
 
 
@@ -98,7 +99,7 @@ def push(
     name = target(client, me)
     report = PushReport(cursor=push_cursor.get(conn, name))
     identity = identity_of(me, "push", "historical_backfill")
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     while max_batches is None or report.batches < max_batches:
         batch = store.page(report.cursor, store.last_event_id(), batch_size)
         if not batch:

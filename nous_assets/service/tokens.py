@@ -13,7 +13,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from nous_assets.store.service_store import ServiceStore, TokenRecord
+from nous_assets.store.sqlite.service_store import ServiceStore, TokenRecord
 from nous_assets.timeutil import now_iso
 
 PREFIX = "nous_"

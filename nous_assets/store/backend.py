@@ -53,12 +53,19 @@ class Backend:
 
 def sqlite_backend(conn: Connection, tenant_id: str = "local") -> Backend:
     """The providers over an open ``cortex.db`` connection (a file holds one tenant)."""
-    from nous_assets.store import sqlite_backend as s
+    from nous_assets.store.ingest.cursors import SqliteCursorStore
+    from nous_assets.store.search.edges import SqliteGraphStore
+    from nous_assets.store.search.vectors import SqliteVectorStore
+    from nous_assets.store.sqlite.cache import SqliteCacheStore
+    from nous_assets.store.sqlite.events import SqliteEventStore
+    from nous_assets.store.sqlite.interventions import SqliteInterventionStore
+    from nous_assets.store.sqlite.projection import SqliteProjectionStore
+    from nous_assets.store.sqlite.queue import SqliteIngestQueueStore
 
     return Backend(
-        "sqlite", tenant_id, s.SqliteEventStore(conn), s.SqliteProjectionStore(conn), s.SqliteVectorStore(conn),
-        s.SqliteGraphStore(conn), s.SqliteCacheStore(conn), s.SqliteIngestQueueStore(conn),
-        s.SqliteInterventionStore(conn), s.SqliteCursorStore(conn), conn.close,
+        "sqlite", tenant_id, SqliteEventStore(conn), SqliteProjectionStore(conn), SqliteVectorStore(conn),
+        SqliteGraphStore(conn), SqliteCacheStore(conn), SqliteIngestQueueStore(conn),
+        SqliteInterventionStore(conn), SqliteCursorStore(conn), conn.close,
     )  # fmt: skip
 
 

@@ -15,37 +15,16 @@ rules, so one contract suite (``tests/store/contract``) holds both implementatio
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from nous_assets.store.cursors import Cursor
-from nous_assets.store.events import AppendResult, LearningEvent, StoredEvent
-from nous_assets.store.identity import Aliases
-from nous_assets.store.injection_cache import PacketRow
-from nous_assets.store.interventions import Active, Candidate
-from nous_assets.store.memory_state import Memory, Policy
-from nous_assets.store.projector import ProjectionStats, Snapshot
-from nous_assets.store.queue import QueueItem
-
-
-@dataclass(frozen=True)
-class CachedPacket:
-    """One ``injection_cache`` row as a reader (the resolver, ``nous pull``) gets it."""
-
-    cache_key: str
-    project_id: str
-    scope: str
-    fingerprint_json: str
-    packet_text: str
-    memory_ids_json: str
-    char_count: int
-    built_from_event_id: int
-    created_at: str
-
-
-def query_words(text: str) -> list[str]:
-    """The words of a full-text query (letters and digits), lowercased: any of them may match."""
-    return sorted({w.lower() for w in "".join(c if c.isalnum() else " " for c in text).split()})
+from nous_assets.store.ingest.cursors import Cursor
+from nous_assets.store.log.events import AppendResult, LearningEvent, StoredEvent
+from nous_assets.store.packet_row import CachedPacket, PacketRow
+from nous_assets.store.projection.identity import Aliases
+from nous_assets.store.projection.memory_state import Memory, Policy
+from nous_assets.store.sqlite.interventions import Active, Candidate
+from nous_assets.store.sqlite.projection import ProjectionStats, Snapshot
+from nous_assets.store.sqlite.queue import QueueItem
 
 
 @runtime_checkable
@@ -238,7 +217,7 @@ class InterventionStore(Protocol):
 
 @runtime_checkable
 class CursorStore(Protocol):
-    """Per-file ingest cursors and per-day file progress (:mod:`nous_assets.store.cursors`).
+    """Per-file ingest cursors and per-day file progress (:mod:`nous_assets.store.ingest.cursors`).
 
     A cursor says how far a transcript (path + inode) has been durably ingested, so a restart re-reads
     rather than skips; :meth:`promote` only moves forward, :meth:`rewind` handles a file truncated in place.

@@ -4,7 +4,7 @@
 builder (:func:`~nous_assets.retrieve.cache_build.build_cache`, SQL over a ``cortex.db``), so rather than a
 second one for PostgreSQL, the tenant's whole event log (every developer of the tenant, not only the one
 whose run this is) is copied into a per-tenant mirror ``cortex.db`` with the generic EventStore-to-EventStore
-copy of :mod:`~nous_assets.store.event_publish` (keys, uuids and times kept; checkpointed in the mirror, so a
+copy of :mod:`~nous_assets.store.log.event_publish` (keys, uuids and times kept; checkpointed in the mirror, so a
 run copies only what is new), and the laptop's steps run on it: projection, memory embeddings, derived
 edges, packets. The mirror's packets then replace, project by project, those of the tenant's ``CacheStore``.
 
@@ -39,14 +39,14 @@ from nous_assets.errors import NousError
 from nous_assets.link.edges import derive_edges
 from nous_assets.retrieve.cache_build import build_cache
 from nous_assets.settings import Settings
-from nous_assets.store import injection_cache
 from nous_assets.store.db import Connection, atomic, open_db
-from nous_assets.store.event_publish import publish_events, valid_checkpoint
-from nous_assets.store.injection_cache import PacketRow
-from nous_assets.store.memory_state import Policy
-from nous_assets.store.projector import get_checkpoint, project, set_checkpoint
+from nous_assets.store.log.event_publish import publish_events, valid_checkpoint
+from nous_assets.store.packet_row import PacketRow
+from nous_assets.store.projection.memory_state import Policy
 from nous_assets.store.protocols import CacheStore, EventStore
-from nous_assets.store.sqlite_backend import SqliteEventStore
+from nous_assets.store.sqlite import cache as injection_cache
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import get_checkpoint, project, set_checkpoint
 
 MIRRORS_DIR = ".tenants"
 """Folder of the tenant mirrors under the team staging root: a developer folder never starts with a dot."""

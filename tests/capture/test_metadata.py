@@ -23,8 +23,9 @@ import pytest
 from nous_assets.capture.metadata import redact_meta, redact_turn_metadata, stored_path
 from nous_assets.capture.parser import ToolResult, ToolUse, Turn
 from nous_assets.cli import main
-from nous_assets.store import cursors, identity
 from nous_assets.store.db import open_db
+from nous_assets.store.ingest import cursors
+from nous_assets.store.projection import identity
 from resolver.project import lookup, project_id_from_cwd, project_id_from_folder, redact_name
 
 _RNG = random.Random(520)

@@ -21,9 +21,10 @@ from nous_assets.capture.parser import Quarantined, ToolResult, ToolUse, Turn
 from nous_assets.cli import main
 from nous_assets.embed.chunk_embedding import upsert_chunks
 from nous_assets.store.db import IntegrityError, open_db
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.projector import project
-from nous_assets.store.redaction import rescan_transaction
+from nous_assets.store.ingest.redaction import rescan_transaction
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project
 
 DATE = "2026-03-02"
 _RNG = random.Random(2024)
@@ -81,7 +82,7 @@ def old_store(nous_env: dict[str, str]) -> dict[str, Path]:
             "edges": [],
             "provenance": {"session_id": "s1", "note": f"user pasted {STRIPE}"},
         }
-        EventStore(conn).append_many(
+        SqliteEventStore(conn).append_many(
             [
                 LearningEvent("LearningExtracted", "l1", payload, "s1", "proj", "historical_backfill", "k1"),
                 LearningEvent(

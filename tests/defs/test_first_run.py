@@ -20,7 +20,7 @@ from nous_assets.defs.backfill import MAX_RUN_DAYS, stretches
 from nous_assets.defs.runs import WORKER_TAG, covered_days, range_tags, worker_id
 from nous_assets.settings import load_settings
 from nous_assets.store.db import open_db
-from nous_assets.store.floor import get_floor
+from nous_assets.store.ingest.floor import get_floor
 
 pytestmark = pytest.mark.slow
 

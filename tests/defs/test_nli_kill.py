@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 from nous_assets.store.db import open_db
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.projector import project
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project
 
 SERVICES = 1000
 RUNNER = """
@@ -41,7 +42,7 @@ def seed(data_dir: Path) -> None:
             events.append(LearningEvent("LearningExtracted", lid, payload, f"sess-{s}-{v}", "proj", "fs_watch",
                                         f"k-{lid}", valid_from=f"2026-01-0{1 + v}T00:00:00Z",
                                         vector_clock={f"sess-{s}-{v}": 1}))  # fmt: skip
-    EventStore(conn).append_many(events)
+    SqliteEventStore(conn).append_many(events)
     project(conn)
     conn.close()
 

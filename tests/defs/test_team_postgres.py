@@ -12,10 +12,10 @@ from pathlib import Path
 import dagster as dg
 import pytest
 from firstrun import History, recent_days
-
 from nous_assets.defs.assets.team import TEAM_ASSETS
-from nous_assets.defs.team import DEVELOPER_TAG, LLM_POOL, TeamResource, developers
 from nous_assets.defs.team_automation import busy_developers, team_job, team_watch
+
+from nous_assets.defs.team import DEVELOPER_TAG, LLM_POOL, TeamResource, developers
 from nous_assets.settings import load_settings, settings_to_json
 from nous_assets.store.db import open_db
 
@@ -172,7 +172,7 @@ def test_the_team_sensor_adds_developers_and_requests_tagged_runs(team_instance,
 
 def test_the_sensor_retries_a_developer_whose_queue_holds_items_waiting(team_instance, team):
     from nous_assets.defs.assets.capture import SOURCE_TAG
-    from nous_assets.store import queue
+    from nous_assets.store.sqlite import queue
 
     instance, _ = team_instance
     resource, names = team

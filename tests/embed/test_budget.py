@@ -11,12 +11,12 @@ from test_embeddings import FakeEmbedder, extracted
 from nous_assets.embed.backlog import embedding_backlog
 from nous_assets.embed.chunk_embedding import embed_pending_chunks, pending_chunk_count
 from nous_assets.embed.memory_embedding import embed_pending
-from nous_assets.store.events import EventStore
-from nous_assets.store.projector import project
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project
 
 
 def _memories(conn, count: int) -> None:
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     for i in range(count):
         store.append(extracted(f"m{i}", f"Memory number {i}: prefer tool {i} for task {i * 7}.", [f"tool{i}"]))
     project(conn)

@@ -27,8 +27,9 @@ from nous_assets.embed.local import LocalMiniLM
 from nous_assets.embed.openai_embed import MAX_INPUTS_PER_REQUEST, OpenAIEmbeddings
 from nous_assets.embed.registry import EmbedderUnavailable, EmbeddingError, get_embedder
 from nous_assets.settings import EmbedSettings, Settings
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.projector import project
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project
 
 # -------------------------------------------------------------------------------------------------------
 # helpers
@@ -99,7 +100,7 @@ MEMORIES = [
 @pytest.fixture
 def cortex(conn) -> Iterator[Any]:
     """A real cortex.db with MEMORIES projected from LearningExtracted events."""
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     for lid, content, concepts in MEMORIES:
         store.append(extracted(lid, content, concepts, type="learning", kind="preference", domain="dev"))
     project(conn)
@@ -227,7 +228,7 @@ def test_embed_pending_real_model_search_cache_concepts_archive(cortex, minilm: 
     assert (again.embedded, again.reused_from_cache, again.deleted, again.batches) == (0, 0, 0, 0)
 
     # new concepts on one memory change its enriched text: exactly that one is re-embedded
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     store.append(lifecycle("LearningValidated", "tz", {"concepts": ["utc"]}, "v:tz"))
     project(conn)
     assert [p.memory_id for p in vs.pending(conn, minilm.model, 384)] == [memory_id(conn, "tz")]
@@ -304,7 +305,7 @@ def test_same_dimension_model_change_never_mixes_models(cortex) -> None:
 
 
 def test_identical_texts_reuse_cached_vectors(conn) -> None:
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     for lid in ("a", "b", "c"):
         store.append(extracted(lid, "Run the linter before every commit.", ["lint"], kind="rule"))
     store.append(extracted("d", "Something else entirely.", ["misc"], kind="rule"))

@@ -28,7 +28,7 @@ from nous_assets.embed.chunk_embedding import (
 )
 from nous_assets.embed.local import MODEL_NAME, LocalMiniLM, resolve_precision
 from nous_assets.settings import ConfigError, load_settings
-from nous_assets.store import transcript_chunks
+from nous_assets.store.ingest import transcript_chunks
 from nous_assets.turns import Turn
 
 REAL_FILES = (

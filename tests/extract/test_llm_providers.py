@@ -755,7 +755,7 @@ def test_openai_output_holding_a_secret_is_redacted_before_it_is_stored(
 
     from nous_assets.extract.schema import records_from_frame
     from nous_assets.extract.worker import DrainStats, build_events
-    from nous_assets.store.events import EventStore
+    from nous_assets.store.sqlite.events import SqliteEventStore
 
     rng = random.Random(5)
     key = "sk_live_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(32))
@@ -777,7 +777,7 @@ def test_openai_output_holding_a_secret_is_redacted_before_it_is_stored(
         conn, batch, records, extractor_version="openai-test", source="historical_backfill", reextract=False,
         stats=DrainStats(),
     )  # fmt: skip
-    EventStore(conn).append_many(events)
+    SqliteEventStore(conn).append_many(events)
     stored = "\n".join(r[0] for r in conn.execute("SELECT payload_json FROM learning_events"))
     assert stored and key not in stored and token not in stored
     assert "[REDACTED:stripe_key]" in stored

@@ -16,7 +16,7 @@ from nous_assets.identity.evidence import Evidence, from_turns
 from nous_assets.identity.resolve import GitFacts, probe_disk, resolve
 from nous_assets.identity.update import observe, refresh
 from nous_assets.store.db import open_db
-from nous_assets.store.identity import project_map
+from nous_assets.store.projection.identity import project_map
 from resolver import cache_read as cache
 from resolver.fingerprint import build_fingerprint
 from resolver.project import (
@@ -246,8 +246,9 @@ def test_pipeline_identity_step_and_resolver_agree_on_real_worktrees_without_a_p
 def test_identity_changes_move_memories_and_a_replay_agrees(repo, tmp_path):
     """Events keep their folder; the projection maps them; when evidence joins two folders later, memories move
     and `verify` (a replay under the same aliases) still equals the live projection."""
-    from nous_assets.store.events import EventStore, LearningEvent
-    from nous_assets.store.projector import project, verify
+    from nous_assets.store.log.events import LearningEvent
+    from nous_assets.store.sqlite.events import SqliteEventStore
+    from nous_assets.store.sqlite.projection import project, verify
 
     def extracted(lid: str, content: str, session: str, project: str) -> LearningEvent:
         payload = {"content": content, "extractor_version": "test-1", "concepts": ["build"], "edges": []}
@@ -255,7 +256,7 @@ def test_identity_changes_move_memories_and_a_replay_agrees(repo, tmp_path):
 
     conn = open_db(tmp_path / "cortex.db", create=True)
     gone_main, gone_wt = "/gone/shop", "/gone/shop-x"  # paths that do not exist: only transcripts speak
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     store.append_many([extracted("L1", "use make check", session="s1", project=project_id_from_cwd(gone_main)),
                   extracted("L2", "the api lives in apps/api", session="s2", project=project_id_from_cwd(gone_wt))])
     observe(conn, [_turn("s1", project_id_from_cwd(gone_main), gone_main, "2026-01-01T00:00:00Z"),

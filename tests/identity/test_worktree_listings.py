@@ -21,8 +21,8 @@ from nous_assets.identity.evidence import from_turns, worktree_listing
 from nous_assets.identity.resolve import learn_layouts
 from nous_assets.identity.update import BOOTSTRAPPED, EVIDENCE_VERSION, observe, refresh
 from nous_assets.store.db import open_db
-from nous_assets.store.identity import project_map, read_aliases
-from nous_assets.store.projector import set_checkpoint
+from nous_assets.store.projection.identity import project_map, read_aliases
+from nous_assets.store.sqlite.projection import set_checkpoint
 from nous_assets.turns import ToolResult, ToolUse, Turn
 from resolver.project import project_id_from_cwd
 

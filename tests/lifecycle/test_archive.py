@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 
 from nous_assets.cli import main
 from nous_assets.lifecycle import archive as lifecycle
-from nous_assets.store import archive as cold
-from nous_assets.store import memory_lookup
 from nous_assets.store.db import open_db
-from nous_assets.store.events import EventStore
-from nous_assets.store.projector import project, snapshot, verify
+from nous_assets.store.log import archive as cold
+from nous_assets.store.search import memory_lookup
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project, snapshot, verify
 
 NOUS = [sys.executable, "-m", "nous_assets.cli"]
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -64,7 +64,7 @@ def _stream(conn) -> bytes:
 @pytest.fixture
 def populated(tmp_path: Path):
     conn = open_db(tmp_path / "cortex.db", create=True)
-    EventStore(conn).append_many(_history())
+    SqliteEventStore(conn).append_many(_history())
     project(conn)
     yield conn, tmp_path
     conn.close()
@@ -72,7 +72,7 @@ def populated(tmp_path: Path):
 
 def test_archive_moves_old_events_into_year_segments_and_the_projection_stays(populated):
     conn, tmp = populated
-    total = EventStore(conn).last_event_id()
+    total = SqliteEventStore(conn).last_event_id()
     before, stream = snapshot(conn), _stream(conn)
     report = lifecycle.archive(conn, tmp / "archive", "2025-06-01T00:00:00Z")
 
@@ -107,7 +107,7 @@ def test_a_later_archive_of_the_same_year_gets_its_own_segment(populated):
 
 def test_only_projected_events_move(populated):
     conn, tmp = populated
-    EventStore(conn).append(extracted("late", "recorded long ago, not projected yet", key="late",
+    SqliteEventStore(conn).append(extracted("late", "recorded long ago, not projected yet", key="late",
                                       transaction_time="2023-05-05"))  # fmt: skip
     lifecycle.archive(conn, tmp / "archive", "2025-06-01")
     assert conn.execute("SELECT count(*) FROM learning_events WHERE learning_id = 'late'").fetchone()[0] == 1
@@ -116,7 +116,7 @@ def test_only_projected_events_move(populated):
 def test_the_live_log_still_knows_archived_events(populated):
     conn, tmp = populated
     lifecycle.archive(conn, tmp / "archive", "2025-06-01")
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     again = store.append(extracted("L0", "memory number 0 says use tool0 for step 0", key="x0",
                                    transaction_time="2023-01-11"))  # fmt: skip
     assert not again.created and again.event.event_id == 1  # a replayed extraction writes nothing
@@ -198,7 +198,7 @@ def test_archive_then_restore_round_trips_byte_for_byte(new_db, years, cutoff, l
     with tempfile.TemporaryDirectory() as tmp:
         conn = new_db(Path(tmp) / "cortex.db")
         try:
-            EventStore(conn).append_many(extracted_first)
+            SqliteEventStore(conn).append_many(extracted_first)
             project(conn)
             stream, before = _stream(conn), snapshot(conn)
             report = lifecycle.archive(conn, Path(tmp) / "archive", f"{cutoff}-01-01")
@@ -216,7 +216,7 @@ def _seed_cli_store(env: dict[str, str]) -> Path:
     db = Path(env["NOUS_DATA_DIR"]) / "cortex.db"
     assert main(["init"]) == 0
     conn = open_db(db)
-    EventStore(conn).append_many(_history(300))
+    SqliteEventStore(conn).append_many(_history(300))
     conn.close()
     return db
 
@@ -296,7 +296,7 @@ def kill_history_db(tmp_path_factory) -> Path:
     """The kill tests' history appended and projected once (30,000 events, ~10 s): each test works on a copy."""
     db = tmp_path_factory.mktemp("kill-history") / "cortex.db"
     conn = open_db(db, create=True)
-    EventStore(conn).append_many(_kill_history())
+    SqliteEventStore(conn).append_many(_kill_history())
     project(conn)
     conn.close()  # the last close folds the WAL into the file
     return db

@@ -8,8 +8,8 @@ import pytest
 
 from nous_assets.link.edges import derive_edges
 from nous_assets.reinforce.outcomes import evaluate_sessions, feedback_event, ingest_access_spool
-from nous_assets.store.events import LearningEvent
-from nous_assets.store.projector import project, rebuild, verify
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.projection import project, rebuild, verify
 
 
 def _learn(store, lid, content, concepts, *, session="s1", offset=0, path="/t/s1.jsonl", project_id="p"):
@@ -106,7 +106,7 @@ def test_feedback_and_access_spool(store, conn, tmp_path):
 
 def test_corrections_are_read_from_the_log_before_the_projection_catches_up(store, conn):
     """session_outcomes runs upstream of the projecting asset: a correction appended in this run counts."""
-    from nous_assets.store.memory_lookup import corrections_by_session
+    from nous_assets.store.search.memory_lookup import corrections_by_session
 
     _learn(store, "b", "use the docker compose stack for tests", ["docker compose", "integration tests"])
     project(conn)

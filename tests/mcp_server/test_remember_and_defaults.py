@@ -18,7 +18,7 @@ import pytest
 
 from nous_assets.mcp_server import predict, timeline
 from nous_assets.store.db import atomic, open_db
-from nous_assets.store.transcript_chunks import upsert_chunk_rows
+from nous_assets.store.ingest.transcript_chunks import upsert_chunk_rows
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """Process mining with DuckDB: each metric against the same figure computed in plain Python from the same events.
 
-Histories are generated (seeded), written through the real EventStore into a real cortex.db, projected, and
+Histories are generated (seeded), written through the real SqliteEventStore into a real cortex.db, projected, and
 read back by ``nous_assets.metrics.mining`` through a read-only connection.
 """
 
@@ -19,8 +19,9 @@ import pytest
 from nous_assets.cli import main
 from nous_assets.metrics.mining import RECURRENCE_FLAG, compute
 from nous_assets.store.db import open_db
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.projector import project
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 from eventgen import extracted, lifecycle  # noqa: E402
@@ -70,7 +71,7 @@ def _store(tmp: Path, seed: int) -> tuple[Path, list[LearningEvent], list[tuple]
     events, accesses = _history(seed)
     db = tmp / "cortex.db"
     conn = open_db(db, create=True)
-    EventStore(conn).append_many(events)
+    SqliteEventStore(conn).append_many(events)
     project(conn)
     conn.executemany("INSERT INTO access_log(memory_id, session_id, was_useful, source, accessed_at) "
                      "VALUES (?, ?, ?, ?, ?)", accesses)  # fmt: skip
@@ -125,7 +126,7 @@ def test_metrics_equal_the_same_figures_computed_in_python(tmp_path, seed):
 def test_knowledge_decay_counts_days_since_last_injection_or_learning(tmp_path):
     db = tmp_path / "cortex.db"
     conn = open_db(db, create=True)
-    EventStore(conn).append_many([
+    SqliteEventStore(conn).append_many([
         extracted("A", "never injected, learned 40 days ago", key="a", valid_from=_day(40)),
         extracted("B", "learned 90 days ago, injected 10 days ago", key="b", valid_from=_day(90)),
         extracted("C", "learned 20 days ago", key="c", valid_from=_day(20)),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nous_assets.store.events import LearningEvent
+from nous_assets.store.log.events import LearningEvent
 
 
 def learn(store, lid, content, *, kind="correction", project_id="shop", session="s1", day="2026-03-02", scope="project",

@@ -6,10 +6,10 @@ from observe_history import learn, relearn
 
 from nous_assets.observe.run import observe, observe_and_reduce
 from nous_assets.settings import Thresholds
-from nous_assets.store import interventions
-from nous_assets.store.access_log import insert_accesses
 from nous_assets.store.db import IntegrityError, atomic
-from nous_assets.store.projector import project
+from nous_assets.store.reads.access_log import insert_accesses
+from nous_assets.store.sqlite import interventions
+from nous_assets.store.sqlite.projection import project
 
 NOW = "2026-04-01T00:00:00.000000Z"
 T = Thresholds()
@@ -130,7 +130,7 @@ def test_observing_twice_writes_nothing_new_and_candidates_are_immutable(store, 
 
 
 def test_an_intervention_ends_when_its_condition_clears(store, conn):
-    from nous_assets.store.events import LearningEvent
+    from nous_assets.store.log.events import LearningEvent
 
     learn(store, "twice", "User correction: run the linter from the repo root", session="a")
     relearn(store, "twice", session="b", day="2026-03-05")

@@ -6,9 +6,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nous_assets.observe.reducer import UnknownIntervention, dismiss, later, reduce
-from nous_assets.store import interventions
 from nous_assets.store.db import atomic
-from nous_assets.store.interventions import Candidate
+from nous_assets.store.sqlite import interventions
+from nous_assets.store.sqlite.interventions import Candidate
 
 T0 = "2026-04-01T00:00:00.000000Z"
 MIN = 0.6

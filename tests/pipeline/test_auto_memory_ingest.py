@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from nous_assets.cli import main
-from nous_assets.store import native_notes
+from nous_assets.store.ingest import native_notes
 
 FOLDER = "-home-dev-app"
 TRANSCRIPT = Path(__file__).resolve().parents[3] / "shared" / "data" / "transcripts" / "episodic-memory" / \

@@ -69,7 +69,7 @@ def test_quarantine_partition_written_with_reasons(corpus_pipeline):
 
 
 def test_learnings_have_provenance_pointing_at_real_lines(corpus_pipeline):
-    from nous_assets.store.identity import project_map
+    from nous_assets.store.projection.identity import project_map
 
     pipe = corpus_pipeline
     conn = pipe.conn()
@@ -183,7 +183,7 @@ def test_one_memory_per_learning_across_the_corpus(corpus_pipeline):
 def test_statuses_come_from_the_evidence_and_a_replay_gives_the_same(corpus_pipeline, tmp_path):
     """Over the real corpus: every status occurs where the transcripts show it, the project brief is in the log,
     and a replay of the whole log reproduces the live projection, statuses included."""
-    from nous_assets.store.projector import verify
+    from nous_assets.store.sqlite.projection import verify
 
     conn = corpus_pipeline.conn()
     try:

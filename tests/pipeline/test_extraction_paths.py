@@ -17,8 +17,8 @@ from nous_assets.capture.legacy import migrate_legacy
 from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.worker import DrainStats, build_events
 from nous_assets.ids import idempotency_key, learning_id_for, learning_index
-from nous_assets.store import queue
-from nous_assets.store.events import EventStore
+from nous_assets.store.sqlite import queue
+from nous_assets.store.sqlite.events import SqliteEventStore
 
 pytestmark = pytest.mark.slow
 
@@ -278,7 +278,7 @@ def test_legacy_import_is_idempotent_and_quarantines_bad_lines(tmp_path, conn):
     report = migrate_legacy(conn, [engram])
     assert report.imported == 3 and len(report.quarantined) == 2
     assert {q["line"] for q in report.quarantined} == {2, 4}
-    events = list(EventStore(conn).replay(0))
+    events = list(SqliteEventStore(conn).replay(0))
     assert all(e.schema_version == 1 and e.payload["extractor_version"] == "legacy-v1" for e in events)
     assert {e.project_id for e in events} == {"-home-dev-app", "legacy-migration"}
     assert not any("ghp_" in e.payload["content"] for e in events)

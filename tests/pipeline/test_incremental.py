@@ -19,7 +19,7 @@ from nous_assets.capture.lake import turns_path
 from nous_assets.defs.assets.capture import learning_events, transcripts
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.sensors import transcript_watch
-from nous_assets.store.floor import lower_floor
+from nous_assets.store.ingest.floor import lower_floor
 
 pytestmark = pytest.mark.slow
 

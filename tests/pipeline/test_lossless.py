@@ -21,7 +21,7 @@ from nous_assets.capture.scan import plan_new_data
 from nous_assets.defs.assets.capture import learning_events, transcripts
 from nous_assets.defs.backfill import run_days
 from nous_assets.defs.sensors import reconcile_days, transcript_watch
-from nous_assets.store.floor import lower_floor
+from nous_assets.store.ingest.floor import lower_floor
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 from nous_assets.reconcile.nli.rules import RulesClassifier
-from nous_assets.store.memory_state import Policy, Projection
-from nous_assets.store.projector import replay_events
+from nous_assets.store.projection.memory_state import Policy, Projection
+from nous_assets.store.sqlite.projection import replay_events
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 GOLD = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "gold" / "gold-dev.jsonl"

@@ -231,8 +231,8 @@ def test_forget_by_id_and_by_query_is_idempotent(spotter, env, capsys):
     assert main(["forget", "zzqx-no-memory-says-this", "--yes"]) == 1
     assert "no current memory contains 'zzqx-no-memory-says-this'" in capsys.readouterr().out
     # replay-safe: the log replayed from scratch gives the same projection, forgotten memories gone
-    from nous_assets.store.memory_state import Policy
-    from nous_assets.store.projector import verify
+    from nous_assets.store.projection.memory_state import Policy
+    from nous_assets.store.sqlite.projection import verify
 
     conn = pipe.conn()
     try:

@@ -290,7 +290,7 @@ def test_session_start_hook_injects_no_attempt(heuristic_run):
 def test_guard_holds_few_memories_of_the_real_corpus(corpus_pipeline, capsys):
     """False-positive check on real sessions: what the guard holds there is listed, and it is rare."""
     from nous_assets.safety.review import refresh_holds
-    from nous_assets.store import holds
+    from nous_assets.store.reads import holds
 
     conn = corpus_pipeline.conn()
     try:

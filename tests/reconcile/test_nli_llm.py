@@ -20,7 +20,7 @@ from nous_assets.reconcile.nli.registry import get_classifier
 from nous_assets.reconcile.nli.resolve import reconcile_contradictions
 from nous_assets.reconcile.nli.rules import RulesClassifier
 from nous_assets.settings import NliSettings, Settings, Thresholds
-from nous_assets.store.projector import project
+from nous_assets.store.sqlite.projection import project
 from tests.reconcile.test_nli_resolve import extracted
 
 PAIRS = [("The API listens on port 80.", "The API listens on port 8080."), ("Use uv.", "Lint with ruff.")]

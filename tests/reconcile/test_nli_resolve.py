@@ -14,9 +14,10 @@ from nous_assets.reconcile.nli.pairs import Item, candidate_pairs, concurrent
 from nous_assets.reconcile.nli.resolve import reconcile_contradictions
 from nous_assets.reconcile.nli.rules import RulesClassifier
 from nous_assets.settings import Thresholds
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.memory_state import Policy
-from nous_assets.store.projector import project, verify
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.projection.memory_state import Policy
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project, verify
 
 T = Thresholds()
 
@@ -102,7 +103,7 @@ PORTS = [(day, f"The web server listens on port {port}.") for day, port in ((3, 
 @given(order=st.permutations(range(3)), batches=st.integers(min_value=1, max_value=3))
 def test_the_later_valid_value_wins_whatever_the_ingestion_order(tmp_path_factory, new_db, order, batches):
     conn = new_db(tmp_path_factory.mktemp("lww") / "cortex.db")
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     chunks = [list(c) for c in (order[: len(order) // batches or 1], order[len(order) // batches or 1 :]) if c]
     for chunk in chunks:  # ingest in some order, reconciling between batches
         store.append_many([extracted(f"v{i}", PORTS[i][1], session=f"s{i}", day=PORTS[i][0]) for i in chunk])

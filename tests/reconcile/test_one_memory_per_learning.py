@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.worker import DrainStats, append_learnings
 from nous_assets.settings import Thresholds
-from nous_assets.store.projector import project, verify
+from nous_assets.store.sqlite.projection import project, verify
 
 GATE = "Before committing run `mix compile --warnings-as-errors`, then `mix test`, then `mix credo --strict`."
 GATE_AGAIN = "Before committing: run mix compile --warnings-as-errors, then mix test, then mix credo --strict."

@@ -13,7 +13,7 @@ from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.worker import DrainStats, append_learnings
 from nous_assets.reconcile.judge import OpenAIJudge, relearn_judge
 from nous_assets.settings import Settings, Thresholds, load_settings
-from nous_assets.store import recurrence
+from nous_assets.store.reads import recurrence
 
 HELD = "Integration tests require the database container running under docker compose."
 NEAR = "Integration tests need a database container up, started under docker compose beforehand."

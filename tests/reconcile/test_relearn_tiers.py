@@ -10,9 +10,10 @@ from test_one_memory_per_learning import _ingest, _record
 from nous_assets.reconcile.decision_matrix import History, decide_relearning
 from nous_assets.reconcile.relearn import Held, Incoming, decide, jaccard, signature
 from nous_assets.settings import Thresholds
-from nous_assets.store import recurrence
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.projector import project, verify
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.reads import recurrence
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project, verify
 
 HELD = "Integration tests require the database container running under docker compose."
 REWORDED = "Integration tests requires the database containers running under docker-compose."
@@ -92,7 +93,7 @@ def test_a_helpful_high_scored_memory_relearned_in_a_third_session_is_boosted(co
     _ingest(conn, "s1", [_record(HELD)])
     project(conn)
     memory_id, lid = conn.execute("SELECT id, learning_id FROM memories").fetchone()
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     for n in range(3):  # earlier sessions where it was injected and helped
         conn.execute("INSERT INTO access_log(memory_id, session_id, project_id, source, accessed_at, was_useful) "
                      "VALUES (?, ?, 'spotter', 'hook', '2026-02-11T00:00:00Z', 1)", (memory_id, f"i{n}"))  # fmt: skip
@@ -120,7 +121,7 @@ def test_near_misses_are_recorded_in_the_shared_shape_and_the_old_shape_still_re
 
     append_learnings(conn, SessionBatch("spotter", "s2", "2026-02-10", ()), [_record(near)], extractor_version="v1",
                      source="historical_backfill", thresholds=t, stats=DrainStats())  # fmt: skip
-    EventStore(conn).append(LearningEvent(
+    SqliteEventStore(conn).append(LearningEvent(
         "LearningExtracted", "old-format", {"content": "x", "extractor_version": "v0", "concepts": [], "edges": [],
                                             "relearn": {"near": "someone", "similarity": 0.7}},
         "s0", "spotter", "historical_backfill", "old-near"))  # fmt: skip

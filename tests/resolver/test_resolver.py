@@ -532,8 +532,8 @@ def test_a_managed_worktree_that_no_longer_exists_maps_to_its_main_checkouts_pro
     assert managed_worktree_main("/home/dev/Code/worktrees/app/brisk-beam/other") is None  # not the layout
     assert managed_worktree_main("/worktrees/app/n/app") is None
 
-    from nous_assets.store import identity
     from nous_assets.store.db import open_db
+    from nous_assets.store.projection import identity
     from resolver.project import lookup
 
     conn = open_db(tmp_path / "cortex.db", create=True)

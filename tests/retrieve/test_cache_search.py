@@ -10,8 +10,8 @@ from nous_assets.retrieve.cache_build import GLOBAL, build_cache
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.settings import load_settings
-from nous_assets.store.events import LearningEvent
-from nous_assets.store.projector import project
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.projection import project
 
 
 def _learn(store, lid, content, concepts, project_id, scope="project"):

@@ -11,7 +11,8 @@ from nous_assets.embed.chunk_embedding import upsert_chunks
 from nous_assets.retrieve.episodic import chunk_candidates, index_chunk_concepts
 from nous_assets.retrieve.query import Query, concepts_from_text
 from nous_assets.settings import load_settings
-from nous_assets.store import chunk_concepts, redaction
+from nous_assets.store.ingest import redaction
+from nous_assets.store.search import chunk_concepts
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "transcripts"
 SOURCE = SHARED / "spotter" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"

@@ -9,8 +9,8 @@ from nous_assets.embed.chunk_embedding import upsert_chunks
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.settings import load_settings
-from nous_assets.store import redaction, transcript_chunks
 from nous_assets.store.db import MIGRATIONS, _split_statements, connect, migrate
+from nous_assets.store.ingest import redaction, transcript_chunks
 
 PROJECT = "-home-dev-app"
 

@@ -20,9 +20,9 @@ from nous_assets.capture.native_memory import (
 from nous_assets.retrieve.cache_build import build_cache, packet_plan
 from nous_assets.retrieve.packet import ALREADY_NATIVE
 from nous_assets.settings import load_settings
-from nous_assets.store import identity
-from nous_assets.store.events import LearningEvent
-from nous_assets.store.projector import project
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.projection import identity
+from nous_assets.store.sqlite.projection import project
 from nous_assets.timeutil import now_iso
 
 PROJECT = "-home-dev-app"

@@ -9,8 +9,8 @@ from nous_assets.capture.parser import Turn
 from nous_assets.retrieve.cache_build import GLOBAL, MAX_GLOBALS, build_cache
 from nous_assets.retrieve.packet import SECTION_ORDER
 from nous_assets.settings import load_settings
-from nous_assets.store.events import LearningEvent
-from nous_assets.store.projector import project
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.projection import project
 from resolver.cache_read import best_packet
 
 TOPICS = ["migrations", "liveview", "otel", "tmux", "beads", "credo", "dialyzer", "sqlite", "oban", "esbuild"]

@@ -7,11 +7,11 @@ from dataclasses import replace
 from nous_assets.observe.reducer import dismiss, reduce
 from nous_assets.retrieve.cache_build import GLOBAL, build_cache
 from nous_assets.settings import load_settings
-from nous_assets.store import interventions
 from nous_assets.store.db import atomic
-from nous_assets.store.events import LearningEvent
-from nous_assets.store.interventions import Candidate
-from nous_assets.store.projector import project
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite import interventions
+from nous_assets.store.sqlite.interventions import Candidate
+from nous_assets.store.sqlite.projection import project
 from nous_assets.timeutil import now_iso
 
 

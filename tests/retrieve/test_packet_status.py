@@ -10,10 +10,10 @@ from pathlib import Path
 from nous_assets.retrieve.cache_build import build_cache
 from nous_assets.safety.review_items import review_items
 from nous_assets.settings import load_settings
-from nous_assets.store import identity
-from nous_assets.store.events import LearningEvent
-from nous_assets.store.memory_state import project_in_memory
-from nous_assets.store.projector import project, replay_events, verify
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.projection import identity
+from nous_assets.store.projection.memory_state import project_in_memory
+from nous_assets.store.sqlite.projection import project, replay_events, verify
 from nous_assets.timeutil import now_iso
 
 PROJECT = "-home-dev-app"

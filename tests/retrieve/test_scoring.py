@@ -29,8 +29,8 @@ from nous_assets.retrieve.scoring import (
 )
 from nous_assets.retrieve.search import retrieve
 from nous_assets.settings import RetrieveSettings, ScoringWeights, Settings
-from nous_assets.store.events import LearningEvent
-from nous_assets.store.projector import project
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.projection import project
 
 NOW = "2026-03-01T00:00:00.000000Z"
 DAY_AGO = "2026-02-28T00:00:00.000000Z"

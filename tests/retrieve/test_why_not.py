@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nous_assets.retrieve.cache_build import GLOBAL, Guarded, _injectable, exclusion
 from nous_assets.retrieve.packet import format_packet
-from nous_assets.store.memory_state import Memory
+from nous_assets.store.projection.memory_state import Memory
 
 
 def _mem(content: str, kind: str = "preference", **extra) -> dict:

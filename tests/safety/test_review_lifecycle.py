@@ -13,8 +13,9 @@ from nous_assets.safety.review import ReviewError, supersede, validate
 from nous_assets.safety.review_items import review_items
 from nous_assets.settings import Thresholds
 from nous_assets.store.db import atomic, open_db
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.projector import project, verify
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project, verify
 from nous_assets.timeutil import now_iso
 
 T = Thresholds()
@@ -104,7 +105,7 @@ def test_validate_and_supersede_are_user_review_events(store, conn, history, tmp
 def _seed(env) -> dict[str, int]:
     conn = open_db(f"{env['NOUS_DATA_DIR']}/cortex.db", create=True)
     try:
-        store = EventStore(conn)
+        store = SqliteEventStore(conn)
         gate = _learn(store, "g", "Run mix test before committing", kind="workflow")
         for s, day in (("s2", "2026-03-05"), ("s3", "2026-03-09")):
             _relearn(store, "g", s, day)
@@ -168,7 +169,7 @@ def _seed_recurring(env, *contents: str) -> None:
     """Memories of project shop learned again in two more sessions (what claude-md proposes)."""
     conn = open_db(f"{env['NOUS_DATA_DIR']}/cortex.db", create=True)
     try:
-        store = EventStore(conn)
+        store = SqliteEventStore(conn)
         for i, content in enumerate(contents):
             _learn(store, f"c{i}", content, kind="workflow")
             for s, day in (("s2", "2026-03-05"), ("s3", "2026-03-09")):
@@ -226,7 +227,7 @@ def test_claude_md_can_target_the_auto_memory_index_within_what_claude_code_load
     from pathlib import Path
 
     from nous_assets.capture.native_memory import slug
-    from nous_assets.store import identity
+    from nous_assets.store.projection import identity
     from nous_assets.timeutil import now_iso
 
     monkeypatch.delenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", raising=False)

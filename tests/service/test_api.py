@@ -10,7 +10,7 @@ import uuid
 import pytest
 from servekit import append_request, extracted_body, identity
 
-from nous_assets.store.events import LearningEvent
+from nous_assets.store.log.events import LearningEvent
 
 ROUTES = ("/v1/whoami", "/v1/resolve", "/v1/packets", "/v1/events", "/v1/artifacts", "/v1/feedback", "/v1/backfill",
           "/v1/ops/replay", "/v1/ops/archive")  # fmt: skip

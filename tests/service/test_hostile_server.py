@@ -23,10 +23,10 @@ from nous_assets.errors import NousError
 from nous_assets.service import pull, push
 from nous_assets.service.client import Client, ServerAnswerError, ServerUnavailableError
 from nous_assets.settings import load_settings
-from nous_assets.store import push_cursor
 from nous_assets.store.db import Connection, open_db
-from nous_assets.store.events import EventStore
-from nous_assets.store.sqlite_backend import SqliteCacheStore
+from nous_assets.store.log import push_cursor
+from nous_assets.store.sqlite.cache import SqliteCacheStore
+from nous_assets.store.sqlite.events import SqliteEventStore
 
 DEADLINE = 1.5
 WHOAMI = {"tenant_id": "local", "client_id": "dev", "scopes": ["client"]}
@@ -235,7 +235,7 @@ def test_a_pulled_packet_stays_within_the_hooks_limit(fake, nous_env):
 def _local_events(n: int) -> None:
     conn = open_db(load_settings().db_path, create=True)
     try:
-        EventStore(conn).append_many([extracted(f"L{i}", f"learning {i}", key=f"x{i}") for i in range(n)])
+        SqliteEventStore(conn).append_many([extracted(f"L{i}", f"learning {i}", key=f"x{i}") for i in range(n)])
     finally:
         conn.close()
 

@@ -17,9 +17,9 @@ from servekit import session_start_context
 
 from nous_assets.cli.main import main
 from nous_assets.settings import load_settings
-from nous_assets.store import push_cursor
 from nous_assets.store.db import open_db
-from nous_assets.store.events import EventStore
+from nous_assets.store.log import push_cursor
+from nous_assets.store.sqlite.events import SqliteEventStore
 from resolver.project import project_id_from_cwd
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def _local_events(n: int) -> list[str]:
                 events.append(lifecycle("LearningReinforced", f"L{i - 1}", {"reinforcement_delta": 0.1}, key=f"r{i}"))
             else:
                 events.append(extracted(f"L{i}", f"learning number {i}", key=f"x{i}", session=f"s{i // 10}"))
-        EventStore(conn).append_many(events)
+        SqliteEventStore(conn).append_many(events)
         return [e.idempotency_key for e in events]
     finally:
         conn.close()

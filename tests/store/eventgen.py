@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nous_assets.store.events import LearningEvent
+from nous_assets.store.log.events import LearningEvent
 
 
 def extracted(

@@ -8,7 +8,8 @@ import pytest
 
 from nous_assets.errors import InvalidEventError
 from nous_assets.store import db
-from nous_assets.store.events import EventStore, LearningEvent
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.events import SqliteEventStore
 
 
 def _extracted(key: str, source: str, parent: int | None = None) -> LearningEvent:
@@ -31,7 +32,7 @@ def _at_020(path: Path) -> db.Connection:
 
 def test_021_keeps_rows_ids_triggers_and_accepts_agent(tmp_path):
     conn = _at_020(tmp_path / "cortex.db")
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     first = store.append(_extracted("a", "fs_watch")).event
     store.append(_extracted("b", "user_review", parent=first.event_id))
     with pytest.raises(InvalidEventError, match="CHECK constraint"):  # the 020 schema refuses it

@@ -7,18 +7,19 @@ import subprocess
 import sys
 import textwrap
 
-from nous_assets.store.events import EventStore
-from nous_assets.store.projector import project, verify
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project, verify
 
 WRITER = textwrap.dedent(
     """
     import json, sys
     from nous_assets.store.db import open_db
-    from nous_assets.store.events import EventStore, LearningEvent
+    from nous_assets.store.sqlite.events import SqliteEventStore
+    from nous_assets.store.log.events import LearningEvent
 
     db, name, out = sys.argv[1], sys.argv[2], sys.argv[3]
     conn = open_db(db)
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
 
     def ev(lid, key):
         return LearningEvent("LearningExtracted", lid, {"content": "learning " + lid, "extractor_version": "t",
@@ -63,7 +64,7 @@ def test_two_processes_append_concurrently_without_loss_or_duplicates(tmp_path, 
     created = [key for res in results for key, _, was_created in res if was_created]
     assert len(created) == len(set(created)) == 9000  # each shared key created by exactly one writer
     assert sum(1 for k in created if k.startswith("shared-")) == 1000
-    assert EventStore(conn).last_event_id() == 9000  # no gaps from rolled-back writes
+    assert SqliteEventStore(conn).last_event_id() == 9000  # no gaps from rolled-back writes
 
     project(conn)
     assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 9000

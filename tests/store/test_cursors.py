@@ -8,8 +8,8 @@ from datetime import timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nous_assets.store import cursors
-from nous_assets.store.cursors import Cursor, FileState, ReadPlan, plan_read
+from nous_assets.store.ingest import cursors
+from nous_assets.store.ingest.cursors import Cursor, FileState, ReadPlan, plan_read
 from nous_assets.timeutil import parse_time, to_iso
 
 T0 = "2025-06-01T12:00:00.000000Z"

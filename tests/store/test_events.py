@@ -7,7 +7,7 @@ from eventgen import extracted, lifecycle
 
 from nous_assets.errors import InvalidEventError
 from nous_assets.store.db import IntegrityError, table_counts
-from nous_assets.store.events import LearningEvent
+from nous_assets.store.log.events import LearningEvent
 
 
 def _counts(conn):

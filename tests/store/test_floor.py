@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from nous_assets.store.floor import floor_or_default, get_floor, lower_floor
+from nous_assets.store.ingest.floor import floor_or_default, get_floor, lower_floor
 
 
 def test_first_backfill_sets_the_floor_and_only_contiguous_older_ranges_lower_it(conn):

@@ -10,10 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nous_assets.store.db import open_db
-from nous_assets.store.events import EventStore, LearningEvent
-from nous_assets.store.memory_state import MEMORY_COLUMNS, project_in_memory
-from nous_assets.store.projector import get_checkpoint, project, rebuild, snapshot, verify
-from nous_assets.store.temporal import query_memories
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.log.temporal import query_memories
+from nous_assets.store.projection.memory_state import MEMORY_COLUMNS, project_in_memory
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import get_checkpoint, project, rebuild, snapshot, verify
 
 
 def _memory(conn, lid):
@@ -200,15 +201,15 @@ def test_incremental_projection_in_any_batch_split_equals_full_replay(tmp_path_f
         cuts = sorted(data.draw(st.sets(st.integers(1, len(events)), max_size=5)) | {len(events)})
         start = 0
         for cut in cuts:
-            EventStore(incremental).append_many(events[start:cut])
+            SqliteEventStore(incremental).append_many(events[start:cut])
             project(incremental, batch_size=data.draw(st.integers(1, 7)))
             start = cut
-        EventStore(full).append_many(events)
+        SqliteEventStore(full).append_many(events)
         rebuild(full, batch_size=10_000)
         assert snapshot(incremental) == snapshot(full)
 
         # the pure in-memory replay agrees with the database projection
-        mem = project_in_memory(EventStore(full).replay(0))
+        mem = project_in_memory(SqliteEventStore(full).replay(0))
         rows = [tuple(m.row()) for m in mem.active()]
         assert rows == snapshot(full)["memories"]
         assert sorted((m.id, c) for m in mem.active() for c in m.concepts) == snapshot(full)["concepts"]

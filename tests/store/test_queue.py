@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from nous_assets.store import cursors, queue
 from nous_assets.store.db import atomic, open_db
+from nous_assets.store.ingest import cursors
+from nous_assets.store.sqlite import queue
 from nous_assets.timeutil import parse_time, to_iso
 
 T0 = "2025-06-01T12:00:00.000000Z"
@@ -172,7 +173,7 @@ def test_two_threads_claim_disjoint_sets_covering_all(conn, db_path):
 CLAIMER = textwrap.dedent(
     """
     import json, sys
-    from nous_assets.store import queue
+    from nous_assets.store.sqlite import queue
     from nous_assets.store.db import open_db
 
     db, worker, out = sys.argv[1], sys.argv[2], sys.argv[3]

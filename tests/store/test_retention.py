@@ -17,9 +17,9 @@ from nous_assets.defs.resources import NousResource
 from nous_assets.reinforce.retention import apply_retention, idle_periods
 from nous_assets.settings import Thresholds, load_settings
 from nous_assets.store.db import open_db
-from nous_assets.store.events import EventStore
-from nous_assets.store.memory_state import MEMORY_COLUMNS
-from nous_assets.store.projector import project, rebuild, snapshot, verify
+from nous_assets.store.projection.memory_state import MEMORY_COLUMNS
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project, rebuild, snapshot, verify
 
 RECORDED = "2026-01-01T00:00:00Z"
 
@@ -103,7 +103,7 @@ def test_the_rotation_bound_archives_the_lowest_scored_beyond_it_per_scope(store
 def test_the_retention_asset_decides_as_of_its_partition_day(tmp_path: Path):
     settings = load_settings({"HOME": str(tmp_path / "home"), "NOUS_DATA_DIR": str(tmp_path / "data")})
     conn = open_db(settings.db_path, create=True)
-    EventStore(conn).append(extracted("A", transaction_time=RECORDED))
+    SqliteEventStore(conn).append(extracted("A", transaction_time=RECORDED))
     conn.close()
     assert partition_clock(["2026-03-01", "2026-02-01"]) == _at("2026-03-02")
     assert partition_clock(["2026-03-01"], now=_at("2026-03-01T12:00:00")) == _at("2026-03-01T12:00:00")
@@ -156,7 +156,7 @@ def test_with_decay_and_archival_incremental_projection_in_any_batch_split_equal
         cuts = sorted(data.draw(st.sets(st.integers(1, len(events)), max_size=4)) | {len(events)})
         start = 0
         for n, cut in enumerate(cuts):  # appends, retention runs and projections interleaved in any split
-            EventStore(incremental).append_many(events[start:cut])
+            SqliteEventStore(incremental).append_many(events[start:cut])
             if n < len(clocks):
                 apply_retention(incremental, clocks[n], t)
             project(incremental, batch_size=data.draw(st.integers(1, 5)))
@@ -164,8 +164,8 @@ def test_with_decay_and_archival_incremental_projection_in_any_batch_split_equal
         for clock in clocks[len(cuts):]:
             apply_retention(incremental, clock, t)
         project(incremental)
-        log = list(EventStore(incremental).replay(0))
-        EventStore(full).append_many([_as_input(e) for e in log])
+        log = list(SqliteEventStore(incremental).replay(0))
+        SqliteEventStore(full).append_many([_as_input(e) for e in log])
         rebuild(full, batch_size=7)
         assert snapshot(incremental) == snapshot(full)
         assert verify(incremental).ok
@@ -181,7 +181,7 @@ def _state(conn) -> list[tuple]:
 
 
 def _as_input(e):
-    from nous_assets.store.events import LearningEvent
+    from nous_assets.store.log.events import LearningEvent
 
     return LearningEvent(e.event_type, e.learning_id, e.payload, e.session_id, e.project_id, e.source,
                          e.idempotency_key, e.schema_version, e.valid_from, e.valid_until, e.vector_clock_json,
@@ -198,7 +198,7 @@ def test_decay_is_idempotent_per_period_whatever_days_retention_runs_on(tmp_path
     t = Thresholds(rotation_bound=10_000)  # rotation ranks by the day's scores; decay and threshold do not
     try:
         for conn in (stepwise, once):
-            EventStore(conn).append_many(events)
+            SqliteEventStore(conn).append_many(events)
         for clock in sorted(clocks):
             apply_retention(stepwise, clock, t)
         apply_retention(once, max(clocks), t)

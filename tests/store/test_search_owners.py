@@ -9,10 +9,13 @@ from dataclasses import dataclass
 import pytest
 
 from nous_assets.evaluate.corpus import TOPICS, build_corpus, project_cwd
-from nous_assets.store import db, identity, memory_search, owners, transcript_chunks
+from nous_assets.store import db
 from nous_assets.store.db import atomic
-from nous_assets.store.events import EventStore
-from nous_assets.store.projector import project, rebuild
+from nous_assets.store.ingest import transcript_chunks
+from nous_assets.store.projection import identity
+from nous_assets.store.search import memory_search, owners
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project, rebuild
 from resolver.project import project_id_from_cwd
 from tests.store.eventgen import extracted
 from tests.store.old_schema import copy_at_schema
@@ -95,7 +98,7 @@ def test_a_projects_text_matches_and_their_bm25_are_those_of_reading_every_proje
 
 def test_owners_follow_a_memory_that_changes_project_or_scope(tmp_path):
     conn = db.open_db(tmp_path / "c.db", create=True)
-    store = EventStore(conn)
+    store = SqliteEventStore(conn)
     store.append_many(
         [
             extracted("a", "pin the rust toolchain", concepts=["rust", "toolchain"], project="f1", session="s1"),

@@ -6,8 +6,10 @@ import json
 
 import numpy as np
 
-from nous_assets.store import chunk_vectors, cursors, memory_lookup, queue
 from nous_assets.store.db import atomic
+from nous_assets.store.ingest import cursors
+from nous_assets.store.search import chunk_vectors, memory_lookup
+from nous_assets.store.sqlite import queue
 
 T0 = "2025-06-01T12:00:00.000000Z"
 

@@ -8,9 +8,11 @@ import pytest
 
 from nous_assets.embed import chunk_embedding, memory_embedding
 from nous_assets.evaluate.corpus import build_corpus, project_cwd
-from nous_assets.store import chunk_vectors, db, transcript_chunks, vectors
+from nous_assets.store import db
 from nous_assets.store.db import atomic
-from nous_assets.store.projector import project
+from nous_assets.store.ingest import transcript_chunks
+from nous_assets.store.search import chunk_vectors, vectors
+from nous_assets.store.sqlite.projection import project
 from resolver.project import project_id_from_cwd
 from tests.store.eventgen import extracted
 from tests.store.old_schema import copy_at_schema
@@ -80,9 +82,9 @@ def test_a_memory_that_becomes_global_is_refiled_and_seen_by_other_projects(corp
     ).fetchone()
     probe = vecs[memory_id]  # its own vector: the nearest of all once it is in scope
     assert memory_id not in dict(memory_embedding.search(corpus, probe, 10, project_id=other))
-    from nous_assets.store.events import EventStore
+    from nous_assets.store.sqlite.events import SqliteEventStore
 
-    EventStore(corpus).append_many(
+    SqliteEventStore(corpus).append_many(
         [extracted(learning_id, "now a global rule", key="promote", project=owner, payload_extra={"scope": "global"})]
     )
     project(corpus)

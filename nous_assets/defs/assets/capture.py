@@ -16,8 +16,8 @@ from nous_assets.defs.resources import NousResource
 from nous_assets.errors import NousError, storage_error
 from nous_assets.extract.registry import get_extractor
 from nous_assets.extract.worker import drain, enqueue_partition, incomplete_paths
-from nous_assets.store import queue
-from nous_assets.store.floor import get_floor
+from nous_assets.store.ingest.floor import get_floor
+from nous_assets.store.sqlite import queue
 
 SOURCE_TAG = "nous/source"
 GROUP = "capture"

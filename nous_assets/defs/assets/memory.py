@@ -1,7 +1,7 @@
 """Memory layer: session outcomes folded into the event log, then the bi-temporal projection of the log.
 
 Every event reaches the log through an asset upstream of ``memories``, and only ``memories`` projects
-(with the configured :class:`~nous_assets.store.memory_state.Policy`), so the graph shows each write.
+(with the configured :class:`~nous_assets.store.projection.memory_state.Policy`), so the graph shows each write.
 """
 
 from datetime import UTC, datetime, timedelta
@@ -15,11 +15,11 @@ from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
 from nous_assets.reinforce.outcomes import evaluate_sessions, ingest_access_spool
 from nous_assets.reinforce.retention import apply_retention
-from nous_assets.store import figures
-from nous_assets.store.access_log import unjudged_sessions
-from nous_assets.store.memory_lookup import corrections_by_session
-from nous_assets.store.memory_state import Policy
-from nous_assets.store.projector import project, verify
+from nous_assets.store.projection.memory_state import Policy
+from nous_assets.store.reads import figures
+from nous_assets.store.reads.access_log import unjudged_sessions
+from nous_assets.store.search.memory_lookup import corrections_by_session
+from nous_assets.store.sqlite.projection import project, verify
 
 GROUP = "memory"
 

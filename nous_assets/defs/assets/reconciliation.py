@@ -9,7 +9,7 @@ from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
 from nous_assets.reconcile.nli.registry import get_classifier
 from nous_assets.reconcile.nli.resolve import reconcile_contradictions
-from nous_assets.store import nli_results
+from nous_assets.store.reads import nli_results
 
 GROUP = "reconcile"
 

@@ -20,7 +20,7 @@ from nous_assets.embed.registry import get_embedder
 from nous_assets.extract.worker import batch_session_id
 from nous_assets.link.edges import derive_edges
 from nous_assets.retrieve.episodic import index_chunk_concepts
-from nous_assets.store import figures
+from nous_assets.store.reads import figures
 
 GROUP = "retrieval"
 EMBED_POOL = "nous_embeddings"  # dagster.yaml: one step per pool at a time, so two runs never embed the same rows

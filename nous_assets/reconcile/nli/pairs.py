@@ -128,7 +128,7 @@ def candidate_pairs(
 
 
 def items_from_rows(rows: Iterable[tuple]) -> list[Item]:
-    """:class:`Item` per row of :func:`nous_assets.store.nli_results.comparable_memories`."""
+    """:class:`Item` per row of :func:`nous_assets.store.reads.nli_results.comparable_memories`."""
     out = []
     for mid, lid, content, project, scope, session, valid_from, clock_json in rows:
         clock = clocks.parse(clock_json) if clock_json else {}

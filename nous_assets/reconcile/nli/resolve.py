@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from nous_assets.reconcile.nli.base import Classifier, Verdict
 from nous_assets.reconcile.nli.pairs import Item, candidate_pairs, items_from_rows
 from nous_assets.settings import Thresholds
-from nous_assets.store import memory_search, nli_results, vectors
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.events import EventStore, LearningEvent
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.reads import nli_results
+from nous_assets.store.search import memory_search, vectors
+from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.timeutil import now_iso
 
 
@@ -105,7 +107,7 @@ def _classify_batch(
                              source=source)  # fmt: skip
     with atomic(conn):
         nli_results.upsert(conn, rows)
-        for result in EventStore(conn).append_many(events):
+        for result in SqliteEventStore(conn).append_many(events):
             if result.created:
                 if result.event.event_type == "LearningSuperseded":
                     stats.superseded_events += 1

@@ -7,8 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import psycopg
 
-from nous_assets.store.injection_cache import PacketRow
-from nous_assets.store.protocols import CachedPacket
+from nous_assets.store.packet_row import CachedPacket, PacketRow
 
 _FIELDS = (
     "cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count, built_from_event_id, "

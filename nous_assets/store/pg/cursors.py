@@ -1,4 +1,4 @@
-"""Ingest cursors on PostgreSQL: the same rules as :mod:`nous_assets.store.cursors` for one tenant.
+"""Ingest cursors on PostgreSQL: the same rules as :mod:`nous_assets.store.ingest.cursors` for one tenant.
 
 A cursor only moves forward through :meth:`PgCursorStore.promote`, decided inside one upsert (the row's own
 lock orders two workers completing the same file), so a late or repeated completion never moves it back.
@@ -10,7 +10,7 @@ import os
 
 import psycopg
 
-from nous_assets.store.cursors import Cursor, _check_offset, _now
+from nous_assets.store.ingest.cursors import Cursor, _check_offset, _now
 
 _UPSERT = (
     "INSERT INTO ingest_cursors(tenant_id, transcript_path, file_inode, last_offset, last_mtime, updated_at) "

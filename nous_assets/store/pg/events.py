@@ -1,4 +1,4 @@
-"""The event log on PostgreSQL: the same validation (:func:`nous_assets.store.events.prepare`), idempotency
+"""The event log on PostgreSQL: the same validation (:func:`nous_assets.store.log.events.prepare`), idempotency
 and all-or-nothing batches as SQLite, for one tenant.
 
 Appends of one tenant are serialised by a transaction-scoped advisory lock: the existence checks cannot race
@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 
 from nous_assets.errors import InvalidEventError
-from nous_assets.store.events import (
+from nous_assets.store.log.events import (
     AppendResult,
     LearningEvent,
     StoredEvent,

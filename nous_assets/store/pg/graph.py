@@ -1,5 +1,5 @@
 """The memory graph on PostgreSQL: derived edge writes and the same weighted bounded walk as SQLite's
-:func:`nous_assets.store.edges.proximity`, confined to one tenant at every hop."""
+:func:`nous_assets.store.search.edges.proximity`, confined to one tenant at every hop."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Interventions on PostgreSQL: immutable candidates, the append-only transition trail and one active
-intervention per dedupe key, for one tenant (the rules of :mod:`nous_assets.store.interventions`)."""
+intervention per dedupe key, for one tenant (the rules of :mod:`nous_assets.store.sqlite.interventions`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import psycopg
 from psycopg.rows import dict_row
 
-from nous_assets.store.interventions import CANDIDATE, Active, Candidate
+from nous_assets.store.sqlite.interventions import CANDIDATE, Active, Candidate
 
 
 class PgInterventionStore:

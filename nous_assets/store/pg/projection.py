@@ -1,9 +1,9 @@
-"""The projection on PostgreSQL: the same :class:`~nous_assets.store.memory_state.Projection` semantics as
+"""The projection on PostgreSQL: the same :class:`~nous_assets.store.projection.memory_state.Projection` semantics as
 SQLite's projector, batch by batch, each batch atomic with its tenant's checkpoint.
 
 A tenant's projector holds an advisory lock for each batch, so two workers never apply the same event
 twice. Full-text search is the ``search_tsv`` column (content + concepts), kept by PostgreSQL itself.
-Events are mapped through the tenant's project aliases (:class:`~nous_assets.store.identity.ProjectMap`)
+Events are mapped through the tenant's project aliases (:class:`~nous_assets.store.projection.identity.ProjectMap`)
 before they are applied, as on SQLite; :meth:`PgProjectionStore.replace_aliases` moves the memories an
 alias change concerns, so the live projection stays equal to a replay.
 """
@@ -14,11 +14,12 @@ from collections.abc import Iterable
 
 import psycopg
 
-from nous_assets.store.events import StoredEvent
-from nous_assets.store.identity import STALE_PACKET, Aliases, ProjectMap
-from nous_assets.store.memory_state import MEMORY_COLUMNS, Memory, Policy, Projection
+from nous_assets.store.log.events import StoredEvent
 from nous_assets.store.pg.events import PgEventStore, tenant_lock
-from nous_assets.store.projector import (
+from nous_assets.store.projection.identity import STALE_PACKET, Aliases, ProjectMap
+from nous_assets.store.projection.memory_state import MEMORY_COLUMNS, Memory, Policy, Projection
+from nous_assets.store.search.fts_query import query_words
+from nous_assets.store.sqlite.projection import (
     DEFAULT_BATCH,
     PROJECTOR_NAME,
     ProjectionStats,
@@ -26,7 +27,6 @@ from nous_assets.store.projector import (
     fts_concepts,
     referenced,
 )
-from nous_assets.store.protocols import query_words
 from nous_assets.timeutil import now_iso
 
 _COLS = ", ".join(MEMORY_COLUMNS)
@@ -160,7 +160,7 @@ class PgProjectionStore:
 
     # -- reads -----------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
-        """The same comparable form as :func:`nous_assets.store.projector.snapshot`."""
+        """The same comparable form as :func:`nous_assets.store.sqlite.projection.snapshot`."""
         t = (self.tenant_id,)
         q = self.conn.execute
         return {

@@ -1,4 +1,4 @@
-"""The ingest queue on PostgreSQL: the contract of :mod:`nous_assets.store.queue`, for one tenant.
+"""The ingest queue on PostgreSQL: the contract of :mod:`nous_assets.store.sqlite.queue`, for one tenant.
 
 Claims use ``FOR UPDATE SKIP LOCKED`` so concurrent workers (many processes, many machines) lease disjoint
 items without waiting on each other; every other rule (lease ownership, backoff, dead letters, idempotent
@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from nous_assets.store.queue import (
+from nous_assets.store.sqlite.queue import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_LEASE_SECONDS,
     DEFAULT_MAX_ATTEMPTS,

@@ -1,6 +1,6 @@
 """``nous serve``'s tokens, receipts and packet feed on PostgreSQL (migration 002).
 
-The same contract as :class:`nous_assets.store.service_store.SqliteServiceStore`. A token row names its
+The same contract as :class:`nous_assets.store.sqlite.service_store.SqliteServiceStore`. A token row names its
 tenant; tenant data (receipts, packets) is read and written only with the tenant the token decided.
 """
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import psycopg
 
-from nous_assets.store.protocols import CachedPacket
-from nous_assets.store.service_store import Receipt, TokenRecord
+from nous_assets.store.packet_row import CachedPacket
+from nous_assets.store.sqlite.service_store import Receipt, TokenRecord
 
 _SELECT_TOKENS = (
     "SELECT token_id, tenant_id, client_id, scopes, salt, digest, created_at, revoked_at FROM service_tokens"

@@ -8,7 +8,7 @@ import json
 
 from eventgen import extracted
 
-from nous_assets.store.memory_state import MEMORY_COLUMNS
+from nous_assets.store.projection.memory_state import MEMORY_COLUMNS
 
 AT = "2026-01-01T00:00:00.000000Z"
 LATER = "2026-01-02T00:00:00.000000Z"

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 
-from nous_assets.store.interventions import Candidate
-from nous_assets.store.protocols import CachedPacket, CacheStore, InterventionStore
+from nous_assets.store.packet_row import CachedPacket
+from nous_assets.store.protocols import CacheStore, InterventionStore
+from nous_assets.store.sqlite.interventions import Candidate
 
 AT = "2026-01-01T00:00:00.000000Z"
 

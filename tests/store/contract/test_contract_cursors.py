@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from nous_assets.store.cursors import Cursor
+from nous_assets.store.ingest.cursors import Cursor
 from nous_assets.store.protocols import CursorStore
 
 T1, T2, T3 = "2026-01-01T00:00:00.000000Z", "2026-01-01T00:01:00.000000Z", "2026-01-01T00:02:00.000000Z"

@@ -6,7 +6,7 @@ import pytest
 from eventgen import extracted, lifecycle
 
 from nous_assets.errors import InvalidEventError
-from nous_assets.store.events import LearningEvent
+from nous_assets.store.log.events import LearningEvent
 from nous_assets.store.protocols import EventStore
 
 
@@ -80,7 +80,7 @@ def test_later_events_refer_to_earlier_ones_as_parents(backend):
 def test_every_declared_source_is_stored_agent_included(backend):
     """Each backend's schema accepts every source the event contract declares (SQLite 021, PostgreSQL 007 added
     'agent' for the MCP remember tool)."""
-    from nous_assets.store.events import SOURCES
+    from nous_assets.store.log.events import SOURCES
 
     stored = [backend.events.append(extracted(f"L{i}", key=f"k{i}", source=s)).event for i, s in enumerate(SOURCES)]
     assert [e.source for e in stored] == list(SOURCES) and "agent" in SOURCES

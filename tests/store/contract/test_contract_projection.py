@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_projection import event_sequences
 
-from nous_assets.store.memory_state import project_in_memory
+from nous_assets.store.projection.memory_state import project_in_memory
 from nous_assets.store.protocols import ProjectionStore
 
 _EXAMPLES = itertools.count()

@@ -15,7 +15,7 @@ from test_projection import event_sequences
 
 from nous_assets.store.backend import sqlite_backend
 from nous_assets.store.db import open_db
-from nous_assets.store.event_publish import publish_events, publish_staging, published_through, record_published
+from nous_assets.store.log.event_publish import publish_events, publish_staging, published_through, record_published
 
 _EXAMPLES = itertools.count()
 _PROPERTY = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

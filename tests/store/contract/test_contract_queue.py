@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from nous_assets.store.protocols import IngestQueueStore
-from nous_assets.store.queue import backoff_seconds
+from nous_assets.store.sqlite.queue import backoff_seconds
 from nous_assets.timeutil import parse_time, to_iso
 
 T0 = "2025-06-01T12:00:00.000000Z"

@@ -8,7 +8,7 @@ import json
 
 from eventgen import extracted, lifecycle
 
-from nous_assets.store.interventions import Candidate
+from nous_assets.store.sqlite.interventions import Candidate
 
 AT = "2026-01-01T00:00:00.000000Z"
 LATER = "2026-02-01T00:00:00.000000Z"

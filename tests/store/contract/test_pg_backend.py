@@ -84,8 +84,8 @@ def test_a_migration_numbered_below_the_newest_applied_one_is_still_applied(data
 def test_migration_004_partitions_the_vectors_and_keeps_every_row(database, monkeypatch):
     from eventgen import extracted
 
-    from nous_assets.store.identity import ProjectMap
     from nous_assets.store.pg.projection import PgProjectionStore
+    from nous_assets.store.projection.identity import ProjectMap
 
     # the schema before 004, plus the memory status column today's projection writes (006)
     before = [m for m in pgdb.MIGRATIONS if m[0] < 4 or m[1].endswith("_memory_status.sql")]

@@ -34,7 +34,7 @@ from operator import attrgetter
 from nous_assets import clocks
 from nous_assets.settings import Thresholds
 from nous_assets.status import CLOSED, OBSERVED, STATUSES, SUPERSEDED, VERIFIED, default_status, strengthened
-from nous_assets.store.events import StoredEvent
+from nous_assets.store.log.events import StoredEvent
 
 MEMORY_COLUMNS = (
     "id",

@@ -2,7 +2,7 @@
 
 ``causes`` edges (derived by :mod:`nous_assets.link.edges`) point from a learning to the one that came next in
 the same session (or across a subagent's briefing and debriefing), weighted by how close the two were. Unlike
-the relevance walk in :mod:`nous_assets.store.edges`, this one only goes forward in time: source -> target.
+the relevance walk in :mod:`nous_assets.store.search.edges`, this one only goes forward in time: source -> target.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from nous_assets.store import owners
 from nous_assets.store.db import Connection, DatabaseError
+from nous_assets.store.search import owners
 
 MATCH_LIMIT = 20
 MAX_MATCH_WORDS = 24

@@ -21,7 +21,7 @@ from typing import Any
 from nous_assets.errors import InvalidEventError
 from nous_assets.store import meta
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.events import LearningEvent, StoredEvent
+from nous_assets.store.log.events import LearningEvent, StoredEvent
 from nous_assets.store.protocols import EventStore
 
 PUBLISH_BATCH = 1000
@@ -163,7 +163,7 @@ def publish_events(
 
 def publish_staging(conn: Connection, target: EventStore, tenant_id: str) -> PublishStats:
     """The staging log in ``conn`` into ``target`` (``tenant_id``'s store) from its validated checkpoint."""
-    from nous_assets.store.sqlite_backend import SqliteEventStore
+    from nous_assets.store.sqlite.events import SqliteEventStore
 
     source = SqliteEventStore(conn)
     after = valid_checkpoint(source, target, published_through(conn, tenant_id))

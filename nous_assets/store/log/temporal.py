@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 from nous_assets.store.db import Connection
-from nous_assets.store.memory_state import MEMORY_COLUMNS, Memory, Policy, project_in_memory
-from nous_assets.store.projector import replay_events
+from nous_assets.store.projection.memory_state import MEMORY_COLUMNS, Memory, Policy, project_in_memory
+from nous_assets.store.sqlite.projection import replay_events
 from nous_assets.timeutil import normalize_time
 
 

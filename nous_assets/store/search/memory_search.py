@@ -12,9 +12,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from nous_assets.store import owners
 from nous_assets.store.db import Connection
-from nous_assets.store.memory_state import MEMORY_COLUMNS, Memory
+from nous_assets.store.projection.memory_state import MEMORY_COLUMNS, Memory
+from nous_assets.store.search import owners
 
 MAX_PARAMS = 900  # ids bound per statement: below SQLite's default variable limit
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.protocols import CachedPacket
+from nous_assets.store.packet_row import CachedPacket
 
 PACKET_FIELDS = (
     "cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count, built_from_event_id, "

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nous_assets.store.db import Connection
+from nous_assets.store.db import Connection, atomic
 
 CANDIDATE = "candidate"
 
@@ -257,3 +257,28 @@ def counts_by_state(conn: Connection) -> dict[str, int]:
         "ORDER BY t.id DESC LIMIT 1), 'candidate') AS state, count(*) FROM intervention_candidates c GROUP BY state"
     ).fetchall()
     return {r[0]: int(r[1]) for r in rows}
+
+
+class SqliteInterventionStore:
+    """The intervention tables (this module's functions, over one connection)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def append_candidates(self, candidates: Sequence[Candidate]) -> int:
+        with atomic(self.conn):
+            return insert_candidates(self.conn, candidates)
+
+    def add_transition(self, candidate_id: str, to_state: str, reason: str, at: str, *, actor: str = "reducer") -> None:
+        with atomic(self.conn):
+            add_transition(self.conn, candidate_id, to_state, reason, at, actor=actor)
+
+    def transitions(self, candidate_id: str) -> list[tuple[str, str, str, str, str]]:
+        return transitions(self.conn, candidate_id)
+
+    def upsert_active(self, candidate: Candidate, *, expires_at: str, cooldown_until: str, at: str) -> None:
+        with atomic(self.conn):
+            activate(self.conn, candidate, expires_at=expires_at, cooldown_until=cooldown_until, at=at)
+
+    def resolve(self, now: str, project_id: str | None = None) -> list[Active]:
+        return current(self.conn, now, project_id)

@@ -3,7 +3,7 @@
 Why here: the store owns SQL; :mod:`nous_assets.capture.rescan_meta` decides what each value becomes. A token in a
 directory or branch name reached every column below before capture redacted metadata (issue 20, point 5), and
 project ids are derived from directory names. Values are rewritten per distinct value (a few hundred paths and
-ids, however many rows share them), inside :func:`~nous_assets.store.redaction.rescan_transaction`: the only
+ids, however many rows share them), inside :func:`~nous_assets.store.ingest.redaction.rescan_transaction`: the only
 transaction in which ``learning_events.project_id`` may change (migration 020).
 
 Derived rows are dropped rather than rewritten, and rebuilt by the next pipeline run: injection packets (their
@@ -17,8 +17,9 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nous_assets.store import chunk_vectors, transcript_chunks
 from nous_assets.store.db import Connection
+from nous_assets.store.ingest import transcript_chunks
+from nous_assets.store.search import chunk_vectors
 
 Treatment = str  # "path": a path, redacted one name at a time; "project": a project id or Claude Code folder
 

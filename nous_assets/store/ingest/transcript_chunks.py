@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import date as Date
 from typing import Any
 
-from nous_assets.store import owners
 from nous_assets.store.db import Connection, DatabaseError, atomic
+from nous_assets.store.search import owners
 
 ChunkRow = tuple  # (uuid, project_id, session_id, date, role, timestamp, text, source_path, offsets, uuids)
 

@@ -11,10 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from nous_assets.store.db import Connection, atomic
-
-#: (cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count,
-#:  built_from_event_id, created_at)
-PacketRow = tuple[str, str, str, str, str, str, int, int, str]
+from nous_assets.store.packet_row import CachedPacket, PacketRow
 
 
 def drop_vanished(conn: Connection, projects: Iterable[str]) -> None:
@@ -76,3 +73,23 @@ def all_packets(conn: Connection) -> list[PacketRow]:
         "built_from_event_id, created_at FROM injection_cache WHERE cache_key NOT LIKE 'alias:%' ORDER BY cache_key"
     ).fetchall()
     return [tuple(r) for r in rows]  # type: ignore[misc]
+
+
+class SqliteCacheStore:
+    """``injection_cache`` (this module's functions, over one connection)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def put(self, project_id: str, rows: Sequence[PacketRow]) -> None:
+        replace_packets(self.conn, project_id, rows)
+
+    def get(self, cache_key: str) -> CachedPacket | None:
+        row = packet(self.conn, cache_key)
+        return None if row is None else CachedPacket(*row)
+
+    def invalidate(self, cache_keys: Iterable[str]) -> int:
+        return delete_keys(self.conn, cache_keys)
+
+    def built_versions(self) -> dict[str, int]:
+        return built_versions(self.conn)

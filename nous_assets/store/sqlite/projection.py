@@ -1,12 +1,12 @@
 """Materialises the event log into ``memories``, ``concepts``, event ``edges`` and the FTS index.
 
 Incremental by default: each batch reads the checkpoint, the next events, and only the rows
-those events touch, applies :class:`~nous_assets.store.memory_state.Projection`, writes the
+those events touch, applies :class:`~nous_assets.store.projection.memory_state.Projection`, writes the
 changes and advances the checkpoint — all in one ``BEGIN IMMEDIATE`` transaction, so two
 projectors can never apply the same event twice and a crash never leaves half a batch.
 A full rebuild is the same loop from ``event_id = 0``; ``verify`` replays into a scratch
 database and diffs it against the live projection. Every path applies events under their canonical
-project (:class:`~nous_assets.store.identity.ProjectMap`; ``verify`` copies the aliases it needs).
+project (:class:`~nous_assets.store.projection.identity.ProjectMap`; ``verify`` copies the aliases it needs).
 """
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nous_assets.store import owners
-from nous_assets.store.archive import copy_events
 from nous_assets.store.db import Connection, atomic, open_db
-from nous_assets.store.events import EventStore, StoredEvent
-from nous_assets.store.identity import project_map
-from nous_assets.store.memory_state import MEMORY_COLUMNS, Memory, Policy, Projection
+from nous_assets.store.log.archive import copy_events
+from nous_assets.store.log.events import StoredEvent
+from nous_assets.store.projection import identity
+from nous_assets.store.projection.identity import project_map
+from nous_assets.store.projection.memory_state import MEMORY_COLUMNS, Memory, Policy, Projection
+from nous_assets.store.search import owners
+from nous_assets.store.search.fts_query import query_words
+from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.timeutil import now_iso
 
 PROJECTOR_NAME = "memories"
@@ -185,7 +188,7 @@ def project(
         with atomic(conn):
             last = get_checkpoint(conn)
             upper = to_id if to_id is not None else 2**62
-            events = projects.apply(EventStore(conn).page(last, upper, batch_size))
+            events = projects.apply(SqliteEventStore(conn).page(last, upper, batch_size))
             if not events:
                 stats.last_event_id = last
                 return stats
@@ -269,7 +272,7 @@ def rebuild(
     projects = project_map(conn)
     with atomic(conn):
         reset_projection(conn)
-        for batch in EventStore(events_from or conn).replay_batches(0, batch_size=batch_size):
+        for batch in SqliteEventStore(events_from or conn).replay_batches(0, batch_size=batch_size):
             batch = projects.apply(batch)
             state.apply_all(batch)
             stats.events += len(batch)
@@ -396,6 +399,67 @@ def replay_events(conn: Connection, *, until_tx_time: str | None = None) -> Iter
     """All events in event_id order, optionally only those recorded at or before ``until_tx_time``, each
     under its canonical project (as the projection applies them)."""
     projects = project_map(conn)
-    for event in EventStore(conn).replay(0):
+    for event in SqliteEventStore(conn).replay(0):
         if until_tx_time is None or event.transaction_time <= until_tx_time:
             yield projects.apply((event,))[0]
+
+
+class SqliteProjectionStore:
+    """``memories`` + FTS5 (this module's functions, over one connection)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def project(self, *, policy: Policy | None = None, batch_size: int = DEFAULT_BATCH) -> ProjectionStats:
+        return project(self.conn, policy=policy, batch_size=batch_size)
+
+    def rebuild(self, *, policy: Policy | None = None) -> ProjectionStats:
+        return rebuild(self.conn, policy=policy)
+
+    def checkpoint(self) -> int:
+        return get_checkpoint(self.conn)
+
+    def snapshot(self) -> Snapshot:
+        return snapshot(self.conn)
+
+    def memory(self, memory_id: int) -> Memory | None:
+        row = self.conn.execute(
+            f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        mem = Memory(*row)
+        mem.concepts = {r[0] for r in self.conn.execute("SELECT concept FROM concepts WHERE memory_id = ?", (mem.id,))}
+        return mem
+
+    def search_text(self, query: str, top_k: int) -> list[int]:
+        words = query_words(query)
+        if not words or top_k <= 0:
+            return []
+        rows = self.conn.execute(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+            "ORDER BY bm25(memories_fts, 1.0, 1.0, 0.0), rowid LIMIT ?",  # the owner column never ranks
+            ("{content concepts} : (" + " OR ".join(f'"{w}"' for w in words) + ")", top_k),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def aliases(self) -> identity.Aliases:
+        return identity.read_aliases(self.conn)
+
+    def replace_aliases(self, aliases: identity.Aliases, *, now: str) -> dict[int, tuple[str, str]]:
+        """What ``identity.update.refresh`` does with resolved aliases; a changed session's folders are
+        found in the identity evidence and in the event log (a tenant fed through the providers has no
+        evidence tables)."""
+        with atomic(self.conn):
+            moved = identity.replace_aliases(self.conn, aliases, now)
+            sessions = sorted(alias for (kind, alias) in moved if kind == "session")
+            folders = {alias for (kind, alias) in moved if kind == "folder"}
+            folders |= identity.folders_of_sessions(self.conn, sessions)
+            for i in range(0, len(sessions), 500):
+                chunk = sessions[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT DISTINCT project_id FROM learning_events WHERE session_id IN ({marks})"
+                folders.update(r[0] for r in self.conn.execute(sql, chunk))
+            remapped = identity.remap_memories(self.conn, identity.project_map(self.conn), folders)
+            identity.mark_packets_stale(self.conn, {p for pair in remapped.values() for p in pair})
+        return remapped

@@ -22,8 +22,10 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+import numpy as np
+
 from nous_assets.store import meta
-from nous_assets.store.db import Connection
+from nous_assets.store.db import Connection, atomic
 
 TABLE = "vectors"
 META_KEY = "embedding_model"
@@ -315,3 +317,52 @@ def unembedded_count(conn: Connection, model: str | None, dimensions: int) -> in
     if model is None:
         return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
     return len(unembedded_ids(conn, model, dimensions))
+
+
+def _blob(vector: Sequence[float]) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+class SqliteVectorStore:
+    """The sqlite-vec ``vectors`` table and ``vector_meta`` (this module's functions, over one connection).
+
+    The vec0 table has one dimension: an upsert of another dimension starts the table over (vectors are
+    derived data, as ``embed.memory_embedding`` treats a model change), where PostgreSQL keeps both.
+    """
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def upsert(
+        self, vectors_: Mapping[int, Sequence[float]], *, model: str, content_hashes: Mapping[int, str], at: str
+    ) -> int:
+        if not vectors_:
+            return 0
+        dims = {len(v) for v in vectors_.values()}
+        if len(dims) != 1:
+            raise ValueError(f"vectors of one upsert must share a dimension, got {sorted(dims)}")
+        (dimensions,) = dims
+        with atomic(self.conn):
+            table = table_sql(self.conn)
+            if table is None or f"FLOAT[{dimensions}]" not in table.upper():
+                recreate_table(self.conn, dimensions, exists=table is not None)
+            blobs = {mid: _blob(v) for mid, v in vectors_.items()}
+            return replace(self.conn, blobs, dict(content_hashes), model, dimensions, at)
+
+    def search(
+        self, query: Sequence[float], top_k: int, *, model: str, memory_ids: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
+        table = table_sql(self.conn)
+        if table is None or f"FLOAT[{len(query)}]" not in table.upper():
+            return []  # the table holds one dimension: no stored vector can be of this one
+        hits = knn(self.conn, _blob(query), top_k, memory_ids=memory_ids, model=model, dimensions=len(query))
+        return [(mid, float(d)) for mid, d in hits if d is not None]
+
+    def delete(self, memory_ids: Iterable[int]) -> int:
+        ids = sorted(set(memory_ids))
+        if not ids or table_sql(self.conn) is None:
+            return 0
+        with atomic(self.conn):
+            marks = ",".join("?" * len(ids))
+            self.conn.execute(f"DELETE FROM vectors WHERE memory_id IN ({marks})", ids)
+            return self.conn.execute(f"DELETE FROM vector_meta WHERE memory_id IN ({marks})", ids).rowcount

@@ -14,8 +14,8 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from nous_assets.store import transcript_chunks
 from nous_assets.store.db import Connection, atomic
+from nous_assets.store.ingest import transcript_chunks
 from nous_assets.timeutil import now_iso
 
 RESCAN_FLAG = "redaction_rescan_in_progress"
