@@ -342,7 +342,8 @@ def check_daemon(ctx: Context) -> Check:
 def _dagster_status(home: Path) -> tuple[float | None, tuple[str, float | None] | None]:
     """(newest SENSOR daemon heartbeat, (watch sensor status, newest tick time)) from Dagster's instance API."""
     import dagster as dg
-    from dagster._core.scheduler.instigation import InstigatorType
+
+    from nous_assets.defs.dagster_internals import InstigatorType
 
     with dg.DagsterInstance.from_config(str(home)) as instance:
         beats = instance.get_daemon_heartbeats()

@@ -111,3 +111,46 @@ def test_domain_packages_never_import_dagster(folder: str) -> None:
                 names.append(node.module)
             offenders += [f"{path.name} imports {n}" for n in names if n.split(".")[0] == "dagster"]
     assert offenders == []
+
+
+# --- Dagster's private modules: one wrapper, checked against the pinned version --------------------------------
+
+INTERNALS = "defs/dagster_internals.py"
+
+
+def _dagster_private_imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+        found += [n for n in names if n.split(".")[0] == "dagster" and n.split(".")[1:2] and n.split(".")[1][0] == "_"]
+    return found
+
+
+def test_dagster_internals_are_imported_only_by_their_wrapper() -> None:
+    """``dagster._core…``/``dagster._utils…`` may change in any release: product code reaches them through one
+    module, so a Dagster upgrade has one place to check."""
+    offenders = [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if str(path.relative_to(PACKAGE)) != INTERNALS
+        for name in _dagster_private_imports(path)
+    ]
+    assert offenders == []
+    assert _dagster_private_imports(PACKAGE / INTERNALS)  # the checker sees the wrapper's own imports
+
+
+def test_the_wrapper_names_the_pinned_dagster_version() -> None:
+    pins = (PACKAGE.parent / "constraints.txt").read_text(encoding="utf-8").splitlines()
+    version = next(line.split("==", 1)[1] for line in pins if line.startswith("dagster=="))
+    doc = ast.get_docstring(ast.parse((PACKAGE / INTERNALS).read_text(encoding="utf-8")))
+    assert f"dagster {version}" in doc, f"re-check {INTERNALS} against dagster {version}, then name it there"
+
+
+def test_the_wrapper_exports_what_dagster_still_has() -> None:
+    from nous_assets.defs import dagster_internals
+
+    for name in dagster_internals.__all__:
+        assert getattr(dagster_internals, name) is not None
+        assert f"``{name}``" in dagster_internals.__doc__, f"{name}: say what it is for"

@@ -130,7 +130,7 @@ def _own_state_storage(instance: dg.DagsterInstance) -> Iterator[None]:
     fails with "Attempted to resolve undefined DagsterInstance weakref". Runs started here never depend on
     what ran before them in the process.
     """
-    from dagster._core.storage.defs_state.base import set_defs_state_storage
+    from nous_assets.defs.dagster_internals import set_defs_state_storage
 
     with set_defs_state_storage(instance.defs_state_storage):
         yield
@@ -158,9 +158,8 @@ def run_range(
     failure is lost (lake partitions, events and vectors are written idempotently; file cursors only
     advance once extraction completed), so running the same range again finishes the work.
     """
-    from dagster._utils.interrupts import check_captured_interrupt
-
     from nous_assets.definitions import defs
+    from nous_assets.defs.dagster_internals import check_captured_interrupt
 
     run_id = str(uuid.uuid4())
     interrupted = []
@@ -200,7 +199,7 @@ def run_range(
 
 def _interrupted(result: dg.ExecuteInProcessResult) -> bool:
     """The run ended because this process got SIGINT (Dagster: a run failure of reason UNEXPECTED_TERMINATION)."""
-    from dagster._core.events import RunFailureReason
+    from nous_assets.defs.dagster_internals import RunFailureReason
 
     return any(
         getattr(event.event_specific_data, "failure_reason", None) == RunFailureReason.UNEXPECTED_TERMINATION
