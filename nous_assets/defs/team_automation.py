@@ -19,7 +19,7 @@ from nous_assets.defs.assets.team import TEAM_ASSETS
 from nous_assets.defs.runs import IN_FLIGHT
 from nous_assets.defs.sensors import INFO_CONSOLE
 from nous_assets.defs.team import DEVELOPER_TAG, TeamResource, developer_tags, developers
-from nous_assets.store.queue import days_awaiting_retry
+from nous_assets.store.sqlite.queue import days_awaiting_retry
 
 TEAM_WATCH_SECONDS = 60
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import dagster as dg
 import pytest
 from firstrun import History, recent_days
-from nous_assets.defs.assets.team import TEAM_ASSETS
-from nous_assets.defs.team_automation import busy_developers, team_job, team_watch
 
+from nous_assets.defs.assets.team import TEAM_ASSETS
 from nous_assets.defs.team import DEVELOPER_TAG, LLM_POOL, TeamResource, developers
+from nous_assets.defs.team_automation import busy_developers, team_job, team_watch
 from nous_assets.settings import load_settings, settings_to_json
 from nous_assets.store.db import open_db
 

@@ -30,12 +30,12 @@ from nous_assets.extract.worker import DrainStats, drain, enqueue_partition, inc
 from nous_assets.history.update import HistoryStats, update_projects
 from nous_assets.identity import update as identity
 from nous_assets.settings import Settings
-from nous_assets.store import queue
 from nous_assets.store.backend import open_backend
 from nous_assets.store.db import Connection
-from nous_assets.store.event_publish import publish_staging
-from nous_assets.store.floor import floor_or_default, get_floor, lower_floor
-from nous_assets.store.memory_state import Policy
+from nous_assets.store.ingest.floor import floor_or_default, get_floor, lower_floor
+from nous_assets.store.log.event_publish import publish_staging
+from nous_assets.store.projection.memory_state import Policy
+from nous_assets.store.sqlite import queue
 from nous_assets.team.packets import build_tenant_packets
 
 GROUP = "team"
