@@ -22,9 +22,9 @@ from nous_assets.cli import (
     packet,
     plugin,
     review,
+    run,
     search,
     serve,
-    service,
 )
 from nous_assets.cli.common import EXIT_CONFIG, EXIT_ERROR, Handler
 from nous_assets.cli.interrupts import restore as restore_interrupts
@@ -33,7 +33,7 @@ from nous_assets.filemodes import restrict_umask
 from nous_assets.settings import load_settings
 
 # Command groups in the order ``nous --help`` lists them; each module's ``register`` adds its subparsers.
-GROUPS = (database, archive, ingest, serve, service, search, packet, review, maintenance, metrics, mcp, plugin, bench)
+GROUPS = (database, archive, ingest, run, serve, search, packet, review, maintenance, metrics, mcp, plugin, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:
