@@ -26,7 +26,7 @@ from typing import Any
 
 from nous_assets.settings import Thresholds
 from nous_assets.store.reads.observations import Contradiction, LearnedMemory, RelearnFlag
-from nous_assets.store.sqlite.interventions import LEARNING_KEY, Candidate
+from nous_assets.store.sqlite.interventions import LEARNING_KEY, InterventionCandidate
 
 CORRECTION_KINDS = ("correction", "preference")  # what the user told Claude about how to work
 FAILURE_KINDS = ("gotcha", "error_fix")  # a failed command with its error (and, when found, its fix)
@@ -142,7 +142,7 @@ def _candidate_id(dedupe_key: str, evidence: dict[str, Any]) -> str:
     return hashlib.sha256(signature.encode("utf-8")).hexdigest()[:32]
 
 
-def combine(findings: Iterable[Finding], t: Thresholds, now: str) -> list[Candidate]:
+def combine(findings: Iterable[Finding], t: Thresholds, now: str) -> list[InterventionCandidate]:
     """One candidate per dedupe key: reasons united, the highest confidence and priority, the text of the
     most pressing finding; ttl and cooldown from the thresholds in force."""
     grouped: dict[str, list[Finding]] = {}
@@ -153,7 +153,7 @@ def combine(findings: Iterable[Finding], t: Thresholds, now: str) -> list[Candid
         lead = max(group, key=lambda f: (f.priority, f.confidence, f.reason))
         evidence = {**{k: v for f in group for k, v in f.evidence.items()}}
         reasons = tuple(sorted({f.reason for f in group}))
-        out.append(Candidate(
+        out.append(InterventionCandidate(
             candidate_id=_candidate_id(key, {"reasons": reasons, **evidence}),
             scope=lead.scope, target_project_id=lead.project_id, reason_codes=reasons,
             confidence=max(f.confidence for f in group), priority=max(f.priority for f in group),

@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.sqlite import interventions as store
-from nous_assets.store.sqlite.interventions import Candidate
+from nous_assets.store.sqlite.interventions import InterventionCandidate
 from nous_assets.timeutil import parse_time, to_iso
 
 
@@ -39,7 +39,7 @@ def _touch(stats: ReduceStats, scope: str, project_id: str | None) -> None:
     stats.projects.add(None if scope == "global" else project_id)
 
 
-def _decide(conn: Connection, c: Candidate, min_confidence: float, now: str, stats: ReduceStats) -> None:
+def _decide(conn: Connection, c: InterventionCandidate, min_confidence: float, now: str, stats: ReduceStats) -> None:
     if c.confidence < min_confidence:
         store.add_transition(conn, c.candidate_id, "suppressed", f"confidence {c.confidence:.2f} below "
                              f"{min_confidence:.2f}", now)  # fmt: skip
@@ -90,7 +90,7 @@ class UnknownIntervention(LookupError):
     """No active intervention has that id."""
 
 
-def dismiss(conn: Connection, intervention_id: str, now: str, *, reason: str | None = None) -> Candidate:
+def dismiss(conn: Connection, intervention_id: str, now: str, *, reason: str | None = None) -> InterventionCandidate:
     """End an active intervention from ``nous review`` (audited as ``user_review``); its key then cools down."""
     with atomic(conn):
         candidate = store.candidate(conn, intervention_id)

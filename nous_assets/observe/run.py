@@ -11,7 +11,7 @@ from nous_assets.settings import Thresholds
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.reads import observations
 from nous_assets.store.sqlite import interventions as store
-from nous_assets.store.sqlite.interventions import Candidate
+from nous_assets.store.sqlite.interventions import InterventionCandidate
 from nous_assets.timeutil import now_iso
 
 
@@ -30,7 +30,7 @@ class ObserveStats:
 
 def observe(
     conn: Connection, t: Thresholds, now: str, held: Callable[[str], bool] = _nothing
-) -> tuple[list[Candidate], dict[str, int]]:
+) -> tuple[list[InterventionCandidate], dict[str, int]]:
     """The candidates every observer sees in the current state (nothing written); ``held``: the packet guard's
     verdict on a note's text (passed in: observers read kinds and counts, never words)."""
     learned = observations.learned_memories(conn)

@@ -22,7 +22,7 @@ from nous_assets.store.log.events import AppendResult, LearningEvent, StoredEven
 from nous_assets.store.packet_row import CachedPacket, PacketRow
 from nous_assets.store.projection.identity import Aliases
 from nous_assets.store.projection.memory_state import Memory, Policy
-from nous_assets.store.sqlite.interventions import Active, Candidate
+from nous_assets.store.sqlite.interventions import Active, InterventionCandidate
 from nous_assets.store.sqlite.projection import ProjectionStats, Snapshot
 from nous_assets.store.sqlite.queue import QueueItem
 
@@ -194,7 +194,7 @@ class IngestQueueStore(Protocol):
 class InterventionStore(Protocol):
     """Immutable intervention candidates, one active intervention per dedupe key, and the audit trail."""
 
-    def append_candidates(self, candidates: Sequence[Candidate]) -> int:
+    def append_candidates(self, candidates: Sequence[InterventionCandidate]) -> int:
         """Append the candidates not seen before (same id: nothing written); how many were new."""
         ...
 
@@ -206,7 +206,7 @@ class InterventionStore(Protocol):
         """(from, to, reason, actor, at) of one candidate, in order."""
         ...
 
-    def upsert_active(self, candidate: Candidate, *, expires_at: str, cooldown_until: str, at: str) -> None:
+    def upsert_active(self, candidate: InterventionCandidate, *, expires_at: str, cooldown_until: str, at: str) -> None:
         """Make ``candidate`` the active intervention of its dedupe key."""
         ...
 

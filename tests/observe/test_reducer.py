@@ -8,19 +8,19 @@ from hypothesis import strategies as st
 from nous_assets.observe.reducer import UnknownIntervention, dismiss, later, reduce
 from nous_assets.store.db import atomic
 from nous_assets.store.sqlite import interventions
-from nous_assets.store.sqlite.interventions import Candidate
+from nous_assets.store.sqlite.interventions import InterventionCandidate
 
 T0 = "2026-04-01T00:00:00.000000Z"
 MIN = 0.6
 
 
 def _candidate(cid: str, key: str = "learning:x", confidence: float = 0.8, at: str = T0, *, ttl=3600, cooldown=7200,
-               project="shop", scope="project") -> Candidate:  # fmt: skip
-    return Candidate(cid, scope, project, ("repeated_correction",), confidence, 3, ttl, cooldown, f"note {cid}", key,
-                     {"memory_id": 1}, at)  # fmt: skip
+               project="shop", scope="project") -> InterventionCandidate:  # fmt: skip
+    return InterventionCandidate(cid, scope, project, ("repeated_correction",), confidence, 3, ttl, cooldown,
+                                 f"note {cid}", key, {"memory_id": 1}, at)  # fmt: skip
 
 
-def _emit(conn, *candidates: Candidate) -> None:
+def _emit(conn, *candidates: InterventionCandidate) -> None:
     with atomic(conn):
         interventions.insert_candidates(conn, list(candidates))
 

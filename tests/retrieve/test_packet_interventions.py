@@ -10,7 +10,7 @@ from nous_assets.settings import load_settings
 from nous_assets.store.db import atomic
 from nous_assets.store.log.events import LearningEvent
 from nous_assets.store.sqlite import interventions
-from nous_assets.store.sqlite.interventions import Candidate
+from nous_assets.store.sqlite.interventions import InterventionCandidate
 from nous_assets.store.sqlite.projection import project
 from nous_assets.timeutil import now_iso
 
@@ -23,7 +23,7 @@ def _learn(store, lid, content, project_id):
 
 
 def _note(cid, text, project_id=None, scope="project", priority=2, key=None):
-    return Candidate(cid, scope, project_id, ("repeated_correction",), 0.9, priority, 86400, 86400, text,
+    return InterventionCandidate(cid, scope, project_id, ("repeated_correction",), 0.9, priority, 86400, 86400, text,
                      key or f"key:{cid}", {}, now_iso())  # fmt: skip
 
 

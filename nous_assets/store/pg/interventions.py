@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import psycopg
 from psycopg.rows import dict_row
 
-from nous_assets.store.sqlite.interventions import CANDIDATE, Active, Candidate
+from nous_assets.store.sqlite.interventions import CANDIDATE, Active, InterventionCandidate
 
 
 class PgInterventionStore:
@@ -19,7 +19,7 @@ class PgInterventionStore:
         self.conn = conn
         self.tenant_id = tenant_id
 
-    def append_candidates(self, candidates: Sequence[Candidate]) -> int:
+    def append_candidates(self, candidates: Sequence[InterventionCandidate]) -> int:
         new = 0
         with self.conn.transaction():
             for c in candidates:
@@ -59,7 +59,7 @@ class PgInterventionStore:
         ).fetchall()
         return [tuple(r) for r in rows]
 
-    def upsert_active(self, candidate: Candidate, *, expires_at: str, cooldown_until: str, at: str) -> None:
+    def upsert_active(self, candidate: InterventionCandidate, *, expires_at: str, cooldown_until: str, at: str) -> None:
         c = candidate
         self.conn.execute(
             "INSERT INTO active_interventions(tenant_id, intervention_id, scope, target_session_id, target_project_id, "

@@ -22,7 +22,7 @@ CANDIDATE = "candidate"
 LEARNING_KEY = "learning:"  # dedupe key prefix of an intervention about one learning: learning:<learning id>
 
 @dataclass(frozen=True)
-class Candidate:
+class InterventionCandidate:
     """One observation as the observers emit it (the spec's ``InterventionCandidate`` plus its dedupe key)."""
 
     candidate_id: str
@@ -59,7 +59,7 @@ class Active:
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
-def insert_candidates(conn: Connection, candidates: Sequence[Candidate]) -> int:
+def insert_candidates(conn: Connection, candidates: Sequence[InterventionCandidate]) -> int:
     """Append the candidates not written before (same id: same observation, nothing written); how many were new."""
     new = 0
     for c in candidates:
@@ -80,8 +80,8 @@ def insert_candidates(conn: Connection, candidates: Sequence[Candidate]) -> int:
     return new
 
 
-def _candidate(row: Any) -> Candidate:
-    return Candidate(
+def _candidate(row: Any) -> InterventionCandidate:
+    return InterventionCandidate(
         candidate_id=row["candidate_id"],
         scope=row["scope"],
         target_project_id=row["target_project_id"],
@@ -104,7 +104,7 @@ _CANDIDATE_SQL = (
 )
 
 
-def pending(conn: Connection) -> list[Candidate]:
+def pending(conn: Connection) -> list[InterventionCandidate]:
     """Candidates the reducer has not decided yet (no transition), oldest first."""
     rows = conn.execute(
         f"{_CANDIDATE_SQL} WHERE NOT EXISTS (SELECT 1 FROM intervention_transitions t "
@@ -113,7 +113,7 @@ def pending(conn: Connection) -> list[Candidate]:
     return [_candidate(r) for r in rows]
 
 
-def candidate(conn: Connection, candidate_id: str) -> Candidate | None:
+def candidate(conn: Connection, candidate_id: str) -> InterventionCandidate | None:
     row = conn.execute(f"{_CANDIDATE_SQL} WHERE c.candidate_id = ?", (candidate_id,)).fetchone()
     return _candidate(row) if row else None
 
@@ -176,7 +176,7 @@ def _active(row: Any, extra: Any = None) -> Active:
     )
 
 
-def activate(conn: Connection, c: Candidate, *, expires_at: str, cooldown_until: str, at: str) -> None:
+def activate(conn: Connection, c: InterventionCandidate, *, expires_at: str, cooldown_until: str, at: str) -> None:
     """Make ``c`` the active intervention of its dedupe key (replacing an expired one of the same key)."""
     conn.execute(
         "INSERT INTO active_interventions(intervention_id, scope, target_session_id, target_project_id, payload_text, "
@@ -265,7 +265,7 @@ class SqliteInterventionStore:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
-    def append_candidates(self, candidates: Sequence[Candidate]) -> int:
+    def append_candidates(self, candidates: Sequence[InterventionCandidate]) -> int:
         with atomic(self.conn):
             return insert_candidates(self.conn, candidates)
 
@@ -276,7 +276,7 @@ class SqliteInterventionStore:
     def transitions(self, candidate_id: str) -> list[tuple[str, str, str, str, str]]:
         return transitions(self.conn, candidate_id)
 
-    def upsert_active(self, candidate: Candidate, *, expires_at: str, cooldown_until: str, at: str) -> None:
+    def upsert_active(self, candidate: InterventionCandidate, *, expires_at: str, cooldown_until: str, at: str) -> None:
         with atomic(self.conn):
             activate(self.conn, candidate, expires_at=expires_at, cooldown_until=cooldown_until, at=at)
 

@@ -8,7 +8,7 @@ import json
 
 from nous_assets.store.packet_row import CachedPacket
 from nous_assets.store.protocols import CacheStore, InterventionStore
-from nous_assets.store.sqlite.interventions import Candidate
+from nous_assets.store.sqlite.interventions import InterventionCandidate
 
 AT = "2026-01-01T00:00:00.000000Z"
 
@@ -38,8 +38,8 @@ def test_put_replaces_every_packet_of_a_project_and_only_that_project(backend):
 
 
 def _candidate(cid: str, *, key: str, scope: str = "project", project: str | None = "p1", priority: int = 1,
-               confidence: float = 0.8) -> Candidate:  # fmt: skip
-    return Candidate(
+               confidence: float = 0.8) -> InterventionCandidate:  # fmt: skip
+    return InterventionCandidate(
         candidate_id=cid, scope=scope, target_project_id=project, reason_codes=("repeat_failure",),
         confidence=confidence, priority=priority, ttl_seconds=3600, cooldown_seconds=600,
         payload_text=f"note {cid}", dedupe_key=key, evidence={"sessions": [cid]}, created_at=AT,

@@ -8,7 +8,7 @@ import json
 
 from eventgen import extracted, lifecycle
 
-from nous_assets.store.sqlite.interventions import Candidate
+from nous_assets.store.sqlite.interventions import InterventionCandidate
 
 AT = "2026-01-01T00:00:00.000000Z"
 LATER = "2026-02-01T00:00:00.000000Z"
@@ -27,7 +27,7 @@ def _fill(b) -> dict:
     b.cache.put("p1", [("p1:fp", "p1", "project", "{}", "packet of A", json.dumps([one]), 11, two, AT)])
     b.queue.enqueue(source="fs_watch", project_id="p1", session_id="s1", transcript_path="/t", file_inode=None,
                     file_offset=0, payload={}, idempotency_key="q1", now=AT)  # fmt: skip
-    cand = Candidate("c1", "global", None, ("r",), 0.9, 1, 60, 60, "note of A", "k1", {}, AT)
+    cand = InterventionCandidate("c1", "global", None, ("r",), 0.9, 1, 60, 60, "note of A", "k1", {}, AT)
     b.interventions.append_candidates([cand])
     b.interventions.upsert_active(cand, expires_at=LATER, cooldown_until=LATER, at=AT)
     return {"ids": [one, two], "item": b.queue.claim("w", now=AT)}
