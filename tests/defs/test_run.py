@@ -1,10 +1,12 @@
 """`nous run` end to end as `make run` starts it: one ranged run with progress, then the Dagster UI and
-daemon, quietly (no DEBUG, no deprecation or instance-config warnings), and a clean stop on Ctrl-C."""
+daemon, quietly (no DEBUG, no deprecation or instance-config warnings), and a clean stop on Ctrl-C at any
+moment of it."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -33,10 +35,27 @@ def _get(url: str) -> int:
         return 0
 
 
+# Where a Ctrl-C lands, one stop per phase of `nous run`, in this order on one machine (each run goes on from what
+# the one before left): (what, log line to wait for, or None for a delay of 0.5 s). An interrupted first run has
+# already set the ingest floor, so the next ones are catch-ups; a run's transcript cursors advance when its
+# extraction step ends, so the run stopped mid-way after that gets new lines first (an exchange appended to today).
+# The stop while serving is the last act of the idle test, on the other machine.
+MOMENTS = [
+    ("importing", None),
+    ("starting the first ingest", re.compile(r"^initialised ", re.M)),
+    ("ingesting the history, after its first step", re.compile(r"^(?:history|catch-up): step 1/\d+ ", re.M)),
+    ("ingesting again after an interrupted run, mid-run", re.compile(r"^(?:history|catch-up): step 7/\d+ ", re.M)),
+    ("starting the code server", re.compile(r"^serving Dagster ", re.M)),
+]
+
+
 def test_nous_run_serves_quietly_idles_silently_and_stops_on_interrupt(machine, tmp_path: Path):
     """`nous run` ingests, serves, then says nothing while idle: past the code servers' heartbeat timeout and the
     daemon's workspace reload (60 s) it used to print 'No heartbeat received in 20 seconds, shutting down' every
-    ~66 s. Ctrl-C then stops it with status 0 and takes the UI down."""
+    ~66 s. Ctrl-C then stops it with status 0 and takes the UI down.
+
+    The idle minutes are not spent waiting: meanwhile a second machine (its own home, data dir, Dagster
+    instance and port) is stopped with Ctrl-C at each other phase of `nous run` (:data:`MOMENTS`)."""
     history = History(Path(machine["NOUS_PROJECT_GLOB"]).parent.parent, recent_days(2))
     for n, day in enumerate(history.days):
         history.write_day(day, n)
@@ -51,7 +70,9 @@ def test_nous_run_serves_quietly_idles_silently_and_stops_on_interrupt(machine, 
         assert _get(url) == 200, log.read_text()[-3000:]
         time.sleep(15)  # the daemon's first sensor tick and schedule check
         settled = log.read_text()
-        time.sleep(100)
+        idle_from = time.monotonic()
+        _stop_at_every_moment(tmp_path / "interrupted")
+        time.sleep(max(0.0, idle_from + 100 - time.monotonic()))
         idle = log.read_text()[len(settled):]
         assert proc.poll() is None
     finally:
@@ -62,10 +83,46 @@ def test_nous_run_serves_quietly_idles_silently_and_stops_on_interrupt(machine, 
     assert rc == 0, text[-3000:]
     assert f"2 day(s) with activity, {history.days[0]}..{history.days[1]} in one run" in text
     assert "serving Dagster" in text and f"http://127.0.0.1:{port}" in text
-    for noise in ("DEBUG", "Warning", "superseded", "will not be used", "Traceback"):
+    for noise in ("DEBUG", "Warning", "superseded", "will not be used", "Traceback", "Error"):
         assert noise not in text, f"{noise!r} in:\n{text[-3000:]}"
     assert _get(url) == 0  # the webserver is gone
     assert (Path(machine["DAGSTER_HOME"]) / "nous-run.log").exists()
+
+
+def _stop_at_every_moment(root: Path) -> None:
+    """Ctrl-C at each of :data:`MOMENTS` on a machine under ``root``: each stops `nous run` with status 0 and no
+    traceback or error, and leaves no process serving the UI."""
+    projects = root / "home" / ".claude" / "projects"
+    machine = {
+        "HOME": str(root / "home"),
+        "CLAUDE_CONFIG_DIR": str(root / "home" / ".claude"),
+        "NOUS_DATA_DIR": str(root / "data"),
+        "NOUS_PROJECT_GLOB": str(projects / "**" / "*.jsonl"),
+        "DAGSTER_HOME": str(root / "dg"),
+    }
+    history = History(projects, recent_days(3))
+    for n, day in enumerate(history.days):
+        history.write_day(day, n)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/server_info"
+    for i, (moment, line) in enumerate(MOMENTS):
+        if moment.startswith("ingesting again"):
+            history.append(history.days[-1], 7, minute=40)
+        log = root / f"run{i}.log"
+        proc = _start(machine, port, log)
+        if line is None:
+            time.sleep(0.5)
+        else:
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline and proc.poll() is None and not line.search(log.read_text()):
+                time.sleep(0.1)
+            assert line.search(log.read_text()), f"never reached {moment!r}:\n{log.read_text()[-3000:]}"
+        _ctrl_c(proc)
+        rc = proc.wait(timeout=120)
+        text = log.read_text()
+        assert rc == 0, f"Ctrl-C {moment}: status {rc}\n{text[-3000:]}"
+        assert "Traceback" not in text and "Error" not in text, f"Ctrl-C {moment}:\n{text[-3000:]}"
+        assert _get(url) == 0
 
 
 def _start(machine: dict[str, str], port: int, log: Path) -> subprocess.Popen:
@@ -82,38 +139,3 @@ def _ctrl_c(proc: subprocess.Popen) -> None:
     """What Ctrl-C in a terminal does: SIGINT to every process of the foreground group."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGINT)
-
-
-def test_ctrl_c_at_random_moments_is_quiet(machine, tmp_path: Path):
-    """Ten Ctrl-Cs at seeded random moments of `nous run` (importing, ingesting the first time and again after an
-    interrupted run, starting the code server, serving): each stops it with status 0 and no traceback, and
-    leaves no process serving the UI."""
-    import random
-
-    history = History(Path(machine["NOUS_PROJECT_GLOB"]).parent.parent, recent_days(3))
-    for n, day in enumerate(history.days):
-        history.write_day(day, n)
-    rng = random.Random(21)
-    moments = sorted(rng.uniform(0.05, 30.0) for _ in range(9))
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/server_info"
-    seen = []
-    for i, moment in enumerate([*moments, None]):  # the last one while serving
-        log = tmp_path / f"run{i}.log"
-        proc = _start(machine, port, log)
-        started = time.monotonic()
-        if moment is None:
-            while time.monotonic() - started < 300 and proc.poll() is None and _get(url) != 200:
-                time.sleep(1)
-            assert _get(url) == 200, log.read_text()[-3000:]
-        else:
-            time.sleep(moment)
-        _ctrl_c(proc)
-        rc = proc.wait(timeout=120)
-        text = log.read_text()
-        seen.append(text)
-        assert rc == 0, f"Ctrl-C after {moment}s: status {rc}\n{text[-3000:]}"
-        assert "Traceback" not in text and "Error" not in text, f"Ctrl-C after {moment}s:\n{text[-3000:]}"
-        assert _get(url) == 0
-    # the moments did cover the start-up: some runs were stopped while ingesting, the last one while serving
-    assert any("history" in t or "catch-up" in t for t in seen[:-1]) and "serving Dagster" in seen[-1]
