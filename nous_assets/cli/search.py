@@ -9,6 +9,7 @@ from typing import Any
 
 from nous_assets.cli.common import PROJECT_HELP, AddCommand, canonical, open_store, project_arg
 from nous_assets.errors import NousError
+from nous_assets.retrieve.status_rank import shown_status
 from nous_assets.settings import Settings
 from nous_assets.store.projection.memory_state import Policy
 
@@ -58,6 +59,7 @@ def _print_json(results: list, sources: dict[tuple, str], texts: dict[tuple, str
             [
                 {
                     **{k: getattr(r, k) for k in _JSON_FIELDS},
+                    "status": shown_status(r),
                     "content": texts[r.key],
                     "episodic": r.is_episode,
                     "breakdown": r.breakdown,
@@ -78,7 +80,8 @@ def _print_results(
     for r in results:
         when = (r.valid_from or r.created_at or "")[:10]
         if r.is_episode:
-            print(f"[episode · {r.kind} · {when}] score={r.score:.3f} project={r.project_id}  {sources[r.key]}")
+            later = f" · later {r.status}" if shown_status(r) else ""  # a claim in it was refuted or superseded
+            print(f"[episode · {r.kind}{later} · {when}] score={r.score:.3f} project={r.project_id}  {sources[r.key]}")
         else:
             print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {r.status} · {when}] score={r.score:.3f} "
                   f"project={r.project_id}")

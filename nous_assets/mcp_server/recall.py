@@ -14,6 +14,7 @@ from nous_assets.mcp_server.lines import TranscriptLines
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.scoring import DIMENSIONS
 from nous_assets.retrieve.search import Result, retrieve
+from nous_assets.retrieve.status_rank import shown_status
 from nous_assets.settings import RECALL_BUDGET_RANGE, Settings
 from nous_assets.store.db import Connection
 from nous_assets.store.reads import project_timeline
@@ -42,6 +43,8 @@ def _item(
     if result.is_episode:
         text, withheld = guard.text(result.content, EPISODE_CHARS)
         head = {"episode": result.id, "role": result.kind}  # a transcript chunk: what was said, by whom
+        if status := shown_status(result):
+            head["status"] = status  # a claim made here was later refuted or superseded
         source = render.chunk_source(conn, result.id, result.source_session, lines)
     else:
         text, withheld = guard.text(result.content, MEMORY_CHARS, memory_id=result.id)

@@ -211,6 +211,24 @@ def rows_by_id(conn: Connection, ids: Sequence[int]) -> Iterator[tuple[int, str,
         )
 
 
+def rejected_claims(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
+    """The assistant chunks among ``ids`` that hold the turn of a claim the transcripts later refuted or
+    superseded (a memory's anchor: the first uuid of its provenance), with that status. Search marks them and
+    ranks them below what still holds; migration 022's partial index keeps the lookup to the few closed claims."""
+    out: dict[int, str] = {}
+    for i in range(0, len(ids), MAX_PARAMS):
+        part = list(ids[i : i + MAX_PARAMS])
+        for chunk_id, status in conn.execute(
+            "SELECT c.id, m.status FROM transcript_chunks c, json_each(c.uuids_json) u "
+            "JOIN memories m ON json_extract(m.provenance_json, '$.uuids[0]') = u.value "
+            "AND m.status IN ('refuted', 'superseded') "
+            f"WHERE c.role = 'assistant' AND c.id IN ({','.join('?' * len(part))})",
+            part,
+        ):
+            out.setdefault(int(chunk_id), status)
+    return out
+
+
 def source_line(conn: Connection, chunk_id: int) -> str | None:
     """``path@offset`` of the chunk's first line in its transcript; None for an unknown chunk."""
     row = conn.execute(

@@ -1,0 +1,47 @@
+"""How-to questions are answered by the project's procedures and canonical commands, not by status chatter.
+
+"How do we release?", "how do I run the tests?", "what's the command to lint?" ask for what the project brief
+holds: the release procedure, the quality gate, the canonical runner, mined from commands that ran and passed
+across sessions (:mod:`nous_assets.brief`). The transcripts say the same words far more often ("the release
+workflow is queued", "let me run the tests"), so by score alone chatter outranks the procedure. For a how-to
+question the brief's items that match it in words (or closely in meaning) come first, in score order; a question
+of another shape ranks as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from nous_assets.brief.item import SLOT as BRIEF_SLOT
+from nous_assets.retrieve.scoring import Candidate, CandidateKey, ScoredMemory
+
+HOW_TO_RE = re.compile(
+    r"^\W*(?:how (?:do|can|should|would|did|does|to)\b|how's\b|what(?:'s| is| are)? the (?:\w+ )?"
+    r"(?:command|commands|way|steps|procedure)\b|which (?:command|script|task|target)\b|what (?:command|script)\b)",
+    re.IGNORECASE,
+)
+MIN_COSINE = 0.45  # a brief item matching in meaning only must be close: a how-to question shares words with most
+
+
+def is_how_to(text: str) -> bool:
+    """Whether ``text`` asks how something is done (a procedure or a command), by its opening words."""
+    return bool(HOW_TO_RE.search(text or ""))
+
+
+def _answers(candidate: Candidate, scored: ScoredMemory) -> bool:
+    """A brief item that matches the question in words, or in meaning closely enough."""
+    if candidate.is_episode or not str(candidate.slot or "").startswith(BRIEF_SLOT):
+        return False
+    return scored.breakdown.get("s_text", 0.0) > 0.0 or scored.breakdown.get("s_vector", 0.0) >= MIN_COSINE
+
+
+def procedures_first(
+    scored: Sequence[ScoredMemory], candidates: dict[CandidateKey, Candidate], question: str
+) -> list[ScoredMemory]:
+    """``scored`` with, for a how-to question, the brief items that answer it first (each group in its order)."""
+    if not is_how_to(question):
+        return list(scored)
+    first = [s for s in scored if _answers(candidates[s.key], s)]
+    chosen = {s.key for s in first}
+    return first + [s for s in scored if s.key not in chosen]

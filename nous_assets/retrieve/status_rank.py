@@ -1,0 +1,47 @@
+"""Status-aware ranking: what the transcripts disproved never outranks what they still back.
+
+A memory is a claim with a status (:mod:`nous_assets.status`). Search keeps refuted and superseded claims
+findable ("what did we believe before?" is a fair question, and the status says what became of it), but a closed
+claim is never listed above one that still holds: results rank by score within two tiers, holding claims first.
+A ``superseded_by`` link is often missing (a deleted file, a reversed plan name no successor), so the tier is
+the guarantee that the replacement, whatever it is, comes first.
+
+A transcript chunk is no claim, but it can hold the turn where one was made: when that claim was later refuted
+or superseded (:func:`nous_assets.store.ingest.transcript_chunks.rejected_claims`), the chunk takes that status, is
+shown as such, and falls into the second tier, so an excerpt of a rejected explanation cannot answer first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from nous_assets.retrieve.scoring import Candidate, CandidateKey, ScoredMemory
+from nous_assets.status import CLOSED
+from nous_assets.store.db import Connection
+from nous_assets.store.ingest import transcript_chunks
+
+
+def mark_rejected_chunks(conn: Connection, candidates: list[Candidate]) -> list[Candidate]:
+    """``candidates`` with each chunk that holds a later-rejected claim carrying that claim's status."""
+    chunk_ids = [c.id for c in candidates if c.is_episode]
+    rejected = transcript_chunks.rejected_claims(conn, chunk_ids) if chunk_ids else {}
+    if not rejected:
+        return candidates
+    return [replace(c, status=rejected[c.id]) if c.is_episode and c.id in rejected else c for c in candidates]
+
+
+def holding_first(scored: Sequence[ScoredMemory], status: dict[CandidateKey, str]) -> list[ScoredMemory]:
+    """``scored`` (best first) with every refuted or superseded claim after every claim that still holds; each
+    tier keeps its score order."""
+    holding = [s for s in scored if status.get(s.key) not in CLOSED]
+    closed = [s for s in scored if status.get(s.key) in CLOSED]
+    return holding + closed
+
+
+def shown_status(result: Candidate) -> str | None:
+    """The status a reader sees: a memory's own; a chunk's only when a claim in it was later refuted or superseded
+    (an excerpt is what was said, not a claim: it has no status of its own)."""
+    if result.is_episode:
+        return result.status if result.status in CLOSED else None
+    return result.status
