@@ -169,7 +169,7 @@ def create_app(
             if found is None:
                 raise h.ServiceError(401, "the token is not a live token of this server")
             cache.put(token, found)
-        if pool.kind == "sqlite" and found.tenant_id != settings.tenant_id:
+        if pool.capabilities.one_tenant and found.tenant_id != settings.tenant_id:
             raise h.ServiceError(403, f"this server's cortex.db holds tenant {settings.tenant_id!r} only")
         return found
 
@@ -208,7 +208,7 @@ def create_app(
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         from nous_assets.errors import storage_error
 
-        mapped = storage_error(exc, settings.db_path if pool.kind == "sqlite" else None)
+        mapped = storage_error(exc, settings.db_path if pool.capabilities.local_file else None)
         if mapped is not None or _server_gone(exc):
             reason = " ".join(str(mapped or type(exc).__name__).split())
             log.warning("storage error on %s: %s", request.url.path, reason)
@@ -228,7 +228,7 @@ def _routes(app: FastAPI, principal: Callable, run: Callable) -> None:
     @app.get("/health", response_model=m.HealthResponse, tags=["ops"])
     def health() -> m.HealthResponse:
         """Liveness (no token needed): the server answers and names its backend."""
-        return m.HealthResponse(status="ok", backend=app.state.pool.kind)
+        return m.HealthResponse(status="ok", backend=app.state.pool.capabilities.name)
 
     @app.post("/v1/whoami", response_model=m.WhoAmIResponse, responses=_ERRORS, tags=["ops"])
     def whoami(who: tokens.Principal = auth) -> m.WhoAmIResponse:

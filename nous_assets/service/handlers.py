@@ -255,7 +255,8 @@ def archive(call: Call, req: m.ArchiveRequest) -> m.ArchiveResponse:
     """Archive: move events recorded before the cutoff to cold segments (``nous archive``); SQLite only."""
     check_identity(call.principal, req.identity)
     require_ops(call.principal)
-    if call.backend.kind != "sqlite":
+    conn = call.backend.local_db
+    if not call.backend.capabilities.archive or conn is None:
         raise ServiceError(501, "archive is not built for the PostgreSQL backend yet (cold tier is SQLite-only)")
     from nous_assets.lifecycle import archive as lifecycle
 
@@ -265,7 +266,6 @@ def archive(call: Call, req: m.ArchiveRequest) -> m.ArchiveResponse:
         raise ServiceError(422, f"before: {exc}") from None
     settings = call.settings
     call.backend.projection.project(policy=Policy.of(settings.thresholds))
-    conn = call.backend.projection.conn  # type: ignore[attr-defined]  # the SQLite adapter's connection
     report = lifecycle.archive(conn, settings.archive_dir, cutoff, scratch_dir=settings.db_path.parent)
     return m.ArchiveResponse(segments=len(report.segments), events=report.events,
                              detail=f"{report.events} events recorded before {cutoff} moved to cold segments")

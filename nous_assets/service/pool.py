@@ -1,7 +1,8 @@
 """Connections of the configured backend, shared by the server's worker threads.
 
 A request borrows one connection, binds the providers to the tenant its token decided
-(:func:`nous_assets.store.backend.sqlite_backend` / ``postgres_backend``: binding is a few small objects)
+(:func:`nous_assets.store.backend.engine`: how the configured backend opens, checks and binds; binding is a
+few small objects)
 and gives the connection back. A connection a request broke (lost server, failed transaction) is closed
 instead of returned, so the next request opens a fresh one: a PostgreSQL restart heals without a server
 restart. The schema is migrated once, when the pool opens.
@@ -16,8 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from nous_assets.settings import Settings
-from nous_assets.store.backend import Backend, postgres_backend, sqlite_backend
-from nous_assets.store.sqlite.service_store import ServiceStore, SqliteServiceStore
+from nous_assets.store.backend import Backend, Capabilities, engine
+from nous_assets.store.sqlite.service_store import ServiceStore
 
 MAX_IDLE = 16
 
@@ -27,30 +28,17 @@ class BackendPool:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.kind = settings.backend
+        self._engine = engine(settings)
+        self.capabilities: Capabilities = self._engine.capabilities
         self._idle: list[Any] = []
         self._lock = threading.Lock()
-        self._release(self._open(migrate=True))
-
-    def _open(self, *, migrate: bool = False) -> Any:
-        if self.kind == "postgres":
-            from nous_assets.store.pg import db as pgdb
-
-            if migrate:
-                return pgdb.open_pg(self.settings.pg_dsn)
-            conn = pgdb.connect(self.settings.pg_dsn)
-            pgdb.register_vector(conn)
-            return conn
-        from nous_assets.store.db import open_db
-
-        return open_db(self.settings.db_path, create=migrate, migrate_schema=migrate,
-                       busy_timeout_ms=self.settings.db_busy_timeout_ms)  # fmt: skip
+        self._release(self._engine.open(True))
 
     def _acquire(self) -> Any:
         with self._lock:
             if self._idle:
                 return self._idle.pop()
-        return self._open()
+        return self._engine.open(False)
 
     def _release(self, conn: Any) -> None:
         with self._lock:
@@ -75,31 +63,22 @@ class BackendPool:
     def _healthy(self, conn: Any) -> bool:
         """Reusable: open, not broken, and outside any transaction (a failed request may leave neither)."""
         try:
-            if self.kind == "postgres":
-                return not conn.closed and not conn.broken and conn.info.transaction_status == 0  # IDLE
-            return not conn.in_transaction
+            return self._engine.healthy(conn)
         except Exception:  # a closed SQLite connection raises on any attribute that touches it
             return False
-
-    def _service_store(self, conn: Any) -> ServiceStore:
-        if self.kind == "postgres":
-            from nous_assets.store.pg.service_store import PgServiceStore
-
-            return PgServiceStore(conn)
-        return SqliteServiceStore(conn)
 
     @contextlib.contextmanager
     def backend(self, tenant_id: str) -> Iterator[tuple[Backend, ServiceStore]]:
         """The tenant's providers and the service store, over one borrowed connection."""
         with self.connection() as conn:
-            bind = postgres_backend if self.kind == "postgres" else sqlite_backend
-            yield dataclasses.replace(bind(conn, tenant_id), close=lambda: None), self._service_store(conn)
+            backend = dataclasses.replace(self._engine.bind(conn, tenant_id), close=lambda: None)
+            yield backend, self._engine.service_store(conn)
 
     @contextlib.contextmanager
     def service_store(self) -> Iterator[ServiceStore]:
         """Only the service store (token checks, before the tenant is known)."""
         with self.connection() as conn:
-            yield self._service_store(conn)
+            yield self._engine.service_store(conn)
 
     def close(self) -> None:
         with self._lock:

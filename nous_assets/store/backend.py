@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nous_assets.settings import Settings
 from nous_assets.store.db import Connection, open_db
@@ -28,11 +29,29 @@ from nous_assets.store.protocols import (
 BACKENDS = ("sqlite", "postgres")
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend serves, so a caller asks what it can do rather than which one it is."""
+
+    name: str  # "sqlite" or "postgres": what ``/health`` and messages call it
+    one_tenant: bool  # a store holds one tenant (a cortex.db file); else every row is keyed by tenant
+    archive: bool  # the cold tier (``nous archive``) works on it: :attr:`Backend.local_db` is set
+    local_file: bool  # a file on this machine (a storage error names its path)
+
+
+SQLITE = Capabilities(name="sqlite", one_tenant=True, archive=True, local_file=True)
+POSTGRES = Capabilities(name="postgres", one_tenant=False, archive=False, local_file=False)
+
+
 @dataclass
 class Backend:
-    """One tenant's providers over one connection; ``close()`` releases it."""
+    """One tenant's providers over one connection; ``close()`` releases it.
 
-    kind: str
+    ``local_db`` is the ``cortex.db`` connection where the backend is one (``capabilities.archive``): what the
+    SQLite-only lifecycle steps take; None on PostgreSQL.
+    """
+
+    capabilities: Capabilities
     tenant_id: str
     events: EventStore
     projection: ProjectionStore
@@ -43,6 +62,7 @@ class Backend:
     interventions: InterventionStore
     cursors: CursorStore
     close: Callable[[], None]
+    local_db: Connection | None = None
 
     def __enter__(self) -> Backend:
         return self
@@ -63,9 +83,9 @@ def sqlite_backend(conn: Connection, tenant_id: str = "local") -> Backend:
     from nous_assets.store.sqlite.queue import SqliteIngestQueueStore
 
     return Backend(
-        "sqlite", tenant_id, SqliteEventStore(conn), SqliteProjectionStore(conn), SqliteVectorStore(conn),
+        SQLITE, tenant_id, SqliteEventStore(conn), SqliteProjectionStore(conn), SqliteVectorStore(conn),
         SqliteGraphStore(conn), SqliteCacheStore(conn), SqliteIngestQueueStore(conn),
-        SqliteInterventionStore(conn), SqliteCursorStore(conn), conn.close,
+        SqliteInterventionStore(conn), SqliteCursorStore(conn), conn.close, conn,
     )  # fmt: skip
 
 
@@ -82,7 +102,7 @@ def postgres_backend(conn: object, tenant_id: str) -> Backend:
 
     check_tenant(tenant_id)
     return Backend(
-        "postgres", tenant_id, PgEventStore(conn, tenant_id), PgProjectionStore(conn, tenant_id),
+        POSTGRES, tenant_id, PgEventStore(conn, tenant_id), PgProjectionStore(conn, tenant_id),
         PgVectorStore(conn, tenant_id), PgGraphStore(conn, tenant_id), PgCacheStore(conn, tenant_id),
         PgIngestQueueStore(conn, tenant_id), PgInterventionStore(conn, tenant_id), PgCursorStore(conn, tenant_id),
         conn.close,  # type: ignore[attr-defined]
@@ -109,3 +129,43 @@ def open_backend(settings: Settings, *, tenant_id: str | None = None, create: bo
         return postgres_backend(open_pg(settings.pg_dsn), tenant)
     conn = open_db(Path(settings.db_path), create=create, busy_timeout_ms=settings.db_busy_timeout_ms)
     return sqlite_backend(conn, tenant)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """How to open, check and bind connections of one backend: what a connection pool needs of it."""
+
+    capabilities: Capabilities
+    open: Callable[[bool], Any]  # open(migrate): a new connection (migrated and created when ``migrate``)
+    healthy: Callable[[Any], bool]  # reusable: open, not broken, outside any transaction
+    bind: Callable[[Any, str], Backend]  # the tenant's providers over a connection
+    service_store: Callable[[Any], Any]  # the service store (tokens, receipts, packet pages) over it
+
+
+def engine(settings: Settings) -> Engine:
+    """The configured backend's :class:`Engine` (``NOUS_BACKEND``)."""
+    if settings.backend == "postgres":
+        from nous_assets.store.pg import db as pgdb
+        from nous_assets.store.pg.service_store import PgServiceStore
+
+        def open_pg(migrate: bool) -> Any:
+            if migrate:
+                return pgdb.open_pg(settings.pg_dsn)
+            conn = pgdb.connect(settings.pg_dsn)
+            pgdb.register_vector(conn)
+            return conn
+
+        def pg_healthy(conn: Any) -> bool:
+            return not conn.closed and not conn.broken and conn.info.transaction_status == 0  # IDLE
+
+        return Engine(POSTGRES, open_pg, pg_healthy, postgres_backend, PgServiceStore)
+    from nous_assets.store.sqlite.service_store import SqliteServiceStore
+
+    def open_sqlite(migrate: bool) -> Any:
+        return open_db(settings.db_path, create=migrate, migrate_schema=migrate,
+                       busy_timeout_ms=settings.db_busy_timeout_ms)  # fmt: skip
+
+    def sqlite_healthy(conn: Any) -> bool:
+        return not conn.in_transaction
+
+    return Engine(SQLITE, open_sqlite, sqlite_healthy, sqlite_backend, SqliteServiceStore)

@@ -21,7 +21,7 @@ def _events() -> list:
 
 def _clients(make_backend, request, n: int) -> list:
     first = make_backend("a")
-    if first.kind == "sqlite":
+    if first.capabilities.local_file:  # each writer its own connection to the same file
         path = request.getfixturevalue("tmp_path") / "cortex-a.db"
         return [first] + [sqlite_backend(open_db(path)) for _ in range(n - 1)]
     from nous_assets.store.pg.db import open_pg

@@ -131,7 +131,7 @@ def test_concurrent_claimers_get_disjoint_items(make_backend, request):
     first = make_backend("a")
     for i in range(40):
         put(first.queue, f"k{i}")
-    kind = first.kind
+    kind = first.capabilities.name
     if kind == "sqlite":  # each worker its own connection to the same file
         from nous_assets.store.backend import sqlite_backend
         from nous_assets.store.db import open_db

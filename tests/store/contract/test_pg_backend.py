@@ -252,11 +252,11 @@ def test_settings_select_the_backend(tmp_path):
 def test_open_backend_follows_the_settings(pg_server, tmp_path):
     env = {"HOME": str(tmp_path), "NOUS_DATA_DIR": str(tmp_path / "data")}
     with backend_mod.open_backend(load_settings(env), create=True) as lite:
-        assert lite.kind == "sqlite" and lite.events.last_event_id() == 0
+        assert lite.capabilities.name == "sqlite" and lite.events.last_event_id() == 0
     settings = load_settings({**env, "NOUS_BACKEND": "postgres", "NOUS_PG_DSN": pg_server.dsn(),
                               "NOUS_TENANT": f"t-{uuid.uuid4().hex}"})  # fmt: skip
     with backend_mod.open_backend(settings) as pg:
-        assert pg.kind == "postgres" and pg.tenant_id == settings.tenant_id
+        assert pg.capabilities.name == "postgres" and pg.tenant_id == settings.tenant_id
         assert pg.events.last_event_id() == 0
     with pytest.raises(ValueError, match="tenant_id"):
         backend_mod.open_backend(settings, tenant_id="bad\ttenant")
