@@ -154,3 +154,32 @@ def test_the_command_checker_sees_nested_groups() -> None:
     assert {"create", "list", "revoke"} <= registered["token"]
     assert {"approve", "reject", "dismiss"} <= registered["review"]
     assert "token" in registered["serve"] and "run" in registered and not registered["run"]
+
+
+# --- paths --------------------------------------------------------------------------------------------------------
+
+
+def _named_paths(doc: str) -> list[str]:
+    """Paths a doc names in backticks: repo paths (``nous_assets/…``, ``tests/…``) and ``store/…`` ones."""
+    text = (REPO / doc).read_text(encoding="utf-8")
+    out = re.findall(r"`((?:nous_assets|resolver|tests|benchmarks|deploy)/[^`\s]*)`", text)
+    out += ["nous_assets/" + p for p in re.findall(r"`(store/[^`\s]*)`", text)]
+    return [p.split("::")[0] for p in out if not set(p) & set("*<>…")]
+
+
+def _candidates(path: str) -> tuple[str, ...]:
+    """``store/queue.py``, ``store/pg/`` as they are; ``resolver/cache_read`` and ``store/backend.open_backend(…)``
+    as modules."""
+    head, _, last = path.rstrip("/").rpartition("/")
+    return path, path.rstrip("/") + ".py", f"{head}/{last.split('.')[0]}.py"
+
+
+def test_the_docs_name_paths_that_exist() -> None:
+    """A module moved or deleted leaves its old path in README or ARCHITECTURE: said here, with the doc."""
+    stale = [
+        f"{doc}: {path}"
+        for doc in ("README.md", "ARCHITECTURE.md")
+        for path in _named_paths(doc)
+        if not any((REPO / candidate).exists() for candidate in _candidates(path))
+    ]
+    assert stale == [], "update these paths in the docs"
