@@ -1,4 +1,4 @@
-"""Choose and open the storage backend: the seven providers bound to one tenant.
+"""Choose and open the storage backend: the contract's providers bound to one tenant, and what it serves.
 
 ``NOUS_BACKEND=sqlite`` (the default) is one ``cortex.db`` per developer; ``NOUS_BACKEND=postgres`` with
 ``NOUS_PG_DSN`` is a shared PostgreSQL + pgvector database where ``NOUS_TENANT`` picks the tenant. The
@@ -17,9 +17,7 @@ from nous_assets.settings import Settings
 from nous_assets.store.db import Connection, open_db
 from nous_assets.store.protocols import (
     CacheStore,
-    CursorStore,
     EventStore,
-    GraphStore,
     IngestQueueStore,
     InterventionStore,
     ProjectionStore,
@@ -56,11 +54,9 @@ class Backend:
     events: EventStore
     projection: ProjectionStore
     vectors: VectorStore
-    graph: GraphStore
     cache: CacheStore
     queue: IngestQueueStore
     interventions: InterventionStore
-    cursors: CursorStore
     close: Callable[[], None]
     local_db: Connection | None = None
 
@@ -73,8 +69,6 @@ class Backend:
 
 def sqlite_backend(conn: Connection, tenant_id: str = "local") -> Backend:
     """The providers over an open ``cortex.db`` connection (a file holds one tenant)."""
-    from nous_assets.store.ingest.cursors import SqliteCursorStore
-    from nous_assets.store.search.edges import SqliteGraphStore
     from nous_assets.store.search.vectors import SqliteVectorStore
     from nous_assets.store.sqlite.cache import SqliteCacheStore
     from nous_assets.store.sqlite.events import SqliteEventStore
@@ -83,18 +77,16 @@ def sqlite_backend(conn: Connection, tenant_id: str = "local") -> Backend:
     from nous_assets.store.sqlite.queue import SqliteIngestQueueStore
 
     return Backend(
-        SQLITE, tenant_id, SqliteEventStore(conn), SqliteProjectionStore(conn), SqliteVectorStore(conn),
-        SqliteGraphStore(conn), SqliteCacheStore(conn), SqliteIngestQueueStore(conn),
-        SqliteInterventionStore(conn), SqliteCursorStore(conn), conn.close, conn,
+        SQLITE, tenant_id, events=SqliteEventStore(conn), projection=SqliteProjectionStore(conn),
+        vectors=SqliteVectorStore(conn), cache=SqliteCacheStore(conn), queue=SqliteIngestQueueStore(conn),
+        interventions=SqliteInterventionStore(conn), close=conn.close, local_db=conn,
     )  # fmt: skip
 
 
 def postgres_backend(conn: object, tenant_id: str) -> Backend:
     """The providers over an open, migrated PostgreSQL connection, bound to ``tenant_id``."""
     from nous_assets.store.pg.cache import PgCacheStore
-    from nous_assets.store.pg.cursors import PgCursorStore
     from nous_assets.store.pg.events import PgEventStore
-    from nous_assets.store.pg.graph import PgGraphStore
     from nous_assets.store.pg.interventions import PgInterventionStore
     from nous_assets.store.pg.projection import PgProjectionStore
     from nous_assets.store.pg.queue import PgIngestQueueStore
@@ -102,10 +94,10 @@ def postgres_backend(conn: object, tenant_id: str) -> Backend:
 
     check_tenant(tenant_id)
     return Backend(
-        POSTGRES, tenant_id, PgEventStore(conn, tenant_id), PgProjectionStore(conn, tenant_id),
-        PgVectorStore(conn, tenant_id), PgGraphStore(conn, tenant_id), PgCacheStore(conn, tenant_id),
-        PgIngestQueueStore(conn, tenant_id), PgInterventionStore(conn, tenant_id), PgCursorStore(conn, tenant_id),
-        conn.close,  # type: ignore[attr-defined]
+        POSTGRES, tenant_id, events=PgEventStore(conn, tenant_id), projection=PgProjectionStore(conn, tenant_id),
+        vectors=PgVectorStore(conn, tenant_id), cache=PgCacheStore(conn, tenant_id),
+        queue=PgIngestQueueStore(conn, tenant_id), interventions=PgInterventionStore(conn, tenant_id),
+        close=conn.close,  # type: ignore[attr-defined]
     )  # fmt: skip
 
 

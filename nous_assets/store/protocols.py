@@ -1,15 +1,18 @@
 """The spec's backend provider contracts ("Backend Provider Contracts") as structural protocols.
 
-A service (``nous serve``), the push/pull clients and the pipeline talk to storage through these seven
+What runs on either backend (``nous serve``, team mode, the push/pull clients) talks to storage through these
 providers, so swapping SQLite (one ``cortex.db`` per developer, the default) for PostgreSQL (one shared
-database, many tenants) is configuration, not code. Each provider is bound to one tenant when it is
-opened (:func:`nous_assets.store.backend.open_backend`): no method takes a tenant, so no caller can reach
-another tenant's rows by passing the wrong one. A ``cortex.db`` holds exactly one tenant; PostgreSQL keys
-every row by ``tenant_id`` and filters every query on it.
+database, many tenants) is configuration, not code. The contract is sized to what PostgreSQL serves (the
+team's log of record, its projection and packets, interventions, the artifacts ``nous serve`` accepts; see
+:mod:`nous_assets.store`): graph walks, file cursors and the queue's claim side are the laptop pipeline's,
+called on SQLite through the modules of ``store/`` directly, so they are not in it. Each provider is bound
+to one tenant when it is opened (:func:`nous_assets.store.backend.open_backend`): no method takes a tenant,
+so no caller can reach another tenant's rows by passing the wrong one. A ``cortex.db`` holds exactly one
+tenant; PostgreSQL keys every row by ``tenant_id`` and filters every query on it.
 
-The shapes follow what the SQLite modules already do (``events``, ``projector``, ``queue``, ``vectors``,
-``edges``, ``injection_cache``, ``interventions``): same value types, same idempotency and validation
-rules, so one contract suite (``tests/store/contract``) holds both implementations to the same behaviour.
+The shapes follow the SQLite providers (``store/sqlite/``, ``store/search/vectors``): same value types, same
+idempotency and validation rules, so one contract suite (``tests/store/contract``) holds both implementations
+to the same behaviour.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from nous_assets.store.ingest.cursors import Cursor
 from nous_assets.store.log.events import AppendResult, LearningEvent, StoredEvent
 from nous_assets.store.packet_row import CachedPacket, PacketRow
 from nous_assets.store.projection.identity import Aliases
@@ -106,21 +108,6 @@ class VectorStore(Protocol):
 
 
 @runtime_checkable
-class GraphStore(Protocol):
-    """Edges between memories: derived writes and the weighted bounded walk retrieval reads."""
-
-    def add_edges(self, rel_type: str, edges: Iterable[tuple[int, int, float]], *, at: str) -> None:
-        """Write derived (source, target, weight) edges; an edge the event log wrote is never overwritten."""
-        ...
-
-    def traverse(
-        self, seeds: Sequence[int], max_depth: int, *, hop_decay: float, symmetric: Sequence[str]
-    ) -> dict[int, float]:
-        """{memory id: best path weight} within ``max_depth`` hops of ``seeds`` (seeds left out)."""
-        ...
-
-
-@runtime_checkable
 class CacheStore(Protocol):
     """Precomputed injection packets: written by the cache builder, read on the hook path."""
 
@@ -139,7 +126,8 @@ class CacheStore(Protocol):
 
 @runtime_checkable
 class IngestQueueStore(Protocol):
-    """The durable ingest queue: idempotent enqueue, leased claims, heartbeats, backoff, dead letters."""
+    """The ingest queue's enqueue side (``POST /v1/artifacts``): idempotent, validated, never resurrecting a
+    finished key. Claims, leases and dead letters are the laptop worker's (:mod:`nous_assets.store.sqlite.queue`)."""
 
     def enqueue(
         self,
@@ -154,36 +142,6 @@ class IngestQueueStore(Protocol):
         idempotency_key: str,
         now: str | None = None,
     ) -> tuple[QueueItem, bool]: ...
-
-    def claim(
-        self, worker_id: str, *, limit: int = 10, lease_seconds: float = ..., now: str | None = None
-    ) -> list[QueueItem]:
-        """Lease up to ``limit`` due items; concurrent claimers get disjoint sets."""
-        ...
-
-    def heartbeat(self, ingest_id: int, worker_id: str, *, lease_seconds: float = ..., now: str | None = None) -> bool:
-        ...
-
-    def complete(self, ingest_id: int, worker_id: str, now: str | None = None) -> bool:
-        """The spec's ``ack``: False (nothing written) when the lease was lost."""
-        ...
-
-    def fail(
-        self,
-        ingest_id: int,
-        worker_id: str,
-        error: str,
-        *,
-        max_attempts: int = ...,
-        backoff_base_seconds: float = ...,
-        now: str | None = None,
-    ) -> str: ...
-
-    def sweep_expired(
-        self, *, backoff_base_seconds: float = ..., max_attempts: int = ..., now: str | None = None
-    ) -> int: ...
-
-    def requeue_dead_letter(self, ingest_id: int | None = None, now: str | None = None) -> int: ...
 
     def get(self, ingest_id: int) -> QueueItem | None: ...
 
@@ -213,36 +171,3 @@ class InterventionStore(Protocol):
     def resolve(self, now: str, project_id: str | None = None) -> list[Active]:
         """Unexpired interventions a packet of ``project_id`` carries, highest priority first."""
         ...
-
-
-@runtime_checkable
-class CursorStore(Protocol):
-    """Per-file ingest cursors and per-day file progress (:mod:`nous_assets.store.ingest.cursors`).
-
-    A cursor says how far a transcript (path + inode) has been durably ingested, so a restart re-reads
-    rather than skips; :meth:`promote` only moves forward, :meth:`rewind` handles a file truncated in place.
-    """
-
-    def get(self, path: str) -> Cursor | None:
-        """The most recently updated cursor of ``path`` (older ones are earlier inodes of a rotated file)."""
-        ...
-
-    def set(self, path: str, inode: str | None, offset: int, mtime: str | None, now: str | None = None) -> None: ...
-
-    def promote(self, path: str, inode: str | None, offset: int, mtime: str | None, now: str | None = None) -> bool:
-        """Move the cursor of ``(path, inode)`` forward to ``offset``; False (untouched) when it is already there."""
-        ...
-
-    def rewind(self, path: str, inode: str, mtime: str | None, now: str | None = None) -> None:
-        """Back to 0, and what was completed for the inode's old bytes forgotten (truncated in place)."""
-        ...
-
-    def delete(self, path: str) -> int: ...
-
-    def record_day_progress(
-        self, path: str, inode: str, date: str, scanned_offset: int, completed_offset: int, now: str
-    ) -> None:
-        """How far ``path`` was scanned for ``date``; its completed offset only ever grows."""
-        ...
-
-    def completed_offset(self, path: str, inode: str, date: str) -> int | None: ...

@@ -217,34 +217,3 @@ def completed_offset(conn: Connection, path: str, inode: str, date: str) -> int 
         (path, inode, date),
     ).fetchone()
     return None if row is None else row[0]
-
-
-class SqliteCursorStore:
-    """``ingest_cursors`` and ``ingest_file_partitions`` (this module's functions, over one connection)."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-
-    def get(self, path: str) -> Cursor | None:
-        return get_cursor(self.conn, path)
-
-    def set(self, path: str, inode: str | None, offset: int, mtime: str | None, now: str | None = None) -> None:
-        set_cursor(self.conn, path, inode, offset, mtime, now)
-
-    def promote(self, path: str, inode: str | None, offset: int, mtime: str | None, now: str | None = None) -> bool:
-        return promote(self.conn, path, inode, offset, mtime, now)
-
-    def rewind(self, path: str, inode: str, mtime: str | None, now: str | None = None) -> None:
-        rewind(self.conn, path, inode, mtime, now)
-
-    def delete(self, path: str) -> int:
-        return delete_cursor(self.conn, path)
-
-    def record_day_progress(
-        self, path: str, inode: str, date: str, scanned_offset: int, completed_offset: int, now: str
-    ) -> None:
-        with atomic(self.conn):
-            record_day_progress(self.conn, path, inode, date, scanned_offset, completed_offset, now)
-
-    def completed_offset(self, path: str, inode: str, date: str) -> int | None:
-        return completed_offset(self.conn, path, inode, date)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-from nous_assets.store.db import Connection, atomic
+from nous_assets.store.db import Connection
 
 _UPSERT_DERIVED = (
     "INSERT INTO edges(source_id, target_id, rel_type, weight, origin, created_at) VALUES (?, ?, ?, ?, 'derived', ?) "
@@ -59,19 +59,3 @@ def proximity(
         _walk_sql(hop_decay, symmetric), {"seeds": json.dumps(list(seeds)), "max_depth": int(max_depth)}
     ).fetchall()
     return {int(r[0]): float(r[1]) for r in rows}
-
-
-class SqliteGraphStore:
-    """The ``edges`` adjacency table (this module's functions, over one connection)."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-
-    def add_edges(self, rel_type: str, edges_: Iterable[tuple[int, int, float]], *, at: str) -> None:
-        with atomic(self.conn):
-            upsert_derived(self.conn, rel_type, edges_, at)
-
-    def traverse(
-        self, seeds: Sequence[int], max_depth: int, *, hop_decay: float, symmetric: Sequence[str]
-    ) -> dict[int, float]:
-        return proximity(self.conn, seeds, max_depth, hop_decay=hop_decay, symmetric=symmetric)

@@ -508,24 +508,6 @@ class SqliteIngestQueueStore:
     def enqueue(self, **artifact: Any) -> tuple[QueueItem, bool]:
         return enqueue(self.conn, **artifact)
 
-    def claim(self, worker_id: str, **kwargs: Any) -> list[QueueItem]:
-        return claim(self.conn, worker_id, **kwargs)
-
-    def heartbeat(self, ingest_id: int, worker_id: str, **kwargs: Any) -> bool:
-        return heartbeat(self.conn, ingest_id, worker_id, **kwargs)
-
-    def complete(self, ingest_id: int, worker_id: str, now: str | None = None) -> bool:
-        return complete(self.conn, ingest_id, worker_id, now)
-
-    def fail(self, ingest_id: int, worker_id: str, error: str, **kwargs: Any) -> str:
-        return fail(self.conn, ingest_id, worker_id, error, **kwargs)
-
-    def sweep_expired(self, **kwargs: Any) -> int:
-        return sweep_expired(self.conn, **kwargs)
-
-    def requeue_dead_letter(self, ingest_id: int | None = None, now: str | None = None) -> int:
-        return requeue_dead_letter(self.conn, ingest_id, now)
-
     def get(self, ingest_id: int) -> QueueItem | None:
         return get(self.conn, ingest_id)
 

@@ -1,4 +1,4 @@
-"""What ``nous serve`` keeps besides the seven providers: client tokens, write receipts, the packet feed.
+"""What ``nous serve`` keeps besides the contract's providers: client tokens, write receipts, the packet feed.
 
 Tokens are looked up before any tenant is known (the token decides the tenant), so this store is not bound
 to one tenant the way the providers are; every method that reads tenant data takes the tenant explicitly.

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from eventgen import extracted
 
-from nous_assets.store.protocols import GraphStore, VectorStore
+from nous_assets.store.protocols import VectorStore
 
 AT = "2026-01-01T00:00:00.000000Z"
 
@@ -27,7 +27,6 @@ def _cosine_order(vectors: dict[int, np.ndarray], query: np.ndarray) -> list[tup
 
 def test_providers_satisfy_the_protocols(backend):
     assert isinstance(backend.vectors, VectorStore)
-    assert isinstance(backend.graph, GraphStore)
 
 
 def test_knn_returns_the_cosine_nearest_first(backend):
@@ -67,60 +66,6 @@ def test_an_upsert_replaces_a_vector(backend):
     backend.vectors.upsert({mid: [0.0, 1.0, 0.0]}, model="m1", content_hashes={mid: "b"}, at=AT)
     ((hit, distance),) = backend.vectors.search([0.0, 1.0, 0.0], 5, model="m1")
     assert hit == mid and distance == pytest.approx(0.0, abs=1e-6)
-
-
-def _reference_walk(edges, seeds, max_depth, decay, symmetric):
-    """Best product-of-weights path to every node within max_depth hops (decay per hop after the first)."""
-    adjacency: dict[int, list[tuple[int, float]]] = {}
-    for s, t, rel, w in edges:
-        adjacency.setdefault(s, []).append((t, w))
-        if rel in symmetric:
-            adjacency.setdefault(t, []).append((s, w))
-    best: dict[int, float] = {}
-    frontier = [(s, None) for s in seeds]
-    for _ in range(max_depth):
-        nxt = []
-        for node, weight in frontier:
-            for other, w in adjacency.get(node, []):
-                value = w if weight is None else weight * w * decay
-                nxt.append((other, value))
-                best[other] = max(best.get(other, 0.0), value)
-        frontier = nxt
-    return {k: v for k, v in best.items() if k not in seeds}
-
-
-def test_traversal_follows_weighted_paths_within_depth(backend):
-    ids = _memories(backend, 8)
-    rng = np.random.default_rng(11)
-    edges = []
-    for _ in range(14):
-        s, t = rng.choice(len(ids), size=2, replace=False)
-        rel = str(rng.choice(["relates_to", "depends_on"]))
-        edges.append((ids[s], ids[t], rel, round(float(rng.uniform(0.1, 1.0)), 3)))
-    edges = list({(s, t, r): (s, t, r, w) for s, t, r, w in edges}.values())
-    for rel in ("relates_to", "depends_on"):
-        backend.graph.add_edges(rel, [(s, t, w) for s, t, r, w in edges if r == rel], at=AT)
-    for seeds in ([ids[0]], [ids[1], ids[2]]):
-        for depth in (1, 2, 3):
-            got = backend.graph.traverse(seeds, depth, hop_decay=0.5, symmetric=("relates_to",))
-            expected = _reference_walk(edges, seeds, depth, 0.5, ("relates_to",))
-            assert got.keys() == expected.keys()
-            assert all(got[k] == pytest.approx(expected[k]) for k in got)
-    assert backend.graph.traverse([], 2, hop_decay=0.5, symmetric=()) == {}
-
-
-def test_derived_edges_never_overwrite_event_edges(backend):
-    backend.events.append_many([
-        extracted("L1", key="x1"),
-        extracted("L2", key="x2", edges=[{"target": "L1", "rel_type": "depends_on", "weight": 0.9}]),
-    ])  # fmt: skip
-    backend.projection.project()
-    one, two = (backend.events.get_by_key(k).event_id for k in ("x1", "x2"))
-    backend.graph.add_edges("depends_on", [(two, one, 0.1)], at=AT)
-    assert backend.graph.traverse([two], 1, hop_decay=1.0, symmetric=()) == {one: pytest.approx(0.9)}
-    backend.graph.add_edges("relates_to", [(two, one, 0.3)], at=AT)
-    backend.graph.add_edges("relates_to", [(two, one, 0.4)], at=AT)  # a derived edge is updated
-    assert backend.graph.traverse([one], 1, hop_decay=1.0, symmetric=("relates_to",)) == {two: pytest.approx(0.4)}
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
