@@ -40,6 +40,19 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
             Path(args.gold), Path(args.transcripts), results_dir, workdir=Path(args.workdir) if args.workdir else None
         )
         return 0
+    if args.bench == "recall-questions":
+        from nous_assets.evaluate.recall_questions import QuestionsError
+        from nous_assets.evaluate.recall_questions import run as run_questions
+
+        try:
+            if not args.questions or not args.transcripts:
+                raise QuestionsError("bench recall-questions needs --questions FILE and --transcripts DIR")
+            run_questions(Path(args.questions), Path(args.transcripts), results_dir,
+                          workdir=Path(args.workdir) if args.workdir else None)  # fmt: skip
+        except QuestionsError as exc:  # a usage error: exit 2
+            print(f"nous: error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     if args.bench == "replay":
         from nous_assets.evaluate.replay import run as run_replay
 
@@ -86,16 +99,24 @@ def register(add: AddCommand) -> None:
         "what each later session of a project needed again — commands, edited files, errors, corrections seen in "
         "an earlier session — the packet mentions (coverage) and how many packet lines the session used "
         "(uptake), against an empty packet and the last session's commands; last line "
-        "'replay coverage: C uptake: U').",
+        "'replay coverage: C uptake: U'), "
+        "recall-questions (realistic questions about a project's history, JSONL: project_cwd, question, answer, "
+        "keys, optional wrong: backfills the transcripts as memories does, asks each question through "
+        "`nous search --json` and MCP recall; prints each question's first-hit and wrong-answer ranks, per "
+        "channel hit@1/3/10 and how often a known wrong answer comes first; last line "
+        "'recall-questions hit@3: H wrong-first: W', the worse channel).",
     )
-    p.add_argument("bench", choices=["hooks", "retrieval", "search", "memories", "replay"])
+    p.add_argument("bench", choices=["hooks", "retrieval", "search", "memories", "replay", "recall-questions"])
     p.add_argument("--gold", metavar="FILE",
                    help="memories: gold learnings JSONL (e.g. ../shared/data/gold/gold-dev.jsonl)")  # fmt: skip
     p.add_argument(
         "--transcripts",
         metavar="DIR",
-        help="memories: the transcripts the gold was written from; replay: the ones to replay",
+        help="memories: the transcripts the gold was written from; replay: the ones to replay; "
+        "recall-questions: the folder the questions' file paths are relative to",
     )
+    p.add_argument("--questions", metavar="FILE",
+                   help="recall-questions: a questions JSONL (benchmarks/questions/questions-dev.jsonl)")  # fmt: skip
     p.add_argument("--locomo", metavar="FILE", help="retrieval: a LoCoMo JSON file (e.g. ../shared/data/locomo-dev/…)")
     p.add_argument("--k", type=int, default=10, help="retrieval: recall@k (default 10)")
     p.add_argument("--starts", type=int, default=200, help="hooks: session starts per profile (default 200)")
@@ -108,7 +129,8 @@ def register(add: AddCommand) -> None:
     p.add_argument("--queries", type=int, default=100, help="search: queries per size (default 100)")
     p.add_argument(
         "--workdir",
-        help="scratch directory (default: a new temp dir; memories, replay: the temp dir "
-        "is removed afterwards, a given one must be new or empty and is kept for inspection)",
+        help="scratch directory (default: a new temp dir; memories, replay, recall-questions: the temp dir "
+        "is removed afterwards, a given one must be new or empty and is kept for inspection; recall-questions "
+        "reuses one it backfilled before from the same transcripts)",
     )
     p.add_argument("--out-dir", default="benchmarks/results", help="where figures are saved")
