@@ -280,7 +280,7 @@ KNOWN_SLOW_SECONDS = {  # nodeid prefix -> seconds on one worker (durations of a
     "tests/lifecycle/test_archive.py::test_kill_9": 8,
     "tests/identity/test_worktree_listings.py::test_the_four_flutter": 23,
     "tests/retrieve/test_packet.py::test_packet_is_ordered": 20,
-    "tests/resolver/test_claude_code_e2e.py::": 19,
+    "tests/resolver/test_claude_code_e2e.py::": 5,
     "tests/store/test_retention.py::test_with_decay": 10,
     "tests/embed/test_throughput.py::": 6,
     "tests/pipeline/test_corpus_backfill.py::test_backfill_twice": 18,

@@ -3,13 +3,16 @@ session loads are the ones Claude Code 2.1.330 records in its transcript's ``ins
 
 Offline, ``claude -p`` still assembles its context (CLAUDE.md chain with ``@`` imports, auto-memory) and writes the
 attachment before its API call fails; the test reads the transcript it wrote. Skipped where the CLI is not installed
-(``make setup`` puts it in ``.e2e/``).
+(``make setup`` puts it in ``.e2e/``). The API is a loopback port that refuses connections (:func:`refused_url`):
+as unreachable as offline, and Claude Code, given an API other than Anthropic's, does not first fetch the
+organisation's managed settings and policy limits (offline those retry for ~18 s per run).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -24,6 +27,14 @@ REPO = Path(__file__).resolve().parents[2]
 def claude_binary() -> Path | None:
     found = sorted((REPO / ".e2e" / "node_modules" / "@anthropic-ai").glob("claude-code-*/claude"))
     return found[0] if found and os.access(found[0], os.X_OK) else None
+
+
+@pytest.fixture
+def refused_url():
+    """ANTHROPIC_BASE_URL for the CLI: a loopback port bound and never listening, so connections are refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
 def _instructions(config: Path, project: Path, env: dict[str, str]) -> list[dict]:
@@ -49,7 +60,7 @@ def _instructions(config: Path, project: Path, env: dict[str, str]) -> list[dict
 
 
 @pytest.mark.skipif(claude_binary() is None, reason="Claude Code CLI not installed in .e2e/ (npm?)")
-def test_read_native_lists_what_the_real_cli_loads(tmp_path):
+def test_read_native_lists_what_the_real_cli_loads(tmp_path, refused_url):
     home, config, project = tmp_path / "home", tmp_path / "home" / ".claude", tmp_path / "work" / "app"
     (project / "docs").mkdir(parents=True)
     (project / ".claude").mkdir()
@@ -71,7 +82,8 @@ def test_read_native_lists_what_the_real_cli_loads(tmp_path):
     memory.mkdir(parents=True)
     (memory / "MEMORY.md").write_text("".join(f"- note {i}\n" for i in range(MEMORY_MAX_LINES + 10)))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NOUS_", "XDG_", "ANTHROPIC_", "CLAUDE_"))}
-    env.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(config), ANTHROPIC_API_KEY="dummy", DISABLE_AUTOUPDATER="1")
+    env.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(config), ANTHROPIC_API_KEY="dummy",
+               ANTHROPIC_BASE_URL=refused_url, DISABLE_AUTOUPDATER="1")
 
     loaded = _instructions(config, project, env)
     ours = read_native(project, config_dir=config, env=env)
@@ -102,7 +114,7 @@ def _git(cwd: Path, *args: str) -> None:
 
 
 @pytest.mark.skipif(claude_binary() is None, reason="Claude Code CLI not installed in .e2e/ (npm?)")
-def test_auto_memory_folder_switches_and_rules_agree_with_the_real_cli(tmp_path):
+def test_auto_memory_folder_switches_and_rules_agree_with_the_real_cli(tmp_path, refused_url):
     """A linked worktree shares its main checkout's auto-memory; .claude/rules load; autoMemoryDirectory moves the
     folder; CLAUDE_CODE_DISABLE_AUTO_MEMORY turns it off — each as the real CLI does it."""
     home, config, main = tmp_path / "home", tmp_path / "home" / ".claude", tmp_path / "repo"
@@ -120,7 +132,8 @@ def test_auto_memory_folder_switches_and_rules_agree_with_the_real_cli(tmp_path)
     shared.mkdir(parents=True)
     (shared / "MEMORY.md").write_text("- shared by every worktree\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NOUS_", "XDG_", "ANTHROPIC_", "CLAUDE_"))}
-    env.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(config), ANTHROPIC_API_KEY="dummy", DISABLE_AUTOUPDATER="1")
+    env.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(config), ANTHROPIC_API_KEY="dummy",
+               ANTHROPIC_BASE_URL=refused_url, DISABLE_AUTOUPDATER="1")
 
     def both(run_env: dict[str, str]) -> tuple[list[str], list[str]]:
         for transcript in (config / "projects").glob("*/*.jsonl"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -342,15 +343,27 @@ def test_a_slash_command_runs_the_nous_cli_on_the_recorded_data_dir(nous_env, pr
     assert "Output of `nous packet" in sent and PACKET in sent.split("Output of `nous packet", 1)[1]
 
 
+@pytest.fixture
+def refused_url():
+    """An API base URL on a loopback port bound and never listening: every connection to it is refused at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
 @pytest.mark.slow
 @needs_claude
-def test_the_folder_installs_for_good_from_its_own_marketplace(nous_env, tmp_path):
+def test_the_folder_installs_for_good_from_its_own_marketplace(nous_env, tmp_path, refused_url):
+    """The API refuses connections: as unreachable as offline, and Claude Code, given an API other than
+    Anthropic's, does not first fetch the organisation's managed settings (its marketplace policy), which offline
+    retries for ~20 s per `claude plugin marketplace add` and `claude plugin install`."""
     target = tmp_path / "plugin"
     assert main(["plugin", "install", "--dir", str(target)]) == 0
+    env = _claude_env(nous_env, refused_url)
 
     def claude(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([str(claude_binary()), "plugin", *args], capture_output=True, text=True, timeout=120,
-                              cwd=tmp_path, env=_claude_env(nous_env), stdin=subprocess.DEVNULL)  # fmt: skip
+                              cwd=tmp_path, env=env, stdin=subprocess.DEVNULL)  # fmt: skip
 
     for args in (("marketplace", "add", str(target)), ("install", "nous@nous-local")):
         proc = claude(*args)

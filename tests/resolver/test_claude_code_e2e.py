@@ -10,13 +10,17 @@ transcript the test writes, and ``--continue``), ``fork`` (``--resume ID --fork-
 (``claude -p /clear``: a startup, then a clear). ``compact`` (``claude -p /compact --resume ID``) needs the API to
 write the summary before its SessionStart hooks run: offline, that test points the CLI (``ANTHROPIC_BASE_URL``)
 at a stand-in for the Messages API on 127.0.0.1 (:class:`_StandInAPI`, one streamed summary for any request);
-Claude Code itself, its hook runner and our hook are the real ones.
+Claude Code itself, its hook runner and our hook are the real ones. The other tests point it at a loopback port
+that refuses connections (:func:`refused_url`): the API is as unreachable as offline, and Claude Code, given an API
+other than Anthropic's, does not fetch the organisation's managed settings and policy limits first (offline those
+fetches retry for ~18 s before anything else happens: "Remote settings: Retry 5/5" in the debug log).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import threading
@@ -52,6 +56,15 @@ def claude_binary() -> Path | None:
 needs_claude = pytest.mark.skipif(claude_binary() is None, reason="Claude Code CLI not installed in .e2e/ (npm?)")
 
 
+def refused_url(held: list[socket.socket]) -> str:
+    """An API base URL on a loopback port that is bound but never listens (the socket is added to ``held``, open
+    until the test ends): every connection to it is refused at once."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    held.append(sock)
+    return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
 class Setup:
     """`nous init` + a packet for the project + `nous hooks install`, and the real CLI run in the project."""
 
@@ -67,8 +80,10 @@ class Setup:
         self.project.mkdir()
         assert main(["hooks", "install"]) == 0
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("NOUS_", "XDG_", "ANTHROPIC_"))}
+        self.held: list[socket.socket] = []
         self.env.update(HOME=str(tmp_path / "bare-home"), CLAUDE_CONFIG_DIR=str(self.config_dir),
-                        ANTHROPIC_API_KEY="dummy", DISABLE_AUTOUPDATER="1")  # fmt: skip
+                        ANTHROPIC_API_KEY="dummy", ANTHROPIC_BASE_URL=refused_url(self.held),
+                        DISABLE_AUTOUPDATER="1")  # fmt: skip
         self.runs = 0
 
     def packet(self, ids: tuple[int, ...]) -> str:
@@ -152,8 +167,11 @@ def _provided(log: str) -> list[int]:
 
 
 @pytest.fixture
-def cc(nous_env: dict[str, str], tmp_path: Path) -> Setup:
-    return Setup(nous_env, tmp_path)
+def cc(nous_env: dict[str, str], tmp_path: Path):
+    setup = Setup(nous_env, tmp_path)
+    yield setup
+    for sock in setup.held:
+        sock.close()
 
 
 class _StandInAPI(BaseHTTPRequestHandler):
