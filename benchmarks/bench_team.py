@@ -111,10 +111,10 @@ def bench_team_job(dsn: str, transcripts: Path, developers: int, work: Path) -> 
     """``team_job`` for each developer (a symlinked copy of ``transcripts``), first and second run."""
     import dagster as dg
 
-    from nous_assets.defs.assets.team import TEAM_ASSETS
-    from nous_assets.defs.team import SINCE_TAG, TeamResource
-    from nous_assets.defs.team import developers as partitions
-    from nous_assets.defs.team_automation import team_job
+    from nous_assets.defs.team.assets import TEAM_ASSETS
+    from nous_assets.defs.team.automation import team_job
+    from nous_assets.defs.team.resources import SINCE_TAG, TeamResource
+    from nous_assets.defs.team.resources import developers as partitions
 
     root = work / "transcripts"
     names = [f"dev{i}-{uuid.uuid4().hex[:6]}" for i in range(developers)]

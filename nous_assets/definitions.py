@@ -5,6 +5,10 @@ import dagster as dg
 from nous_assets.defs.assets import ASSET_CHECKS, PIPELINE_ASSETS
 from nous_assets.defs.resources import NousResource
 from nous_assets.defs.sensors import ingest_job, transcript_reconcile, transcript_watch
+from nous_assets.pipeline.steps import LAPTOP
+
+PLAN = LAPTOP
+"""The ingest steps this code location runs: all of them, one asset each (see ``defs/assets``)."""
 
 defs = dg.Definitions(
     assets=PIPELINE_ASSETS,

@@ -59,6 +59,7 @@ def _offenders(folder: str, forbidden: tuple[str, ...]) -> list[str]:
         ("safety", ("nous_assets.defs", "nous_assets.cli", "nous_assets.retrieve", "nous_assets.observe")),
         ("store", ("nous_assets.service",)),
         ("team", ("nous_assets.defs", "nous_assets.cli", "nous_assets.service")),
+        ("pipeline", ("nous_assets.defs", "nous_assets.cli", "nous_assets.service", "nous_assets.team")),
         ("service", ("nous_assets.defs", "nous_assets.cli", "nous_assets.extract", "nous_assets.embed",
                      "nous_assets.retrieve")),
         ("brief", ("nous_assets.store", "nous_assets.defs", "nous_assets.history", "nous_assets.retrieve",
@@ -102,7 +103,7 @@ def test_the_checker_sees_imports_inside_functions() -> None:
     assert {"nous_assets.embed.local", "nous_assets.embed.openai_embed"} <= names
 
 
-@pytest.mark.parametrize("folder", ["observe", "safety", "service", "team"])
+@pytest.mark.parametrize("folder", ["observe", "safety", "service", "team", "pipeline"])
 def test_domain_packages_never_import_dagster(folder: str) -> None:
     """The observers and review run from the CLI and tests as well as from assets: no Dagster below defs/."""
     offenders = []

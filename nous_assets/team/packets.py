@@ -1,24 +1,29 @@
-"""Injection packets for a PostgreSQL tenant, built by the laptop's own steps over a SQLite mirror of its log.
+"""The tenant's working database: the team's whole log projected once, the laptop's lifecycle run over it, its
+packets written to the tenant's ``CacheStore`` (``nous pull`` fetches them).
 
-``nous pull`` fetches a tenant's ``injection_cache`` rows; this module writes them. There is one packet
-builder (:func:`~nous_assets.retrieve.cache_build.build_cache`, SQL over a ``cortex.db``), so rather than a
-second one for PostgreSQL, the tenant's whole event log (every developer of the tenant, not only the one
-whose run this is) is copied into a per-tenant mirror ``cortex.db`` with the generic EventStore-to-EventStore
-copy of :mod:`~nous_assets.store.log.event_publish` (keys, uuids and times kept; checkpointed in the mirror, so a
-run copies only what is new), and the laptop's steps run on it: projection, memory embeddings, derived
-edges, packets. The mirror's packets then replace, project by project, those of the tenant's ``CacheStore``.
+There is one packet builder (:func:`~nous_assets.retrieve.cache_build.build_cache`, SQL over a ``cortex.db``),
+so the tenant has a working ``cortex.db`` under the team staging root (``.tenants/<tenant>/``), and that is
+where the team's events are projected: developers' runs publish their staging events to the PostgreSQL
+tenant without projecting them there, and this module copies the tenant's log (every developer of the tenant
+and any other writer, such as ``nous push``) into the working database with the generic EventStore-to-
+EventStore copy of :mod:`~nous_assets.store.log.event_publish` (keys, uuids and times kept; checkpointed, so a
+run copies only what is new). Then the tenant's steps of the ingest step list run on it
+(:data:`~nous_assets.team.steps.TENANT_STEPS`: retention, project, embed, link, NLI, interventions, packets,
+the functions a laptop's assets call); the events they write (decay, archival, contradictions) are published
+back to the tenant, the log of record; the working database's packets then replace, project by project,
+those of the tenant's ``CacheStore``.
 
 Ids differ between the two logs (a memory's id is the id of the event that extracted it), so the memory ids
 of a packet and its ``built_from_event_id`` are translated to the tenant's event ids through the idempotency
 keys: a packet on PostgreSQL names the tenant's memories and the tenant's newest event it reflects.
 
-A project's packets are written only when they differ from what the tenant holds, and a project the mirror
-no longer has packets for is emptied: a re-run with nothing new writes nothing. Developers of one tenant
-share its mirror; a file lock makes their runs take turns on it.
+A project's packets are written only when they differ from what the tenant holds, and a project the working
+database no longer has packets for is emptied: a re-run with nothing new writes nothing. Developers of one
+tenant share its working database; a file lock makes their runs take turns on it.
 
-The mirror has no lake (transcripts stay in each developer's staging folder), so the packets are the default
-fingerprint per project (and the global packet); branch and checkout packets, which need the lake's profile
-of a project, are not built in team mode: the resolver falls back to the default packet.
+The working database has no lake (transcripts stay in each developer's staging folder), so the packets are the
+default fingerprint per project (and the global packet); branch and checkout packets, which need the lake's
+profile of a project, are not built in team mode: the resolver falls back to the default packet.
 """
 
 from __future__ import annotations
@@ -28,25 +33,22 @@ import fcntl
 import hashlib
 import json
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from nous_assets.embed.memory_embedding import embed_pending
 from nous_assets.errors import NousError
-from nous_assets.link.edges import derive_edges
-from nous_assets.retrieve.cache_build import build_cache
+from nous_assets.pipeline.run import IngestRun
+from nous_assets.pipeline.steps import run_steps
 from nous_assets.settings import Settings
 from nous_assets.store.db import Connection, atomic, open_db
-from nous_assets.store.log.event_publish import publish_events, valid_checkpoint
+from nous_assets.store.log.event_publish import publish_events, publish_staging, valid_checkpoint
 from nous_assets.store.packet_row import PacketRow
-from nous_assets.store.projection.memory_state import Policy
 from nous_assets.store.protocols import CacheStore, EventStore
 from nous_assets.store.sqlite import cache as injection_cache
 from nous_assets.store.sqlite.events import SqliteEventStore
-from nous_assets.store.sqlite.projection import get_checkpoint, project, set_checkpoint
+from nous_assets.store.sqlite.projection import get_checkpoint, set_checkpoint
+from nous_assets.team.steps import TENANT_STEPS
 
 MIRRORS_DIR = ".tenants"
 """Folder of the tenant mirrors under the team staging root: a developer folder never starts with a dot."""
@@ -59,7 +61,8 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 @dataclass
 class TenantPackets:
-    """What one run did: events copied into the mirror, the laptop steps on it, packets written to the tenant."""
+    """What one run did: events copied into the working database, the tenant's steps on it, the events they
+    wrote published back, packets written to the tenant."""
 
     tenant_id: str
     mirror: Path
@@ -67,9 +70,13 @@ class TenantPackets:
     events_already_mirrored: int = 0
     tenant_last_event_id: int = 0
     events_projected: int = 0
+    retention_events: int = 0
     memories_embedded: int = 0
     memories_left_to_embed: int = 0
     edges_written: int = 0
+    contradictions_found: int = 0
+    interventions_active: int = 0
+    events_published: int = 0
     projects_rebuilt: int = 0
     projects_written: int = 0
     projects_unchanged: int = 0
@@ -181,10 +188,33 @@ def publish_packets(conn: Connection, tenant: EventStore, cache: CacheStore, sta
         stats.projects_emptied += 1
 
 
+def tenant_steps(conn: Connection, settings: Settings, stats: TenantPackets, *, source: str, worker: str) -> None:
+    """:data:`~nous_assets.team.steps.TENANT_STEPS` over the working database (no days: it has no lake)."""
+    before = get_checkpoint(conn)
+    done = run_steps(IngestRun(settings, conn, [], source, worker), TENANT_STEPS)
+    # retention projects what was copied before it judges (as on a laptop), then `project` what it wrote: the
+    # ids of the working database are consecutive (nothing is deleted from it), so the checkpoint counts both
+    stats.events_projected = get_checkpoint(conn) - before
+    stats.retention_events = done["retention"].events_written
+    embedded = done["embed"].memories
+    stats.memories_embedded, stats.memories_left_to_embed = embedded.embedded, embedded.remaining
+    stats.edges_written = done["link"].relates_to + done["link"].causes
+    stats.contradictions_found = done["nli"].stats.contradictions
+    stats.interventions_active = done["interventions"].active
+    stats.projects_rebuilt = done["packets"].projects_rebuilt
+
+
 def build_tenant_packets(
-    settings: Settings, staging_root: Path, tenant: EventStore, cache: CacheStore, *, embedder: Any
+    settings: Settings,
+    staging_root: Path,
+    tenant: EventStore,
+    cache: CacheStore,
+    *,
+    source: str = "fs_watch",
+    worker: str = "nous-team",
 ) -> TenantPackets:
-    """Mirror the tenant's log, run the laptop's steps on the mirror, write its packets to the tenant's cache.
+    """Copy what is new in the tenant's log into its working database, run the tenant's steps there, publish
+    the events they wrote back to the tenant, write the packets to the tenant's cache.
 
     ``settings`` are the developer's (policy, embedding and retrieval settings; ``tenant_id`` names the
     tenant); ``tenant`` and ``cache`` are that tenant's providers.
@@ -198,13 +228,8 @@ def build_tenant_packets(
             stats.events_mirrored, stats.events_already_mirrored, stats.tenant_last_event_id = mirror_events(
                 tenant, conn
             )
-            stats.events_projected = project(conn, policy=Policy.of(local.thresholds)).events
-            deadline = time.monotonic() + local.embed.run_budget_seconds
-            embedded = embed_pending(conn, embedder, batch_size=local.embed.batch_size, deadline=deadline)
-            stats.memories_embedded, stats.memories_left_to_embed = embedded.embedded, embedded.remaining
-            edges = derive_edges(conn)
-            stats.edges_written = edges.relates_to + edges.causes
-            stats.projects_rebuilt = build_cache(conn, local, embedder=embedder).projects_rebuilt
+            tenant_steps(conn, local, stats, source=source, worker=worker)
+            stats.events_published = publish_staging(conn, tenant, settings.tenant_id).published
             publish_packets(conn, tenant, cache, stats)
         finally:
             conn.close()

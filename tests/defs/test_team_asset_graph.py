@@ -1,4 +1,4 @@
-"""Team mode's graph (``nous_assets.team_definitions``) as text against its own snapshot, like the laptop's:
+"""Team mode's graph (``nous_assets.defs.team.definitions``) as text against its own snapshot, like the laptop's:
 a change to the team assets, their pool, partitions, job or sensor shows as a diff. A deliberate change:
 rerun with ``NOUS_UPDATE_SNAPSHOTS=1`` and commit ``snapshots/team_asset_graph.txt``."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from test_asset_graph import describe
 
-from nous_assets.team_definitions import defs
+from nous_assets.defs.team.definitions import defs
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "team_asset_graph.txt"
 

@@ -1,6 +1,7 @@
 """Team mode on a real Dagster instance whose run, event-log and schedule storage is dagster-postgres on the
 embedded PostgreSQL (the contract suite's session server), configured by ``deploy/team/dagster.yaml`` itself:
-every developer's partition is materialized and its events land in the team's tenant of the Nous backend."""
+every developer's partition is materialized, its events land in the team's tenant of the Nous backend, and the
+tenant's working database projects them (once) and runs the laptop's lifecycle over them."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ import dagster as dg
 import pytest
 from firstrun import History, recent_days
 
-from nous_assets.defs.assets.team import TEAM_ASSETS
-from nous_assets.defs.team import DEVELOPER_TAG, LLM_POOL, TeamResource, developers
-from nous_assets.defs.team_automation import busy_developers, team_job, team_watch
+from nous_assets.defs.team.assets import TEAM_ASSETS
+from nous_assets.defs.team.automation import busy_developers, team_job, team_watch
+from nous_assets.defs.team.resources import DEVELOPER_TAG, LLM_POOL, TeamResource, developers
 from nous_assets.settings import load_settings, settings_to_json
 from nous_assets.store.db import open_db
+from nous_assets.store.sqlite.projection import get_checkpoint
+from nous_assets.team.packets import mirror_dir
 
 REPO = Path(__file__).resolve().parents[2]
 TEAM_YAML = REPO / "deploy" / "team" / "dagster.yaml"
@@ -77,6 +80,38 @@ def _pg_keys(pg_server, tenant: str) -> set[str]:
     with psycopg.connect(pg_server.dsn()) as conn:
         rows = conn.execute("SELECT idempotency_key FROM learning_events WHERE tenant_id = %s", (tenant,)).fetchall()
     return {r[0] for r in rows}
+
+
+def _working_db(resource: TeamResource, tenant: str) -> Path:
+    """The tenant's working cortex.db, where its log is projected and its packets are built."""
+    return mirror_dir(Path(resource.staging_root), tenant) / "cortex.db"
+
+
+def _sqlite_projected(db: Path) -> dict[str, int]:
+    """Per event (by key) of a cortex.db: 1 if its projection has taken it (id at or below the checkpoint), else 0."""
+    conn = open_db(db)
+    try:
+        done = get_checkpoint(conn)
+        return {k: int(i <= done) for k, i in conn.execute("SELECT idempotency_key, event_id FROM learning_events")}
+    finally:
+        conn.close()
+
+
+def _pg_projected(pg_server, tenant: str) -> dict[str, int]:
+    """The same for the tenant's log in PostgreSQL and its projection checkpoint there."""
+    with psycopg.connect(pg_server.dsn()) as conn:
+        row = conn.execute("SELECT last_event_id FROM projection_checkpoints WHERE tenant_id = %s "
+                           "AND projector_name = 'memories'", (tenant,)).fetchone()  # fmt: skip
+        rows = conn.execute("SELECT idempotency_key, event_id FROM learning_events WHERE tenant_id = %s", (tenant,))
+        return {k: int(i <= (row[0] if row else 0)) for k, i in rows.fetchall()}
+
+
+def _sqlite_count(db: Path, table: str) -> int:
+    conn = open_db(db)
+    try:
+        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    finally:
+        conn.close()
 
 
 def _staging_keys(resource: TeamResource, developer: str) -> set[str]:
@@ -143,7 +178,9 @@ def test_every_developers_partition_lands_in_the_teams_postgres_tenant(team_inst
     staged = _staging_keys(resource, alice)
     assert staged, "the developer's transcripts gave no learnings"
     assert _pg_keys(pg_server, tenant) == staged
-    assert _pg_rows(pg_server, "memories", tenant) > 0  # projected in PostgreSQL
+    working = _working_db(resource, tenant)
+    assert _sqlite_count(working, "memories") > 0  # projected in the tenant's working database
+    assert _pg_rows(pg_server, "memories", tenant) == 0  # and not again in PostgreSQL
     assert _pg_rows(pg_server, "learning_events", alice) == 0  # a developer is not a tenant of their own
     published = result.asset_materializations_for_node("team_events")[0].metadata
     assert published["events_published"].value == len(staged) and published["tenant_id"].value == tenant
@@ -152,12 +189,12 @@ def test_every_developers_partition_lands_in_the_teams_postgres_tenant(team_inst
     assert again.asset_materializations_for_node("team_events")[0].metadata["events_published"].value == 0
     assert _pg_keys(pg_server, tenant) == staged
 
-    memories = _pg_rows(pg_server, "memories", tenant)
+    memories = _sqlite_count(working, "memories")
     assert job.execute_in_process(partition_key=bob, instance=instance).success
     bob_keys = _staging_keys(resource, bob)
     assert bob_keys - staged, "bob's sessions taught something of their own"
     assert _pg_keys(pg_server, tenant) == staged | bob_keys  # one shared log: alice's and bob's learnings
-    assert _pg_rows(pg_server, "memories", tenant) > memories
+    assert _sqlite_count(working, "memories") > memories
 
 
 def test_the_team_sensor_adds_developers_and_requests_tagged_runs(team_instance, team):
@@ -191,7 +228,7 @@ def test_the_sensor_retries_a_developer_whose_queue_holds_items_waiting(team_ins
 def test_history_before_the_window_comes_only_with_the_since_tag(team_instance, team, pg_server):
     from datetime import UTC, datetime, timedelta
 
-    from nous_assets.defs.team import SINCE_TAG
+    from nous_assets.defs.team.resources import SINCE_TAG
 
     instance, _ = team_instance
     resource, _ = team
@@ -233,9 +270,11 @@ def _tenant_packets(pg_server, tenant: str) -> list[tuple]:
 
 
 def _tenant_ids(pg_server, tenant: str) -> tuple[dict[int, str], set[int]]:
-    """({memory id: content}, event ids) of one tenant."""
+    """({memory id: content}, event ids) of one tenant: a memory's id is the id of the tenant's event that
+    extracted it (the tenant's log is not projected in PostgreSQL: its working database does that)."""
     with psycopg.connect(pg_server.dsn()) as conn:
-        memories = dict(conn.execute("SELECT id, content FROM memories WHERE tenant_id = %s", (tenant,)).fetchall())
+        memories = dict(conn.execute("SELECT event_id, payload_json::json->>'content' FROM learning_events WHERE "
+                                     "tenant_id = %s AND event_type = 'LearningExtracted'", (tenant,)))  # fmt: skip
         events = {r[0] for r in conn.execute("SELECT event_id FROM learning_events WHERE tenant_id = %s", (tenant,))}
     return memories, events
 
@@ -290,7 +329,6 @@ def test_team_packets_name_the_tenants_memories_and_a_rerun_writes_nothing(team_
         new = shared.events.append(extracted(f"L-{uuid.uuid4().hex[:8]}", learned, project=PROJECT,
                                              key=f"other-writer:{uuid.uuid4().hex}", concepts=["deploy"],
                                              payload_extra={"kind": "preference", "status": "stated"}))  # fmt: skip
-        shared.projection.project()
     third = job.execute_in_process(partition_key=alice, instance=instance)
     meta = _packets_of(third)
     assert meta["events_mirrored"].value == 1 and meta["projects_written"].value >= 1
@@ -335,3 +373,74 @@ def test_nous_pull_brings_the_team_packets_to_the_resolver(team_instance, team, 
     local = load_settings()
     context = session_start_context(local.data_dir, "/home/dev/widget", "sess-team")
     assert first_line in context  # the team's packet for the project, printed for the project's cwd
+
+
+def test_a_team_run_projects_each_event_once_where_the_packets_are_built(team_instance, team, pg_server):
+    """Counted per event, after alice's run, bob's and alice's again: on the team's side each event of the
+    tenant's log is projected once, in the tenant's working database (where the packets are built), never in
+    PostgreSQL, and no re-run projects it again. A developer's staging database also projects what its own
+    extraction wrote: extraction compares each learning with the memories already held (as on a laptop)."""
+    from collections import Counter
+
+    instance, _ = team_instance
+    resource, (alice, bob) = team
+    tenant = resource.base_settings().tenant_id
+    instance.add_dynamic_partitions(developers.name, [alice, bob])
+    job = dg.Definitions(assets=TEAM_ASSETS, jobs=[team_job], resources={"team": resource}).resolve_job_def(
+        team_job.name
+    )
+    runs = [job.execute_in_process(partition_key=d, instance=instance) for d in (alice, bob, alice)]
+    assert all(r.success for r in runs)
+
+    log = _pg_keys(pg_server, tenant)
+    in_pg, in_working = _pg_projected(pg_server, tenant), _sqlite_projected(_working_db(resource, tenant))
+    assert log and set(in_pg) == log and set(in_working) == log  # one log, all of it in the working database
+    tenant_side = Counter(in_pg) + Counter(in_working)
+    assert {key: tenant_side[key] for key in log} == dict.fromkeys(log, 1)  # once each ...
+    assert sum(in_pg.values()) == 0  # ... never in PostgreSQL
+    projected = [_packets_of(r)["events_projected"].value for r in runs]
+    assert sum(projected) == len(log) and projected[-1] == 0  # no event projected twice across runs
+
+    for developer in (alice, bob):
+        staged = _sqlite_projected(resource.developer_settings(developer).db_path)
+        assert staged and set(staged) <= log and set(staged.values()) == {1}  # extraction's own, once each
+
+
+def test_a_tenants_interventions_are_written_and_reach_its_packets(team_instance, team, pg_server):
+    """The tenant's working database runs the laptop's lifecycle: a correction the team's log holds from two
+    sessions becomes an active intervention there, and the packet of its project, published to the tenant,
+    carries it under Notes."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "observe"))
+    from observe_history import learn, relearn
+
+    from nous_assets.store.backend import open_backend
+
+    instance, _ = team_instance
+    resource, (alice, _bob) = team
+    settings = resource.developer_settings(alice)
+    tenant = settings.tenant_id
+    shop = f"-home-dev-shop-{uuid.uuid4().hex[:6]}"
+    with open_backend(settings, tenant_id=tenant) as shared:  # another writer of the tenant (a `nous push`)
+        learn(shared.events, f"fix-{shop}", "User correction: run the linter from the repo root", project_id=shop,
+              session="a", day="2026-03-01")  # fmt: skip
+        relearn(shared.events, f"fix-{shop}", session="b", day="2026-03-05", project_id=shop)
+    instance.add_dynamic_partitions(developers.name, [alice])
+    job = dg.Definitions(assets=TEAM_ASSETS, jobs=[team_job], resources={"team": resource}).resolve_job_def(
+        team_job.name
+    )
+    result = job.execute_in_process(partition_key=alice, instance=instance)
+    assert result.success
+    assert _packets_of(result)["interventions_active"].value >= 1
+
+    working = open_db(_working_db(resource, tenant))
+    try:
+        reasons = [r[0] for r in working.execute(
+            "SELECT reason_codes_json FROM intervention_candidates WHERE target_project_id = ?", (shop,))]  # fmt: skip
+        active = working.execute("SELECT count(*) FROM active_interventions").fetchone()[0]
+    finally:
+        working.close()
+    assert any("repeated_correction" in r for r in reasons) and active >= 1
+    packets = [p for p in _tenant_packets(pg_server, tenant) if p[1] == shop]
+    assert packets and all("### Notes" in p[2] and "linter from the repo root" in p[2] for p in packets)

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from dagster._core.instance.config import dagster_instance_config
 
-from nous_assets.defs.team import DEVELOPER_TAG, LLM_POOL, TEAM_ENV_VARS
+from nous_assets.defs.team.resources import DEVELOPER_TAG, LLM_POOL, TEAM_ENV_VARS
 from nous_assets.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]

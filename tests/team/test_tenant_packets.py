@@ -13,7 +13,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))  # eventg
 
 from eventgen import extracted, lifecycle  # noqa: E402
 
-from nous_assets.embed.registry import get_embedder  # noqa: E402
 from nous_assets.settings import load_settings  # noqa: E402
 from nous_assets.store.backend import sqlite_backend  # noqa: E402
 from nous_assets.store.db import open_db  # noqa: E402
@@ -35,15 +34,14 @@ def test_a_project_without_memories_is_emptied_in_the_tenants_cache(nous_env, tm
                                        project="-home-dev-alpha", concepts=["lint"], payload_extra=stated))  # fmt: skip
         tenant.events.append(extracted("B", "The beta service needs the staging VPN for its tests.", key="b",
                                        project="-home-dev-beta", concepts=["vpn"], payload_extra=stated))  # fmt: skip
-        embedder = get_embedder(settings)
-        first = build_tenant_packets(settings, tmp_path / "staging", tenant.events, tenant.cache, embedder=embedder)
+        first = build_tenant_packets(settings, tmp_path / "staging", tenant.events, tenant.cache)
         assert first.events_mirrored == 2 and first.projects_written >= 2
         built = tenant.cache.built_versions()
         assert {"-home-dev-alpha", "-home-dev-beta"} <= set(built)
 
         tenant.events.append(lifecycle("LearningArchived", "B", {"reason": "user deleted"}, key="b-gone",
                                        project="-home-dev-beta"))  # fmt: skip
-        second = build_tenant_packets(settings, tmp_path / "staging", tenant.events, tenant.cache, embedder=embedder)
+        second = build_tenant_packets(settings, tmp_path / "staging", tenant.events, tenant.cache)
         assert second.events_mirrored == 1 and second.projects_emptied == 1
         assert "-home-dev-beta" not in tenant.cache.built_versions()
         assert "-home-dev-alpha" in tenant.cache.built_versions()

@@ -1,22 +1,12 @@
 """Capture layer: transcripts -> the day's lake partition -> learning events in cortex.db."""
 
-from dataclasses import replace
-
 import dagster as dg
 
-from nous_assets.capture.scan import (
-    PartitionScan,
-    capture_day,
-    promote_cursors,
-    read_manifest,
-    record_file_progress,
-)
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
-from nous_assets.errors import NousError, storage_error
-from nous_assets.extract.registry import get_extractor
-from nous_assets.extract.worker import drain, enqueue_partition, incomplete_paths
-from nous_assets.store.ingest.floor import get_floor
+from nous_assets.pipeline import capture as steps
+from nous_assets.pipeline.run import IngestRun
+from nous_assets.store.db import Connection
 from nous_assets.store.sqlite import queue
 
 SOURCE_TAG = "nous/source"
@@ -32,6 +22,12 @@ def run_source(context: dg.AssetExecutionContext) -> str:
     return "historical_backfill"
 
 
+def ingest_run(context: dg.AssetExecutionContext, nous: NousResource, conn: Connection) -> IngestRun:
+    """The domain steps' view of a run: settings, connection, the run's days, its source and worker id."""
+    return IngestRun(nous.settings(), conn, list(context.partition_keys), run_source(context),
+                     f"dagster-{context.run.run_id[:8]}")  # fmt: skip
+
+
 @daily_asset(
     group_name=GROUP,
     kinds={"parquet", "polars"},
@@ -40,74 +36,33 @@ def run_source(context: dg.AssetExecutionContext) -> str:
 )
 def transcripts(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
     settings = nous.settings()
-    totals = {
-        "files": 0,
-        "sessions": 0,
-        "turns": 0,
-        "quarantined": 0,
-        "duplicates": 0,
-        "redactions": 0,
-        "subagent_links": 0,
-        "lines_with_replaced_bytes": 0,
-    }
-    reasons: dict[str, int] = {}
-    failed: dict[str, str] = {}
-    skipped = loops = repeated = 0
     with nous.connection() as conn:
-        for date in context.partition_keys:
-            try:
-                scan = capture_day(settings, conn, date)
-            except Exception as exc:
-                if storage_error(exc) is not None:
-                    raise  # read-only, full or locked storage fails every day alike: stop with the reason
-                # one bad day must not stop a range: its files keep their cursors, so the next run retries it
-                failed[date] = f"{type(exc).__name__}: {exc}"
-                context.log.error(f"{date}: not ingested ({failed[date]}); it is retried by the next run")
-                continue
-            totals["files"] += sum(1 for f in scan.files if f.turns_on_date)
-            totals["sessions"] += len(scan.sessions)
-            totals["turns"] += len(scan.turns)
-            totals["quarantined"] += len(scan.quarantined)
-            totals["duplicates"] += scan.duplicates
-            totals["redactions"] += sum(scan.redactions.values())
-            totals["subagent_links"] += len(scan.agent_links)
-            for q in scan.quarantined:
-                reasons[q.reason.split(":")[0]] = reasons.get(q.reason.split(":")[0], 0) + 1
-            totals["lines_with_replaced_bytes"] += scan.repaired_lines
-            skipped, loops, repeated = len(scan.skipped), scan.symlink_loops, scan.duplicate_paths
-            context.log.info(
-                f"{date}: {len(scan.turns)} turns from {len(scan.files)} files, "
-                f"{len(scan.quarantined)} quarantined lines"
-            )
+        stats = steps.capture(ingest_run(context, nous, conn))
+    for scan in stats.scans:
+        context.log.info(
+            f"{scan.date}: {len(scan.turns)} turns from {len(scan.files)} files, "
+            f"{len(scan.quarantined)} quarantined lines"
+        )
+    for date, reason in stats.failed.items():
+        context.log.error(f"{date}: not ingested ({reason}); it is retried by the next run")
+    last = stats.scans[-1] if stats.scans else None
+    skipped, loops, repeated = (len(last.skipped), last.symlink_loops, last.duplicate_paths) if last else (0, 0, 0)
     if loops or repeated:
         context.log.warning(
             f"discovery: {loops} symlink loop(s) not followed, {repeated} path(s) reached twice read once"
         )
-    if failed and len(failed) == len(context.partition_keys):
-        raise NousError(f"no day could be ingested: {next(iter(failed.values()))}")
+    stats.require_some_day(list(context.partition_keys))
     return dg.MaterializeResult(
         metadata={
-            **{k: dg.MetadataValue.int(v) for k, v in totals.items()},
-            "failed_days": dg.MetadataValue.json(failed),
+            **{k: dg.MetadataValue.int(v) for k, v in stats.totals().items()},
+            "failed_days": dg.MetadataValue.json(stats.failed),
             "non_transcript_files_skipped": dg.MetadataValue.int(skipped),
             "symlink_loops_skipped": dg.MetadataValue.int(loops),
             "repeated_paths_skipped": dg.MetadataValue.int(repeated),
-            "quarantine_reasons": dg.MetadataValue.json(reasons),
+            "quarantine_reasons": dg.MetadataValue.json(stats.quarantine_reasons()),
             "lake_dir": dg.MetadataValue.path(str(settings.lake_dir / "transcripts")),
         }
     )
-
-
-def above_floor(scan: PartitionScan, floor: str | None) -> PartitionScan:
-    """The scan without days before the ingest floor among each file's new-bytes days.
-
-    Those days are only ingested when asked for (``nous backfill --since``), so they must not hold a file's
-    cursor back: a session file that started before the floor would otherwise look new to every sensor scan.
-    """
-    if floor is None:
-        return scan
-    files = [replace(f, region_ends={d: e for d, e in f.region_ends.items() if d >= floor}) for f in scan.files]
-    return replace(scan, files=files)
 
 
 @daily_asset(
@@ -120,47 +75,21 @@ def above_floor(scan: PartitionScan, floor: str | None) -> PartitionScan:
     "auto-memory notes (projects/*/memory/*.md) come in as learnings with their file and line.",
 )
 def learning_events(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
-    import os
-
-    from nous_assets.capture.lake import read_turns
-    from nous_assets.extract.auto_memory import ingest_auto_memory
-    from nous_assets.identity import update as identity
-
-    settings = nous.settings()
-    extractor = get_extractor(settings)
-    source = run_source(context)
-    enqueued = already = 0
     with nous.connection() as conn:
-        for date in context.partition_keys:
-            turns = read_turns(settings.lake_dir, date)
-            identity.observe(conn, turns)
-            new, old = enqueue_partition(conn, date, turns, source=source, extractor_version=extractor.version)
-            enqueued, already = enqueued + new, already + old
-        ident = identity.refresh(conn, lake_dir=settings.lake_dir)  # projects are known before extraction
-        stats = drain(
-            conn,
-            settings,
-            extractor,
-            worker_id=f"dagster-{context.run.run_id[:8]}",
-            reextract=settings.reextract_on_version_change,
-        )
-        notes = ingest_auto_memory(conn, settings.claude_config_dir, source=source, env=os.environ)
-        promoted = 0
-        floor = get_floor(conn)
-        for date in context.partition_keys:
-            scan = above_floor(read_manifest(settings.lake_dir, date), floor)
-            blocked = incomplete_paths(conn, date)
-            record_file_progress(conn, scan, {f.path for f in scan.files} - blocked)
-            promoted += len(promote_cursors(conn, scan))
+        run = ingest_run(context, nous, conn)
+        extracted = steps.extract(run)
+        notes = steps.auto_memory(run)
+        promoted = steps.promote(run)
         counts = queue.counts(conn)
+    stats, ident = extracted.drain, extracted.identity
     for err in stats.errors[:5]:
         context.log.warning(f"extraction failed (will retry / dead-letter): {err}")
     return dg.MaterializeResult(
         metadata={
-            "extractor": dg.MetadataValue.text(extractor.version),
-            "source": dg.MetadataValue.text(source),
-            "queue_items_enqueued": dg.MetadataValue.int(enqueued),
-            "queue_items_already_known": dg.MetadataValue.int(already),
+            "extractor": dg.MetadataValue.text(extracted.extractor),
+            "source": dg.MetadataValue.text(run.source),
+            "queue_items_enqueued": dg.MetadataValue.int(extracted.enqueued),
+            "queue_items_already_known": dg.MetadataValue.int(extracted.already_known),
             "queue_items_completed": dg.MetadataValue.int(stats.completed),
             "queue_items_failed": dg.MetadataValue.int(stats.failed),
             "queue_items_dead_lettered": dg.MetadataValue.int(stats.dead_lettered),

@@ -4,40 +4,18 @@ Every event reaches the log through an asset upstream of ``memories``, and only 
 (with the configured :class:`~nous_assets.store.projection.memory_state.Policy`), so the graph shows each write.
 """
 
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-
 import dagster as dg
 
-from nous_assets.capture.lake import read_turns
-from nous_assets.defs.assets.capture import learning_events
+from nous_assets.defs.assets.capture import ingest_run, learning_events
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
-from nous_assets.reinforce.outcomes import evaluate_sessions, ingest_access_spool
-from nous_assets.reinforce.retention import apply_retention
+from nous_assets.pipeline import derived as steps
+from nous_assets.pipeline.run import partition_clock, run_clock  # noqa: F401  (partition_clock: its old home)
 from nous_assets.store.projection.memory_state import Policy
 from nous_assets.store.reads import figures
-from nous_assets.store.reads.access_log import unjudged_sessions
-from nous_assets.store.search.memory_lookup import corrections_by_session
-from nous_assets.store.sqlite.projection import project, verify
+from nous_assets.store.sqlite.projection import verify
 
 GROUP = "memory"
-
-
-def session_evidence(lake_dir: Path, days: list[str], wanted: set[str]) -> dict[str, str]:
-    """Per session of ``wanted`` (those with injected memories still to judge), the text of its conversation.
-
-    Only those sessions are read into memory: a long backfill range holds far more text than the judgement
-    needs, and on a first run no session has been injected yet.
-    """
-    texts: dict[str, list[str]] = {}
-    if not wanted:
-        return {}
-    for day in days:
-        for t in read_turns(lake_dir, day):
-            if t.kind == "message" and t.text and t.session_id in wanted:
-                texts.setdefault(t.session_id, []).append(t.text)
-    return {s: "\n".join(parts) for s, parts in texts.items()}
 
 
 @daily_asset(
@@ -50,27 +28,18 @@ def session_evidence(lake_dir: Path, days: list[str], wanted: set[str]) -> dict[
     "moved into access_log first.",
 )
 def session_outcomes(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
-    settings = nous.settings()
     with nous.connection() as conn:
-        spooled = ingest_access_spool(conn, settings.access_spool)
-        texts = session_evidence(settings.lake_dir, context.partition_keys, unjudged_sessions(conn))
-        corrections = corrections_by_session(conn, sorted(texts))
-        outcomes = evaluate_sessions(conn, texts, corrections, settings.thresholds)
+        judged = steps.outcomes(ingest_run(context, nous, conn))
+    outcomes = judged.outcomes
     return dg.MaterializeResult(
         metadata={
-            "accesses_from_spool": dg.MetadataValue.int(spooled),
-            "sessions_judged": dg.MetadataValue.int(len(texts)),
+            "accesses_from_spool": dg.MetadataValue.int(judged.spooled),
+            "sessions_judged": dg.MetadataValue.int(judged.sessions),
             "outcomes_reinforced": dg.MetadataValue.int(outcomes.reinforced),
             "outcomes_weakened": dg.MetadataValue.int(outcomes.weakened),
             "outcomes_untouched": dg.MetadataValue.int(outcomes.untouched),
         }
     )
-
-
-def partition_clock(partition_keys: list[str], now: datetime | None = None) -> datetime:
-    """The end of the last day a run covers, never later than now: what retention is decided as of."""
-    end = datetime.fromisoformat(max(partition_keys)).replace(tzinfo=UTC) + timedelta(days=1)
-    return min(end, now or datetime.now(UTC))
 
 
 @daily_asset(
@@ -82,10 +51,10 @@ def partition_clock(partition_keys: list[str], now: datetime | None = None) -> d
     "archived (LearningArchived with the reason). Decided as of the end of the run's last partition day.",
 )
 def retention(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
-    settings = nous.settings()
-    clock = partition_clock(context.partition_keys)
     with nous.connection() as conn:
-        stats = apply_retention(conn, clock, settings.thresholds)
+        run = ingest_run(context, nous, conn)
+        clock = run_clock(run)
+        stats = steps.retention(run)
     return dg.MaterializeResult(
         metadata={
             "clock": dg.MetadataValue.text(clock.isoformat()),
@@ -109,13 +78,8 @@ def retention(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Mater
     "memories citing a path a later session deleted or moved, superseded with the command as evidence.",
 )
 def project_history(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
-    from nous_assets.defs.assets.capture import run_source
-    from nous_assets.history.update import update_projects
-
-    settings = nous.settings()
     with nous.connection() as conn:
-        stats = update_projects(conn, settings.lake_dir, context.partition_keys, source=run_source(context),
-                              policy=Policy.of(settings.thresholds))  # fmt: skip
+        stats = steps.history(ingest_run(context, nous, conn))
     return dg.MaterializeResult(
         metadata={
             "projects": dg.MetadataValue.int(stats.projects),
@@ -140,7 +104,7 @@ def project_history(context: dg.AssetExecutionContext, nous: NousResource) -> dg
 )
 def memories(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
     with nous.connection() as conn:
-        stats = project(conn, policy=Policy.of(nous.settings().thresholds))
+        stats = steps.project(ingest_run(context, nous, conn))
         total = figures.memories_total(conn)
         on_days = figures.memories_valid_from(conn, context.partition_keys)
     return dg.MaterializeResult(

@@ -2,11 +2,11 @@
 
 import dagster as dg
 
+from nous_assets.defs.assets.capture import ingest_run
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
-from nous_assets.observe.run import observe_and_reduce
-from nous_assets.safety.guard import classify
+from nous_assets.pipeline import derived as steps
 
 GROUP = "memory"
 
@@ -22,9 +22,8 @@ GROUP = "memory"
     "change audited. Packets carry the active ones.",
 )
 def interventions(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
-    thresholds = nous.settings().thresholds
     with nous.connection() as conn:
-        stats = observe_and_reduce(conn, thresholds, held=lambda text: classify(text).held)
+        stats = steps.interventions(ingest_run(context, nous, conn))
     if stats.reduced.approved:
         context.log.info(f"{stats.reduced.approved} intervention(s) approved; {stats.active} active")
     return dg.MaterializeResult(

@@ -2,13 +2,12 @@
 
 import dagster as dg
 
-from nous_assets.defs.assets.capture import run_source
+from nous_assets.defs.assets.capture import ingest_run
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.assets.retrieval import embeddings
 from nous_assets.defs.partitions import daily_asset
 from nous_assets.defs.resources import NousResource
-from nous_assets.reconcile.nli.registry import get_classifier
-from nous_assets.reconcile.nli.resolve import reconcile_contradictions
+from nous_assets.pipeline import derived as steps
 from nous_assets.store.reads import nli_results
 
 GROUP = "reconcile"
@@ -26,16 +25,13 @@ GROUP = "reconcile"
     "valid_from) for two values of one single-valued fact; memories projects them on its next run.",
 )
 def nli_results_asset(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
-    settings = nous.settings()
-    classifier = get_classifier(settings)
     with nous.connection() as conn:
-        stats = reconcile_contradictions(
-            conn, classifier, settings.thresholds, source=run_source(context), batch_size=settings.nli.batch_size
-        )
+        found = steps.nli(ingest_run(context, nous, conn))
         labels = nli_results.label_counts(conn)
+    stats = found.stats
     return dg.MaterializeResult(
         metadata={
-            "classifier": dg.MetadataValue.text(classifier.model_version),
+            "classifier": dg.MetadataValue.text(found.classifier),
             "memories_compared": dg.MetadataValue.int(stats.memories),
             "candidate_pairs": dg.MetadataValue.int(stats.candidates),
             "pairs_classified": dg.MetadataValue.int(stats.classified),

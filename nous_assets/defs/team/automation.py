@@ -3,7 +3,7 @@
 The sensor adds a partition when a developer's folder appears and requests a run for each developer whose
 files gained lines (or, at most hourly, whose queue holds items waiting for a retry), unless a queued or
 running run already works for that developer. Every run of the job,
-however launched (sensor, UI, backfill of the job), carries :data:`~nous_assets.defs.team.DEVELOPER_TAG`, the
+however launched (sensor, UI, backfill of the job), carries :data:`~nous_assets.defs.team.resources.DEVELOPER_TAG`, the
 key of the per-developer limit in ``deploy/team/dagster.yaml``.
 """
 
@@ -15,10 +15,10 @@ import dagster as dg
 
 from nous_assets.capture.scan import plan_new_data
 from nous_assets.defs.assets.capture import SOURCE_TAG
-from nous_assets.defs.assets.team import TEAM_ASSETS
 from nous_assets.defs.runs import IN_FLIGHT
 from nous_assets.defs.sensors import INFO_CONSOLE
-from nous_assets.defs.team import DEVELOPER_TAG, TeamResource, developer_tags, developers
+from nous_assets.defs.team.assets import TEAM_ASSETS
+from nous_assets.defs.team.resources import DEVELOPER_TAG, TeamResource, developer_tags, developers
 from nous_assets.store.sqlite.queue import days_awaiting_retry
 
 TEAM_WATCH_SECONDS = 60
@@ -32,7 +32,7 @@ team_job = dg.define_asset_job(
         tags_for_partition_key_fn=developer_tags,
     ),
     description="Extract one developer's new transcript days into the staging log, publish them to the "
-    "team's PostgreSQL tenant and project them there.",
+    "team's PostgreSQL tenant, then project, run the lifecycle and build packets in the tenant's working database.",
     executor_def=dg.in_process_executor,  # two steps in a chain: one process per run
 )
 

@@ -1,6 +1,6 @@
 """Team mode's Dagster layer: one partition per developer, a staging cortex.db each, the shared PostgreSQL log.
 
-The team's code location (``nous_assets.team_definitions``) runs the same capture and extraction code as a
+The team's code location (``nous_assets.defs.team.definitions``) runs the same capture and extraction code as a
 laptop, once per developer: ``<transcripts_root>/<developer>/`` holds that developer's Claude Code
 ``projects/`` tree (synced there), ``<staging_root>/<developer>/`` its lake and a staging ``cortex.db`` (queue,
 cursors, identity: the per-developer state extraction needs). What the team shares is its tenant of the
@@ -30,12 +30,10 @@ from nous_assets.filemodes import restrict_umask
 from nous_assets.settings import Settings, load_settings, settings_from_json
 from nous_assets.store.backend import check_tenant
 from nous_assets.store.db import Connection
+from nous_assets.team.developer import SINCE_TAG  # noqa: F401  (the run tag, with the other tags here)
 
 DEVELOPER_TAG = "nous/developer"
 """Run tag naming the developer a run works for; ``deploy/team/dagster.yaml`` runs one run per developer."""
-
-SINCE_TAG = "nous/since"
-"""Run tag (a day, ``YYYY-MM-DD``) that makes a developer's run take history back to that day."""
 
 LLM_POOL = "nous_llm_extraction"
 """Concurrency pool of the extraction step: caps LLM calls in flight across all runs (``dagster.yaml``)."""
