@@ -35,10 +35,11 @@ class Capabilities:
     one_tenant: bool  # a store holds one tenant (a cortex.db file); else every row is keyed by tenant
     archive: bool  # the cold tier (``nous archive``) works on it: :attr:`Backend.local_db` is set
     local_file: bool  # a file on this machine (a storage error names its path)
+    extracts: bool  # something drains its ingest queue (the laptop's pipeline); POST /v1/artifacts answers 501 if not
 
 
-SQLITE = Capabilities(name="sqlite", one_tenant=True, archive=True, local_file=True)
-POSTGRES = Capabilities(name="postgres", one_tenant=False, archive=False, local_file=False)
+SQLITE = Capabilities(name="sqlite", one_tenant=True, archive=True, local_file=True, extracts=True)
+POSTGRES = Capabilities(name="postgres", one_tenant=False, archive=False, local_file=False, extracts=False)
 
 
 @dataclass
