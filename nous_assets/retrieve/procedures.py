@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
 from nous_assets.retrieve.scoring import Candidate, CandidateKey, ScoredMemory
+from nous_assets.status import CLOSED
 
 HOW_TO_RE = re.compile(
     r"^\W*(?:how (?:do|can|should|would|did|does|to)\b|how's\b|what(?:'s| is| are)? the (?:\w+ )?"
@@ -31,7 +32,7 @@ def is_how_to(text: str) -> bool:
 
 def _answers(candidate: Candidate, scored: ScoredMemory) -> bool:
     """A brief item that matches the question in words, or in meaning closely enough."""
-    if candidate.is_episode or not str(candidate.slot or "").startswith(BRIEF_SLOT):
+    if candidate.is_episode or candidate.status in CLOSED or not str(candidate.slot or "").startswith(BRIEF_SLOT):
         return False
     return scored.breakdown.get("s_text", 0.0) > 0.0 or scored.breakdown.get("s_vector", 0.0) >= MIN_COSINE
 

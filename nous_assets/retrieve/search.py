@@ -1,9 +1,9 @@
 """``retrieve()``: the one retrieval entry point (injection cache, ``nous search``, LoCoMo benchmark).
 
 gather candidates -> (optional) vector similarity -> seven-dimension score with the contradiction
-fast path and the relevance floor -> for a how-to question the brief's procedures and commands first
-(:mod:`.procedures`) -> claims that still hold ahead of refuted and superseded ones (:mod:`.status_rank`) -> MMR
-picks a diverse top k -> those k in score order. MMR decides
+fast path and the relevance floor -> claims that still hold ahead of refuted and superseded ones, backed ones
+lifted (:mod:`.status_rank`) -> for a how-to question the brief's procedures and commands first
+(:mod:`.procedures`) -> MMR picks a diverse top k -> those k in score order. MMR decides
 *which* memories make the cut (a near-duplicate of a better one waits); the results are then listed best
 score first, so a printed list never shows a higher score below a lower one and a packet cut short by
 its budget loses its weakest memories. Vectors are strictly optional: without an embedder, without
@@ -25,7 +25,7 @@ from nous_assets.retrieve.fusion import mmr, similarity_from
 from nous_assets.retrieve.procedures import procedures_first
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.scoring import MEMORY, Candidate, CandidateKey, score
-from nous_assets.retrieve.status_rank import holding_first, mark_rejected_chunks
+from nous_assets.retrieve.status_rank import by_status, mark_rejected_chunks
 from nous_assets.settings import Settings
 from nous_assets.store.db import Connection
 
@@ -124,7 +124,7 @@ def retrieve(
     vectors = _vectors_for(conn, ids, model) if vector is not None else None
     scored = score(candidates, query, settings, vectors=vectors, contradictions=load_contradictions(conn, ids))
     by_key = {c.key: c for c in candidates}
-    scored = holding_first(procedures_first(scored, by_key, query.text), {c.key: c.status for c in candidates})
+    scored = procedures_first(by_status(scored, {c.key: c.status for c in candidates}), by_key, query.text)
     pool = scored[: max(MMR_POOL_FACTOR * top_k, 40)]
     keyed_vectors = {CandidateKey(MEMORY, i): v for i, v in vectors.items()} if vectors else None
     similarity = similarity_from(keyed_vectors, {s.key: by_key[s.key].concepts for s in pool})
