@@ -9,12 +9,13 @@ never a storage error. They also are the OpenAPI schema (``/openapi.json``) the 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_type_hints
 
 import orjson
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 
 from nous_assets.store.log.events import EVENT_TYPES, SOURCES
+from nous_assets.store.packet_row import CachedPacket
 
 MAX_BATCH = 1000
 MAX_INT = 2**53 - 1  # what every JSON reader keeps exact; far below SQLite's and PostgreSQL's 64 bits
@@ -217,16 +218,9 @@ class PacketsRequest(Strict):
     limit: Annotated[int, Field(ge=1, le=500)] = 200
 
 
-class PacketOut(BaseModel):
-    cache_key: str
-    project_id: str
-    scope: str
-    fingerprint_json: str
-    packet_text: str
-    memory_ids_json: str
-    char_count: int
-    built_from_event_id: int
-    created_at: str
+#: A packet on the wire: the store's row (:class:`~nous_assets.store.packet_row.CachedPacket`), its fields made from
+#: that one declaration rather than declared again.
+PacketOut = create_model("PacketOut", **{name: (kind, ...) for name, kind in get_type_hints(CachedPacket).items()})
 
 
 class PacketsResponse(BaseModel):

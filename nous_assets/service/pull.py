@@ -14,9 +14,10 @@ same sanitiser, guard and redactor a locally built packet passes, and the hook's
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from nous_assets.capture.redact import redact
 from nous_assets.safety.guard import classify
@@ -24,9 +25,12 @@ from nous_assets.safety.sanitize import sanitize
 from nous_assets.service.client import Client
 from nous_assets.service.push import identity_of, whoami
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.packet_row import PacketRow
+from nous_assets.store.packet_row import CachedPacket, PacketRow
 from nous_assets.store.sqlite.cache import SqliteCacheStore
 from resolver.hook_io import MAX_CONTEXT_CHARS
+
+if TYPE_CHECKING:  # pydantic is imported only when a pull runs
+    from nous_assets.service.models import PacketOut
 
 PAGE = 200
 MAX_PACKETS = 10_000  # far beyond a tenant's projects times their checkouts; a server that never ends is refused
@@ -81,7 +85,7 @@ def recheck(text: str) -> tuple[str, int, int]:
     return "\n".join(kept), held, cut
 
 
-def _admit(client: Client, packet: Any, project_id: str | None, seen: set[str]) -> None:
+def _admit(client: Client, packet: PacketOut, project_id: str | None, seen: set[str]) -> None:
     """Refuse a packet that is not where it says it is: another project than asked for, a key outside its project
     (the local store replaces a project's packets by key prefix), a key twice, an oversized field."""
     where = f"packet {packet.cache_key[:80]!r}"
@@ -98,7 +102,7 @@ def _admit(client: Client, packet: Any, project_id: str | None, seen: set[str]) 
     seen.add(packet.cache_key)
 
 
-def _take(pulled: Pulled, packet: Any) -> None:
+def _take(pulled: Pulled, packet: PacketOut) -> None:
     pulled.projects.add(packet.project_id)
     text, held, cut = recheck(packet.packet_text)
     pulled.lines_removed += held
@@ -106,8 +110,8 @@ def _take(pulled: Pulled, packet: Any) -> None:
     if not text:
         pulled.dropped += 1
         return
-    pulled.rows.append((packet.cache_key, packet.project_id, packet.scope, packet.fingerprint_json, text,
-                        packet.memory_ids_json, len(text), packet.built_from_event_id, packet.created_at))  # fmt: skip
+    row = CachedPacket(**packet.model_dump())
+    pulled.rows.append(dataclasses.astuple(dataclasses.replace(row, packet_text=text, char_count=len(text))))
 
 
 def fetch(client: Client, *, project_id: str | None, progress: Callable[[int], None] | None = None) -> Pulled:

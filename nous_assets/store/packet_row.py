@@ -8,8 +8,9 @@ in the same order. The resolver reads the SQLite table with its own stdlib-only 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
+#: :class:`CachedPacket` as a tuple (``dataclasses.astuple``), the form the cache builder writes:
 #: (cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count,
 #:  built_from_event_id, created_at)
 PacketRow = tuple[str, str, str, str, str, str, int, int, str]
@@ -28,3 +29,7 @@ class CachedPacket:
     char_count: int
     built_from_event_id: int
     created_at: str
+
+
+#: The row's columns in order, as SQL names them on either backend (``SELECT {PACKET_COLUMNS} FROM injection_cache``).
+PACKET_COLUMNS = ", ".join(f.name for f in fields(CachedPacket))

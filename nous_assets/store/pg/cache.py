@@ -7,12 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import psycopg
 
-from nous_assets.store.packet_row import CachedPacket, PacketRow
-
-_FIELDS = (
-    "cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count, built_from_event_id, "
-    "created_at"
-)
+from nous_assets.store.packet_row import PACKET_COLUMNS, CachedPacket, PacketRow
 
 
 class PgCacheStore:
@@ -32,7 +27,7 @@ class PgCacheStore:
             )
             if rows:
                 self.conn.cursor().executemany(
-                    f"INSERT INTO injection_cache(tenant_id, {_FIELDS}, expires_at) "
+                    f"INSERT INTO injection_cache(tenant_id, {PACKET_COLUMNS}, expires_at) "
                     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL) ON CONFLICT (tenant_id, cache_key) "
                     "DO UPDATE SET project_id = excluded.project_id, scope = excluded.scope, "
                     "fingerprint_json = excluded.fingerprint_json, packet_text = excluded.packet_text, "
@@ -44,7 +39,7 @@ class PgCacheStore:
 
     def get(self, cache_key: str) -> CachedPacket | None:
         row = self.conn.execute(
-            f"SELECT {_FIELDS} FROM injection_cache WHERE tenant_id = %s AND cache_key = %s",
+            f"SELECT {PACKET_COLUMNS} FROM injection_cache WHERE tenant_id = %s AND cache_key = %s",
             (self.tenant_id, cache_key),
         ).fetchone()
         return None if row is None else CachedPacket(*row)

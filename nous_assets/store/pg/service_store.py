@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import psycopg
 
-from nous_assets.store.packet_row import CachedPacket
+from nous_assets.store.packet_row import PACKET_COLUMNS, CachedPacket
 from nous_assets.store.sqlite.service_store import Receipt, TokenRecord
 
 _SELECT_TOKENS = (
@@ -74,8 +74,7 @@ class PgServiceStore:
 
     def packets(self, tenant_id: str, *, project_id: str | None, after: str, limit: int) -> list[CachedPacket]:
         rows = self.conn.execute(
-            "SELECT cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count, "
-            "built_from_event_id, created_at FROM injection_cache WHERE tenant_id = %s AND cache_key > %s "
+            f"SELECT {PACKET_COLUMNS} FROM injection_cache WHERE tenant_id = %s AND cache_key > %s "
             "AND (%s::text IS NULL OR project_id = %s) AND cache_key NOT LIKE 'alias:%%' ORDER BY cache_key LIMIT %s",
             (tenant_id, after, project_id, project_id, limit),
         ).fetchall()

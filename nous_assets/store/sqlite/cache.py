@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.packet_row import CachedPacket, PacketRow
+from nous_assets.store.packet_row import PACKET_COLUMNS, CachedPacket, PacketRow
 
 
 def drop_vanished(conn: Connection, projects: Iterable[str]) -> None:
@@ -39,8 +39,7 @@ def replace_packets(conn: Connection, project: str, rows: Sequence[PacketRow]) -
     with atomic(conn):
         conn.execute("DELETE FROM injection_cache WHERE cache_key LIKE ?", (f"{project}:%",))
         conn.executemany(
-            "INSERT OR REPLACE INTO injection_cache(cache_key, project_id, scope, fingerprint_json, packet_text, "
-            "memory_ids_json, char_count, built_from_event_id, created_at, expires_at) "
+            f"INSERT OR REPLACE INTO injection_cache({PACKET_COLUMNS}, expires_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
             rows,
         )
@@ -49,8 +48,7 @@ def replace_packets(conn: Connection, project: str, rows: Sequence[PacketRow]) -
 def packet(conn: Connection, cache_key: str) -> tuple | None:
     """One packet's columns in :data:`PacketRow` order, or None (what a provider's ``get`` returns)."""
     row = conn.execute(
-        "SELECT cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count, "
-        "built_from_event_id, created_at FROM injection_cache WHERE cache_key = ?",
+        f"SELECT {PACKET_COLUMNS} FROM injection_cache WHERE cache_key = ?",
         (cache_key,),
     ).fetchone()
     return None if row is None else tuple(row)
@@ -69,8 +67,7 @@ def delete_keys(conn: Connection, cache_keys: Iterable[str]) -> int:
 def all_packets(conn: Connection) -> list[PacketRow]:
     """Every packet in :data:`PacketRow` order, by key (what team mode copies to the tenant's cache)."""
     rows = conn.execute(
-        "SELECT cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count, "
-        "built_from_event_id, created_at FROM injection_cache WHERE cache_key NOT LIKE 'alias:%' ORDER BY cache_key"
+        f"SELECT {PACKET_COLUMNS} FROM injection_cache WHERE cache_key NOT LIKE 'alias:%' ORDER BY cache_key"
     ).fetchall()
     return [tuple(r) for r in rows]  # type: ignore[misc]
 

@@ -13,12 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from nous_assets.store.db import Connection, atomic
-from nous_assets.store.packet_row import CachedPacket
-
-PACKET_FIELDS = (
-    "cache_key, project_id, scope, fingerprint_json, packet_text, memory_ids_json, char_count, built_from_event_id, "
-    "created_at"
-)
+from nous_assets.store.packet_row import PACKET_COLUMNS, CachedPacket
 
 
 @dataclass(frozen=True)
@@ -136,7 +131,7 @@ class SqliteServiceStore:
 
     def packets(self, tenant_id: str, *, project_id: str | None, after: str, limit: int) -> list[CachedPacket]:
         rows = self.conn.execute(
-            f"SELECT {PACKET_FIELDS} FROM injection_cache WHERE cache_key > ? AND (? IS NULL OR project_id = ?) "
+            f"SELECT {PACKET_COLUMNS} FROM injection_cache WHERE cache_key > ? AND (? IS NULL OR project_id = ?) "
             "AND cache_key NOT LIKE 'alias:%' ORDER BY cache_key LIMIT ?",
             (after, project_id, project_id, limit),
         ).fetchall()
