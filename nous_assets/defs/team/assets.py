@@ -9,13 +9,16 @@ it skips the others, is :data:`nous_assets.team.steps.TEAM`. The laptop's graph 
 include these: they belong to ``nous_assets.defs.team.definitions`` only.
 """
 
+import contextlib
+from collections.abc import Iterator
+
 import dagster as dg
 
 from nous_assets.defs.assets.capture import run_source
 from nous_assets.defs.team.resources import LLM_POOL, TeamResource, developers
 from nous_assets.errors import ConfigError
 from nous_assets.settings import Settings
-from nous_assets.store.backend import open_backend
+from nous_assets.store.backend import Backend, open_backend
 from nous_assets.store.log.event_publish import publish_staging
 from nous_assets.store.sqlite import queue
 from nous_assets.team.developer import developer_run, pending_days, since_tag
@@ -64,11 +67,13 @@ def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) 
     )
 
 
-def _on_postgres(settings: Settings) -> Settings:
-    """The settings, once they name PostgreSQL: what the team shares lives there."""
-    if settings.backend != "postgres":
-        raise ConfigError("team mode shares through PostgreSQL: set NOUS_BACKEND=postgres and NOUS_PG_DSN")
-    return settings
+@contextlib.contextmanager
+def shared_backend(settings: Settings) -> Iterator[Backend]:
+    """The team's tenant of a backend that holds many tenants (PostgreSQL): what the team shares lives there."""
+    with open_backend(settings) as shared:
+        if shared.capabilities.one_tenant:
+            raise ConfigError("team mode shares through PostgreSQL: set NOUS_BACKEND=postgres and NOUS_PG_DSN")
+        yield shared
 
 
 @dg.asset(
@@ -83,7 +88,7 @@ def _on_postgres(settings: Settings) -> Settings:
 )
 def team_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
     developer = context.partition_key
-    with team.staging(developer) as (settings, conn), open_backend(_on_postgres(settings)) as shared:
+    with team.staging(developer) as (settings, conn), shared_backend(settings) as shared:
         stats = publish_staging(conn, shared.events, settings.tenant_id)  # into the team's tenant (NOUS_TENANT)
     context.log.info(f"{developer}: {stats.published} events published, {stats.already_present} already there")
     return dg.MaterializeResult(
@@ -112,9 +117,9 @@ def team_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.Mat
 )
 def team_packets(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
     developer = context.partition_key
-    settings = _on_postgres(team.developer_settings(developer))
+    settings = team.developer_settings(developer)
     staging_root = team.staging_dir(team.base_settings())
-    with open_backend(settings) as shared:
+    with shared_backend(settings) as shared:
         stats = build_tenant_packets(settings, staging_root, shared.events, shared.cache, source=run_source(context),
                                      worker=f"dagster-{context.run.run_id[:8]}")  # fmt: skip
     if stats.memories_left_to_embed:
