@@ -115,11 +115,12 @@ def append_event(call: Call, req: m.AppendEventRequest) -> tuple[int, m.AppendEv
 def _enqueue(call: Call, identity: m.Identity, idem: m.Idempotency, body: m.ArtifactBody) -> tuple:
     """Queue an artifact for extraction, where something extracts it: on a backend nothing drains (PostgreSQL,
     where team mode extracts from the developers' synced transcripts instead), 501 rather than queued forever."""
-    if not call.backend.capabilities.extracts:
+    queue = call.backend.queue
+    if not call.backend.capabilities.extracts or queue is None:
         raise ServiceError(501, f"artifacts are not extracted on the {call.backend.capabilities.name} backend "
                                 "(nothing drains its queue): send events, or let team mode read the transcripts")
     try:
-        item, created = call.backend.queue.enqueue(
+        item, created = queue.enqueue(
             source=identity.event_source, project_id=body.project_id or identity.project_id,
             session_id=body.session_id or identity.session_id, transcript_path=body.transcript_path,
             file_inode=body.file_inode, file_offset=body.file_offset, payload=body.payload,

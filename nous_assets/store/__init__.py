@@ -3,9 +3,9 @@
 Layout (one folder a family, so a reader finds a table's SQL by what it is for):
 
 * ``protocols`` is the contract: the providers a caller that must run on either backend uses (events,
-  projection, vectors, cache, the queue's enqueue side, interventions); ``backend`` opens one
-  (:func:`backend.open_backend`) and says what it serves (:class:`backend.Capabilities`), so callers ask
-  ``capabilities`` instead of comparing a backend's name.
+  projection, vectors, cache, interventions, and the ingest queue's enqueue side where something extracts);
+  ``backend`` opens one (:func:`backend.open_backend`) and says what it serves (:class:`backend.Capabilities`),
+  so callers ask ``capabilities`` instead of comparing a backend's name.
 * ``sqlite/`` and ``pg/`` are the two peer implementations; each provider class *is* the provider and holds
   its SQL. ``db``, ``meta`` and ``migrations/`` are the SQLite database itself; ``pg/db`` and ``pg/migrations/``
   PostgreSQL's.

@@ -56,7 +56,7 @@ class Backend:
     projection: ProjectionStore
     vectors: VectorStore
     cache: CacheStore
-    queue: IngestQueueStore
+    queue: IngestQueueStore | None  # None where nothing extracts artifacts (``capabilities.extracts``)
     interventions: InterventionStore
     close: Callable[[], None]
     local_db: Connection | None = None
@@ -90,14 +90,13 @@ def postgres_backend(conn: object, tenant_id: str) -> Backend:
     from nous_assets.store.pg.events import PgEventStore
     from nous_assets.store.pg.interventions import PgInterventionStore
     from nous_assets.store.pg.projection import PgProjectionStore
-    from nous_assets.store.pg.queue import PgIngestQueueStore
     from nous_assets.store.pg.vectors import PgVectorStore
 
     check_tenant(tenant_id)
     return Backend(
         POSTGRES, tenant_id, events=PgEventStore(conn, tenant_id), projection=PgProjectionStore(conn, tenant_id),
         vectors=PgVectorStore(conn, tenant_id), cache=PgCacheStore(conn, tenant_id),
-        queue=PgIngestQueueStore(conn, tenant_id), interventions=PgInterventionStore(conn, tenant_id),
+        queue=None, interventions=PgInterventionStore(conn, tenant_id),
         close=conn.close,  # type: ignore[attr-defined]
     )  # fmt: skip
 

@@ -3,9 +3,10 @@
 What runs on either backend (``nous serve``, team mode, the push/pull clients) talks to storage through these
 providers, so swapping SQLite (one ``cortex.db`` per developer, the default) for PostgreSQL (one shared
 database, many tenants) is configuration, not code. The contract is sized to what PostgreSQL serves (the
-team's log of record, its projection and packets, interventions, the artifacts ``nous serve`` accepts; see
-:mod:`nous_assets.store`): graph walks, file cursors and the queue's claim side are the laptop pipeline's,
-called on SQLite through the modules of ``store/`` directly, so they are not in it. Each provider is bound
+team's log of record, its projection and packets, interventions; see
+:mod:`nous_assets.store`): graph walks and file cursors are the laptop pipeline's, called on SQLite through
+the modules of ``store/`` directly, so they are not in it; the ingest queue is only where something extracts
+(``Backend.queue`` is None on PostgreSQL). Each provider is bound
 to one tenant when it is opened (:func:`nous_assets.store.backend.open_backend`): no method takes a tenant,
 so no caller can reach another tenant's rows by passing the wrong one. A ``cortex.db`` holds exactly one
 tenant; PostgreSQL keys every row by ``tenant_id`` and filters every query on it.
@@ -127,7 +128,8 @@ class CacheStore(Protocol):
 @runtime_checkable
 class IngestQueueStore(Protocol):
     """The ingest queue's enqueue side (``POST /v1/artifacts``): idempotent, validated, never resurrecting a
-    finished key. Claims, leases and dead letters are the laptop worker's (:mod:`nous_assets.store.sqlite.queue`)."""
+    finished key. Only where something extracts (``Capabilities.extracts``: SQLite, whose pipeline drains it);
+    claims, leases and dead letters are that worker's (:mod:`nous_assets.store.sqlite.queue`)."""
 
     def enqueue(
         self,

@@ -218,7 +218,7 @@ def test_backfill_lands_valid_items_and_says_why_the_others_were_refused(served)
     assert [r["id"] for r in again["events"]] == [r["id"] for r in answer["events"]]
     with served.backend() as backend:
         assert sorted(e.idempotency_key for e in backend.events.replay(0)) == ["b0", "b1", "b2"]
-        assert backend.queue.counts().get("pending", 0) == (1 if extracts else 0)
+        assert (backend.queue.counts().get("pending", 0) if extracts else backend.queue) == (1 if extracts else None)
 
 
 def test_ingest_artifact_dedups_and_enqueues(served):
@@ -231,7 +231,7 @@ def test_ingest_artifact_dedups_and_enqueues(served):
         status, answer = served.post("/v1/artifacts", dated, token=token)
         assert status == 501 and "not extracted on the postgres backend" in answer["error"]
         with served.backend() as backend:
-            assert backend.queue.counts().get("pending", 0) == 0
+            assert backend.queue is None  # no queue there to hold it
         return
     status, answer = served.post("/v1/artifacts", body, token=token)  # no day: refused now, not later in the queue
     assert status == 422 and "payload" in answer["error"] and "date" in answer["error"]

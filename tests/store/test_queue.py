@@ -533,3 +533,22 @@ QueueMachine.TestCase.settings = settings(
     max_examples=40, stateful_step_count=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 test_queue_state_machine = QueueMachine.TestCase
+
+
+def test_the_provider_enqueues_idempotently(conn):
+    """``POST /v1/artifacts`` enqueues through the SQLite provider (the contract's ``IngestQueueStore``; PostgreSQL
+    has none: nothing extracts there)."""
+    from nous_assets.store.protocols import IngestQueueStore
+    from nous_assets.store.sqlite.queue import SqliteIngestQueueStore
+
+    provider = SqliteIngestQueueStore(conn)
+    assert isinstance(provider, IngestQueueStore)
+    artifact = dict(source="fs_watch", project_id="p", session_id="s", transcript_path="/t", file_inode=None,
+                    file_offset=0, idempotency_key="k")  # fmt: skip
+    item, created = provider.enqueue(**artifact, payload={"lines": [1, 2], "note": "é"})
+    again, created_again = provider.enqueue(**artifact, payload={"other": True})
+    assert created and not created_again and again == item == provider.get(item.ingest_id)
+    assert item.payload == {"lines": [1, 2], "note": "é"} and provider.counts()["pending"] == 1
+    with pytest.raises(ValueError, match="file_offset"):
+        provider.enqueue(**(artifact | {"file_offset": -1, "idempotency_key": "k2"}), payload={})
+    assert sum(provider.counts().values()) == 1

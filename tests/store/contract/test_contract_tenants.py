@@ -25,12 +25,10 @@ def _fill(b) -> dict:
     one, two = stored[0].event.event_id, stored[1].event.event_id
     b.vectors.upsert({one: [1.0, 0.0], two: [0.0, 1.0]}, model="m", content_hashes={one: "a", two: "b"}, at=AT)
     b.cache.put("p1", [("p1:fp", "p1", "project", "{}", "packet of A", json.dumps([one]), 11, two, AT)])
-    item, _ = b.queue.enqueue(source="fs_watch", project_id="p1", session_id="s1", transcript_path="/t",
-                              file_inode=None, file_offset=0, payload={}, idempotency_key="q1", now=AT)  # fmt: skip
     cand = InterventionCandidate("c1", "global", None, ("r",), 0.9, 1, 60, 60, "note of A", "k1", {}, AT)
     b.interventions.append_candidates([cand])
     b.interventions.upsert_active(cand, expires_at=LATER, cooldown_until=LATER, at=AT)
-    return {"ids": [one, two], "item": item}
+    return {"ids": [one, two]}
 
 
 def test_tenant_b_never_sees_tenant_a(make_backend):
@@ -44,8 +42,6 @@ def test_tenant_b_never_sees_tenant_a(make_backend):
     assert b.projection.snapshot() == {"memories": [], "concepts": [], "edges": [], "memories_fts": []}
     assert b.vectors.search([1.0, 0.0], 5, model="m") == []
     assert b.cache.get("p1:fp") is None and b.cache.built_versions() == {}
-    assert b.queue.get(written["item"].ingest_id) is None
-    assert sum(b.queue.counts().values()) == 0
     assert b.interventions.resolve(AT) == [] and b.interventions.transitions("c1") == []
 
 
@@ -53,7 +49,6 @@ def test_tenant_b_cannot_change_tenant_a(make_backend):
     a, b = make_backend("a"), make_backend("b")
     written = _fill(a)
     before = a.projection.snapshot()
-    item = written["item"]
     # the same keys are new events for B, and B's writes land in B only
     fresh = b.events.append(extracted("L1", "B's own words", key="x1"))
     assert fresh.created and b.events.get_by_key("x1").payload["content"] == "B's own words"
@@ -62,14 +57,9 @@ def test_tenant_b_cannot_change_tenant_a(make_backend):
     assert b.vectors.delete(written["ids"]) == 0
     assert b.cache.invalidate(["p1:fp"]) == 0
     b.cache.put("p1", [])
-    own, created = b.queue.enqueue(source="fs_watch", project_id="p1", session_id="s1", transcript_path="/t",
-                                   file_inode=None, file_offset=0, payload={}, idempotency_key="q1",
-                                   now=AT)  # fmt: skip
-    assert created and b.queue.get(own.ingest_id) == own
 
     assert a.projection.snapshot() == before
     assert a.events.get_by_key("x1").payload["content"] == "tenant secret about deploys"
     assert {i for i, _ in a.vectors.search([1.0, 0.0], 5, model="m")} == set(written["ids"])
     assert a.cache.get("p1:fp").packet_text == "packet of A"
-    assert a.queue.get(item.ingest_id) == item and sum(a.queue.counts().values()) == 1
     assert [x.intervention_id for x in a.interventions.resolve(AT)] == ["c1"]
