@@ -3,6 +3,7 @@ backfilled shared corpus the end-to-end tests (pipeline, MCP server) run against
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -223,14 +224,32 @@ def pipeline_at():
     return lambda root, glob: Pipeline(root, glob)
 
 
+CORPUS_EARLY_BEFORE = "2026-02-01"
+""":func:`corpus_pipeline` keeps a copy of its store as it was after the days before this one (every project of the
+corpus but spotter, whose three days come last and hold most of its turns): the clean reference of a test that
+backfills those days only."""
+
+
 @pytest.fixture(scope="session")
 def corpus_pipeline(tmp_path_factory, shared_corpus):
-    """The whole shared corpus copied into a Claude-style projects tree and backfilled once per session."""
+    """The whole shared corpus copied into a Claude-style projects tree and backfilled once per session, one run per
+    day in date order; ``early_store`` is a copy of the store after ``early_days``, those before
+    :data:`CORPUS_EARLY_BEFORE`."""
+    import sqlite3
+
     root = tmp_path_factory.mktemp("corpus")
     projects = root / "home" / ".claude" / "projects"
     shutil.copytree(shared_corpus, projects, ignore=shutil.ignore_patterns("*.md"))
     pipe = Pipeline(root, str(projects / "**" / "*.jsonl"))
-    pipe.results = pipe.run()
+    days = pipe.days()
+    early = [d for d in days if d < CORPUS_EARLY_BEFORE]
+    assert early and len(early) < len(days), days
+    pipe.results = pipe.run(early)
+    pipe.early_days, pipe.early_store = early, root / "early-cortex.db"
+    with contextlib.closing(sqlite3.connect(pipe.settings.db_path)) as live, \
+            contextlib.closing(sqlite3.connect(pipe.early_store)) as copy:
+        live.backup(copy)
+    pipe.results += pipe.run(days[len(early):])
     return pipe
 
 
@@ -264,7 +283,7 @@ SHARED_FIXTURE_GROUPS = {"corpus_pipeline": "corpus"}  # conftest fixtures worth
 MODULE_GROUPS = ("tests/pipeline/test_poisoning.py",)  # its module fixtures are also taken with getfixturevalue
 GROUP_SETUP_SECONDS = {"corpus": 90, "tests/capture/test_redact_corpus.py": 35, "tests/lifecycle/test_archive.py": 11}
 KNOWN_SLOW_SECONDS = {  # nodeid prefix -> seconds on one worker (durations of a full run; refresh when they drift)
-    "tests/pipeline/test_incremental.py::test_killed_backfill": 106,
+    "tests/pipeline/test_incremental.py::test_killed_backfill": 65,
     "tests/pipeline/test_poisoning.py::test_no_poisoning_attempt_reaches_a_packet": 52,
     "tests/pipeline/test_poisoning.py::test_every_way_out": 29,
     "tests/evaluate/test_replay_bench.py::test_replay_of_three_duet_sessions_end_to_end": 118,
