@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -359,3 +359,18 @@ def append_results(outcome: Sequence[StoredEvent | str], built: Mapping[str, Sto
             results.append(AppendResult(built[item], created=item not in seen))
             seen.add(item)
     return results
+
+
+def replay_pages(
+    page: Callable[[int, int, int], list[StoredEvent]], from_id: int, upper: int, batch_size: int
+) -> Iterator[list[StoredEvent]]:
+    """Pages of the events with ``from_id < event_id <= upper``, in order, ``page(after, upper, limit)`` reading
+    each: how either backend's ``EventStore`` replays (pages bounded by ``upper``, so appends during a replay
+    wait for the next one)."""
+    last = from_id
+    while last < upper:
+        batch = page(last, upper, batch_size)
+        if not batch:
+            return
+        last = batch[-1].event_id
+        yield batch

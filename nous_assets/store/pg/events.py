@@ -22,6 +22,7 @@ from nous_assets.store.log.events import (
     append_results,
     plan_batch,
     prepare,
+    replay_pages,
     row_to_event,
     tuple_to_event,
 )
@@ -143,13 +144,8 @@ class PgEventStore:
         return [tuple_to_event(r) for r in rows]
 
     def replay(self, from_id: int = 0, *, batch_size: int = 5000, to_id: int | None = None) -> Iterator[StoredEvent]:
-        last = from_id
         upper = to_id if to_id is not None else self.last_event_id()
-        while last < upper:
-            batch = self.page(last, upper, batch_size)
-            if not batch:
-                return
-            last = batch[-1].event_id
+        for batch in replay_pages(self.page, from_id, upper, batch_size):
             yield from batch
 
     def last_event_id(self) -> int:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import psycopg
 
 from nous_assets.store.packet_row import PACKET_COLUMNS, CachedPacket
-from nous_assets.store.sqlite.service_store import Receipt, TokenRecord
+from nous_assets.store.sqlite.service_store import RECEIPT_COLUMNS, Receipt, TokenRecord, receipt_rows
 
 _SELECT_TOKENS = (
     "SELECT token_id, tenant_id, client_id, scopes, salt, digest, created_at, revoked_at FROM service_tokens"
@@ -58,16 +58,15 @@ class PgServiceStore:
             return
         with self.conn.transaction():
             self.conn.cursor().executemany(
-                "INSERT INTO service_receipts(tenant_id, kind, idempotency_key, client_id, event_source, project_id, "
-                "session_id, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                [(tenant_id, r.kind, r.idempotency_key, r.client_id, r.event_source, r.project_id, r.session_id,
-                  r.received_at) for r in receipts],
-            )  # fmt: skip
+                f"INSERT INTO service_receipts(tenant_id, {RECEIPT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT DO NOTHING",
+                receipt_rows(tenant_id, receipts),
+            )
 
     def receipt(self, tenant_id: str, kind: str, idempotency_key: str) -> Receipt | None:
         row = self.conn.execute(
-            "SELECT kind, idempotency_key, client_id, event_source, project_id, session_id, received_at "
-            "FROM service_receipts WHERE tenant_id = %s AND kind = %s AND idempotency_key = %s",
+            f"SELECT {RECEIPT_COLUMNS} FROM service_receipts "
+            "WHERE tenant_id = %s AND kind = %s AND idempotency_key = %s",
             (tenant_id, kind, idempotency_key),
         ).fetchone()
         return None if row is None else Receipt(*row)

@@ -22,6 +22,7 @@ from nous_assets.store.log.events import (
     archived_stub,
     plan_batch,
     prepare,
+    replay_pages,
     row_to_event,
     tuple_to_event,
 )
@@ -157,14 +158,8 @@ class SqliteEventStore:
     def replay_batches(
         self, from_id: int = 0, *, batch_size: int = 5000, to_id: int | None = None
     ) -> Iterator[list[StoredEvent]]:
-        last = from_id
         upper = to_id if to_id is not None else self.last_event_id()
-        while last < upper:
-            batch = self.page(last, upper, batch_size)
-            if not batch:
-                return
-            last = batch[-1].event_id
-            yield batch
+        return replay_pages(self.page, from_id, upper, batch_size)
 
     def page(self, after: int, upper: int, limit: int) -> list[StoredEvent]:
         """Up to ``limit`` events with ``after < event_id <= upper``, in order."""

@@ -9,7 +9,7 @@ SQLite implementation is here (migration 017); PostgreSQL's is :mod:`nous_assets
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, fields
 from typing import Protocol
 
 from nous_assets.store.db import Connection, atomic
@@ -41,6 +41,15 @@ class Receipt:
     project_id: str
     session_id: str
     received_at: str
+
+
+#: A receipt's columns after ``tenant_id``, in :class:`Receipt` order (both backends' SQL).
+RECEIPT_COLUMNS = ", ".join(f.name for f in fields(Receipt))
+
+
+def receipt_rows(tenant_id: str, receipts: Sequence[Receipt]) -> list[tuple]:
+    """``(tenant_id, *receipt)`` rows for an insert into ``service_receipts``."""
+    return [(tenant_id, *astuple(r)) for r in receipts]
 
 
 class ServiceStore(Protocol):
@@ -115,16 +124,14 @@ class SqliteServiceStore:
     def record_receipts(self, tenant_id: str, receipts: Sequence[Receipt]) -> None:
         with atomic(self.conn):
             self.conn.executemany(
-                "INSERT INTO service_receipts(tenant_id, kind, idempotency_key, client_id, event_source, project_id, "
-                "session_id, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                [(tenant_id, r.kind, r.idempotency_key, r.client_id, r.event_source, r.project_id, r.session_id,
-                  r.received_at) for r in receipts],
-            )  # fmt: skip
+                f"INSERT INTO service_receipts(tenant_id, {RECEIPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                receipt_rows(tenant_id, receipts),
+            )
 
     def receipt(self, tenant_id: str, kind: str, idempotency_key: str) -> Receipt | None:
         row = self.conn.execute(
-            "SELECT kind, idempotency_key, client_id, event_source, project_id, session_id, received_at "
-            "FROM service_receipts WHERE tenant_id = ? AND kind = ? AND idempotency_key = ?",
+            f"SELECT {RECEIPT_COLUMNS} FROM service_receipts WHERE tenant_id = ? AND kind = ? AND idempotency_key = ?",
             (tenant_id, kind, idempotency_key),
         ).fetchone()
         return None if row is None else Receipt(*row)
