@@ -8,6 +8,9 @@
                        (a corpus that spans more time: what recency and validity do with it);
            ``samenames`` the merge with every conversation's two speakers renamed to the first one's, in turns
                        and questions (one long two-person conversation: names no longer tell the halves apart).
+``shift``  writes a copy of a LoCoMo file with every session date moved by a fixed number of days (``--days 1096``
+           is three years later, ``--days -400`` a year and a month earlier): a lever keyed to particular dates
+           scores differently there, one that reads time from the corpus scores the same (within noise).
 ``ingest`` backfills one file once into a work dir (the real Dagster pipeline, as ``nous bench retrieval``).
 ``score``  re-scores an ingested work dir with the code as it is now (ranking changes need no re-ingest).
 
@@ -95,6 +98,17 @@ def split(locomo: Path, out: Path) -> list[Path]:
     return written
 
 
+def shift(samples: list[dict], days: int) -> list[dict]:
+    """The same conversations with every session date moved by ``days`` (turns, questions and evidence as they are)."""
+    out = copy.deepcopy(samples)
+    for sample in out:
+        conv = sample["conversation"]
+        for n in _sessions(conv):
+            when = parse_locomo_date(conv[f"session_{n}_date_time"]) + timedelta(days=days)
+            conv[f"session_{n}_date_time"] = when.strftime("%I:%M %p on %d %B, %Y")
+    return out
+
+
 def ingest(locomo: Path, workdir: Path) -> None:
     from nous_assets.evaluate.locomo import convert_sample, load_samples
     from nous_assets.evaluate.retrieval import _bench_settings, _ingest
@@ -108,7 +122,7 @@ def ingest(locomo: Path, workdir: Path) -> None:
 
 def score(locomo: Path, workdir: Path, k: int, label: str) -> dict:
     from nous_assets.evaluate.locomo import convert_sample, load_samples
-    from nous_assets.evaluate.retrieval import _bench_settings, _mean, _score
+    from nous_assets.evaluate.retrieval import _bench_settings, _mean, _score, sample_figures
     from nous_assets.store.db import open_db
 
     projects = workdir / "projects"
@@ -116,7 +130,8 @@ def score(locomo: Path, workdir: Path, k: int, label: str) -> dict:
     settings = _bench_settings(workdir, projects)
     conn = open_db(settings.db_path)
     try:
-        per_cat, _chars, _lat = _score(conn, converted, settings, k)
+        by_sample: dict[str, dict] = {}
+        per_cat, _chars, lat = _score(conn, converted, settings, k, by_sample)
     finally:
         conn.close()
     main = [v for c in (1, 2, 3, 4) for v in per_cat.get(c, [])]
@@ -127,12 +142,18 @@ def score(locomo: Path, workdir: Path, k: int, label: str) -> dict:
         "k": k,
         "recall_by_category": {str(c): _mean(v, 3) for c, v in sorted(per_cat.items())},
         "recall_overall_cat1_4": _mean(main, 3),
+        "recall_by_sample": sample_figures(by_sample, 3),
+        "query_ms_mean": round(1000 * sum(lat) / max(len(lat), 1), 1),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     (RESULTS / f"locomo-variant-{locomo.stem}-{stamp}.json").write_text(json.dumps(figures, indent=2))
     cats = " ".join(f"c{c}={v}" for c, v in figures["recall_by_category"].items())
     print(f"{label:24s} {locomo.stem:10s} overall={figures['recall_overall_cat1_4']} {cats}")
+    if len(by_sample) > 1:
+        for sample, row in figures["recall_by_sample"].items():
+            cats = " ".join(f"c{c}={v}" for c, v in row["recall_by_category"].items())
+            print(f"{label:24s} {sample:10s} overall={row['recall_overall_cat1_4']} {cats}")
     return figures
 
 
@@ -142,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("split", help="write per-conversation files and the merged/shifted variants")
     s.add_argument("locomo", type=Path)
     s.add_argument("--out", type=Path, required=True)
+    t = sub.add_parser("shift", help="write a copy with every session date moved by --days")
+    t.add_argument("locomo", type=Path)
+    t.add_argument("--days", type=int, required=True)
+    t.add_argument("--out", type=Path, required=True)
     i = sub.add_parser("ingest", help="backfill one LoCoMo file into a work dir")
     i.add_argument("locomo", type=Path)
     i.add_argument("--workdir", type=Path, required=True)
@@ -154,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "split":
         for path in split(args.locomo, args.out):
             print(path)
+    elif args.cmd == "shift":
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(shift(json.loads(args.locomo.read_text(encoding="utf-8")), args.days)))
+        print(args.out)
     elif args.cmd == "ingest":
         ingest(args.locomo, args.workdir)
     else:

@@ -57,3 +57,6 @@ def test_retrieval_benchmark_runs_the_pipeline_and_reports_recall(tmp_path):
     assert figures["questions"] == len(sample["qa"]) and figures["chunks"] > 0
     assert 0.3 < figures["recall_overall_cat1_4"] <= 1.0  # far above chance for 10 of ~100 turns
     assert figures["mean_chars_per_query"] > 0
+    by_sample = figures["recall_by_sample"]  # each conversation's own figure, here the only one
+    assert list(by_sample) == [str(sample["sample_id"])]
+    assert by_sample[str(sample["sample_id"])]["recall_overall_cat1_4"] == figures["recall_overall_cat1_4"]
