@@ -9,7 +9,8 @@ keyword sets that identify a known wrong or stale answer (a rejected explanation
 End to end, nothing mocked:
 
 1. the transcripts are laid out and backfilled as ``nous bench memories`` does
-   (:func:`~nous_assets.evaluate.memories.lay_out`, ``nous backfill`` in a scratch home and data dir);
+   (:func:`~nous_assets.evaluate.memories.lay_out`, ``nous backfill`` in a scratch home and data dir), with no
+   embedding time budget, so that every chunk has its vector;
 2. each question is asked through ``nous search --json --project <project_cwd>`` as a subprocess (a user in
    that directory) and through MCP ``recall`` — the real ``mcp`` client over stdio against ``nous mcp``, with
    ``project`` set to the same directory and the largest budget, so that ten results fit;
@@ -42,6 +43,9 @@ K = 10
 CUTS = (1, 3, 10)
 CHANNELS = ("search", "recall")
 MARKER = "recall-questions.json"  # written in a workdir once its backfill is complete
+UNBOUNDED_EMBED_S = 1e9
+"""The scratch install's embedding budget per run: every chunk gets its vector in the backfill, so the figures
+measure ranking over a complete store even on a busy machine (where the default 300 s leaves chunks FTS-only)."""
 SEARCH_TIMEOUT_S = 120
 Keys = tuple[tuple[str, ...], ...]
 
@@ -239,6 +243,9 @@ def backfill(transcripts: Path, workdir: Path, log: Callable[[str], None]) -> di
     """Lay the transcripts out as Claude Code does and backfill every day they cover into ``workdir/data``."""
     layout = lay_out(transcripts, workdir / "home" / ".claude" / "projects")
     env = scratch_env(workdir)
+    config = Path(env["CLAUDE_CONFIG_DIR"]) / "nous" / "config.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"embed": {"run_budget_seconds": UNBOUNDED_EMBED_S}}), encoding="utf-8")
     first, last = activity_span(layout.projects)
     env["NOUS_PARTITION_START"] = first
     log(f"bench recall-questions: {layout.files} transcript files ({layout.sessions} sessions); nous backfill "

@@ -147,6 +147,15 @@ def test_bench_end_to_end_on_one_project_then_wrong_keys_on_the_same_backfill(tm
     assert last == (f"recall-questions hit@3: {min(channels[c]['hit@3'] for c in CHANNELS):.3f} "
                     f"wrong-first: {max(channels[c]['wrong_first'] for c in CHANNELS):.3f}")  # fmt: skip
     stored = _stored_texts(work / "data")
+    from nous_assets.store.db import open_db
+
+    conn = open_db(work / "data" / "cortex.db")
+    try:  # no embedding budget in the bench's backfill: every chunk has its vector (or was skipped as too short)
+        chunks, vectors = (conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                           for t in ("transcript_chunks", "chunk_vector_meta"))  # fmt: skip
+    finally:
+        conn.close()
+    assert chunks == vectors > 0
     assert any("run_hook.sh" in t for t in stored) and any("python3" in t for t in stored)
     assert not any(ABSENT in t for t in stored)
     for channel in CHANNELS:
