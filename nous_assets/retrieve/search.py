@@ -1,8 +1,8 @@
 """``retrieve()``: the one retrieval entry point (injection cache, ``nous search``, LoCoMo benchmark).
 
 gather candidates -> (optional) vector similarity -> seven-dimension score with the contradiction
-fast path and the relevance floor -> claims that still hold ahead of refuted and superseded ones, backed ones
-lifted (:mod:`.status_rank`) -> for a how-to question the brief's procedures and commands first
+fast path and the relevance floor -> claims that still hold ahead of refuted and superseded ones
+(:mod:`.status_rank`) -> for a how-to question the brief's procedures and commands first
 (:mod:`.procedures`) -> MMR picks a diverse top k -> those k in score order. MMR decides
 *which* memories make the cut (a near-duplicate of a better one waits); the results are then listed best
 score first, so a printed list never shows a higher score below a lower one and a packet cut short by

@@ -80,14 +80,3 @@ def test_recall_and_search_json_show_the_later_status(conn, store, tmp_path, cap
     assert [m["status"] for m in memories] == ["verified", "refuted"]
     assert json.dumps(answer)  # the answer stays plain JSON
 
-
-def test_a_backed_memory_outranks_an_excerpt_of_the_same_relevance_but_not_a_clearly_better_one():
-    from nous_assets.retrieve.scoring import EPISODE, MEMORY, CandidateKey, ScoredMemory
-    from nous_assets.retrieve.status_rank import BACKED_FACTOR, by_status
-
-    chunk, verified, guess = CandidateKey(EPISODE, 1), CandidateKey(MEMORY, 2), CandidateKey(MEMORY, 3)
-    status = {chunk: "observed", verified: "verified", guess: "hypothesis"}
-    even = [ScoredMemory(chunk, 0.50, {}), ScoredMemory(guess, 0.49, {}), ScoredMemory(verified, 0.48, {})]
-    assert [s.key for s in by_status(even, status)] == [verified, chunk, guess]
-    far = [ScoredMemory(chunk, 0.48 * BACKED_FACTOR + 0.05, {}), ScoredMemory(verified, 0.48, {})]
-    assert [s.key for s in by_status(far, status)] == [chunk, verified]
