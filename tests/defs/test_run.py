@@ -41,7 +41,7 @@ def _get(url: str) -> int:
 # extraction step ends, so the run stopped mid-way after that gets new lines first (an exchange appended to today).
 # The stop while serving is the last act of the idle test, on the other machine.
 MOMENTS = [
-    ("importing", None),
+    ("starting up (importing, launching its worker)", None),
     ("starting the first ingest", re.compile(r"^initialised ", re.M)),
     ("ingesting the history, after its first step", re.compile(r"^(?:history|catch-up): step 1/\d+ ", re.M)),
     ("ingesting again after an interrupted run, mid-run", re.compile(r"^(?:history|catch-up): step 7/\d+ ", re.M)),
@@ -125,11 +125,18 @@ def _stop_at_every_moment(root: Path) -> None:
         assert _get(url) == 0
 
 
+# A terminal starts a command with SIGINT at its default; a shell that runs the tests in the background has it
+# ignored, and the ignored disposition is inherited: reset it, then exec `nous run` in the same process.
+_AS_FROM_A_TERMINAL = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                       "os.execv(sys.argv[1], sys.argv[1:])")
+
+
 def _start(machine: dict[str, str], port: int, log: Path) -> subprocess.Popen:
-    """`nous run` as a terminal starts it: the leader of its own foreground process group."""
+    """`nous run` as a terminal starts it: the leader of its own foreground process group, SIGINT not ignored."""
     with log.open("w") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "nous_assets.cli", "run", "--port", str(port)],
+            [sys.executable, "-c", _AS_FROM_A_TERMINAL, sys.executable, "-m", "nous_assets.cli", "run", "--port",
+             str(port)],
             env={**os.environ, **machine}, stdout=out, stderr=subprocess.STDOUT,
             cwd=Path(__file__).resolve().parents[2], start_new_session=True,
         )
