@@ -41,5 +41,6 @@ def explain_lines(result: Result, *, now: str, half_life_days: float) -> list[st
     if result.accessed_at:
         when.append(f"last reinforced/weakened {_day(result.accessed_at)}")
     if basis:
-        when.append(f"recency from {_day(basis)} ({_age_days(basis, now):.0f} d ago, half-life {half_life_days:g} d)")
+        age = b.get("age_days", _age_days(basis, now))  # by the corpus's clock when the scorer measured it
+        when.append(f"recency from {_day(basis)} ({age:.0f} d ago, half-life {half_life_days:g} d)")
     return [first, "    when: " + " · ".join(when)]

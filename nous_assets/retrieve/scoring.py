@@ -16,6 +16,8 @@ Each dimension returns a value in [0, 1]:
   (``valid_from``; ``created_at``, the ingestion time, only when that is unknown) or a later access
   (``accessed_at``, set when a session's outcome or the user reinforced or weakened it). A backfill
   ingests a year of history in a minute: ingestion time says nothing about how current a learning is.
+  Age is measured from the corpus's own clock (:func:`corpus_clock`), never the wall clock; transcript chunks
+  do not age (``EPISODE_RECENCY``).
 
 :func:`score` fuses them: ``weighted`` = configured weighted sum; ``rrf`` = weighted Reciprocal Rank
 Fusion of the per-dimension rankings (a dimension ranks only candidates with a non-zero value; ties
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -48,6 +51,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nous_assets import clocks
+from nous_assets.retrieve import timewords
 from nous_assets.retrieve.fusion import competition_ranks, cosine, jaccard, rrf_from_ranks
 from nous_assets.retrieve.query import Query, fts_tokens
 from nous_assets.settings import Settings
@@ -288,6 +292,87 @@ def contradicted_ids(
     return flagged
 
 
+# -- the corpus's own clock and the evidence levers ------------------------------------------------
+
+# Recency is measured from the corpus's clock (``as_at``, else the latest moment among the gathered candidates,
+# which always include the project's newest reinforced memories), never from the wall clock: a project idle
+# for a year, or a conversation from 2023, still has a newest and an oldest. Bench switches, not settings.
+CORPUS_CLOCK = True
+# A question that names a speaker ("What does Melanie ...") is about what that speaker said: a chunk whose
+# text is that speaker's turn ("Melanie: ...") gets this share more score.
+SPEAKER_BOOST = 0.0
+# A question asking for a time ("When did ...") is answered by a turn that says when: a candidate whose text
+# carries a date or a relative time ("last week", "two days ago") gets this share more.
+WHEN_BOOST = 0.0
+# A question restricted to a period ("in June", "last year") prefers a candidate said in that period or that
+# talks about it (its relative words resolved against when it was said).
+PERIOD_BOOST = 0.0
+# Transcript chunks are evidence of when something was said, not knowledge that ages: with this off their
+# recency is 0 (what a wall clock far past the conversation gave them), and only memories age.
+EPISODE_RECENCY = False
+_SPEAKER = re.compile(r"^([A-Z][\w'-]*(?: [A-Z][\w'-]*)?): ")
+
+
+def speaker_of(content: str | None) -> str | None:
+    """The speaker a turn's text opens with ("Name: ..."), if any."""
+    m = _SPEAKER.match(content or "")
+    return m.group(1) if m else None
+
+
+def corpus_clock(candidates: Iterable[Candidate], query: Query) -> str:
+    """The instant recency is measured from: ``as_at``, else the latest stamp among ``candidates``, else ``now``."""
+    if query.as_at or not CORPUS_CLOCK:
+        return query.as_at or query.now
+    stamps = [s for c in candidates if (s := recency_stamp(c.accessed_at, c.valid_from, c.created_at))]
+    return max(stamps) if stamps else query.now
+
+
+def _age_days(c: Candidate, clock: datetime) -> float:
+    """Days from the candidate's recency stamp to the corpus clock (what ``--explain`` shows as "d ago")."""
+    stamp = recency_stamp(c.accessed_at, c.valid_from, c.created_at)
+    try:
+        return max((clock - parse_time(stamp)).total_seconds() / 86400.0, 0.0) if stamp else 0.0
+    except ValueError:
+        return 0.0
+
+
+def _said_day(c: Candidate):
+    try:
+        return parse_time(c.valid_from or c.created_at).date()
+    except (TypeError, ValueError):
+        return None
+
+
+def lever_factors(kept: list[Candidate], query: Query, clock: str) -> dict[CandidateKey, float]:
+    """Multipliers from the speaker, when-question and period levers (1.0 when none applies)."""
+    factors = {c.key: 1.0 for c in kept}
+    if SPEAKER_BOOST:
+        speakers = {c.key: speaker_of(c.content) for c in kept}
+        seen = {s for s in speakers.values() if s}
+        named = {s for s in seen if re.search(r"\b" + re.escape(s) + r"\b", query.text)}
+        if named and named != seen:
+            for key, who in speakers.items():
+                if who in named:
+                    factors[key] *= 1.0 + SPEAKER_BOOST
+    asks = WHEN_BOOST and timewords.asks_when(query.text)
+    try:
+        asked = parse_time(clock).date()
+    except (TypeError, ValueError):
+        asked = None
+    periods = timewords.question_ranges(query.text, asked) if PERIOD_BOOST and asked else []
+    if asks or periods:
+        for c in kept:
+            said = _said_day(c)
+            if said is None:
+                continue
+            mentioned = timewords.event_ranges(c.content, said)
+            if asks and mentioned:
+                factors[c.key] *= 1.0 + WHEN_BOOST
+            if periods and timewords.overlaps([(said, said), *mentioned], periods):
+                factors[c.key] *= 1.0 + PERIOD_BOOST
+    return factors
+
+
 # -- fusion -------------------------------------------------------------------------------------
 
 
@@ -300,7 +385,7 @@ def dimension_values(
     vector_score: float | None,
     now: datetime | None = None,
 ) -> dict[str, float]:
-    """Raw values of all seven dimensions for one candidate."""
+    """Raw values of all seven dimensions for one candidate (recency measured from ``now``)."""
     return {
         "text": s_text(c.bm25, best_text),
         "concept": s_concept(query.concepts, c.concepts),
@@ -315,7 +400,9 @@ def dimension_values(
             last_activity=query.last_activity,
             created_at=c.created_at,
         ),
-        "recency": s_recency(
+        "recency": 0.0
+        if c.is_episode and not EPISODE_RECENCY
+        else s_recency(
             c.accessed_at,
             c.created_at,
             now=now or query.now,
@@ -382,7 +469,8 @@ def score(
     retrieve = settings.retrieve
     weights = {d: float(getattr(retrieve.weights, d)) for d in DIMENSIONS}
     best_text = best_text_relevance(c.bm25 for c in kept)
-    now = parse_time(query.now)
+    clock = corpus_clock(kept, query)
+    now = parse_time(clock)
     raw = {
         c.key: dimension_values(
             c,
@@ -423,11 +511,14 @@ def score(
         else set()
     )
     multiplier = settings.thresholds.contradiction_multiplier
+    levers = lever_factors(kept, query, clock)
+    ages = {c.key: _age_days(c, now) for c in kept}
     results = []
     for key, total in totals.items():
         factor = multiplier if key.row_kind == MEMORY and key.id in penalised else 1.0
         breakdowns[key]["contradiction"] = factor
-        results.append(ScoredMemory(key, total * factor, breakdowns[key]))
+        breakdowns[key]["levers"] = levers[key]
+        breakdowns[key]["age_days"] = ages.get(key, 0.0)
+        results.append(ScoredMemory(key, total * factor * levers[key], breakdowns[key]))
     results.sort(key=lambda r: (-r.score, r.key.tie_order))
     return results
-

@@ -46,8 +46,9 @@ def test_search_explain_lists_by_score_drops_unrelated_and_dates_by_learning(nou
     assert len(re.findall(r"^#\d+ \[learning/fact · observed · ", out, re.M)) == 3  # each with its status
     assert scores == sorted(scores, reverse=True)
     assert [int(r) for r in re.findall(r"rank (\d+) of 3 scored", out)] == [1, 2, 3]
-    assert out.count("learned 2025-04-02") == 3 and "recency=0.00" in out and "recency=1.00" not in out
-    assert re.search(r"recency from 2025-04-02 \(\d{3} d ago, half-life 30 d\)", out)
+    # recency by the project's own clock (its latest learning, 2025-04-02), not today's: all three are current
+    assert out.count("learned 2025-04-02") == 3 and "recency=1.00" in out and "recency=0.00" not in out
+    assert re.search(r"recency from 2025-04-02 \(0 d ago, half-life 30 d\)", out)
 
     assert main(["search", "kubernetes helm charts", "--fts-only", "--no-episodes"]) == 0
     assert capsys.readouterr().out.strip() == "no matching memories"
