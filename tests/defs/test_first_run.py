@@ -167,6 +167,13 @@ def test_first_run_takes_all_the_history_on_disk_and_a_restart_takes_older_days_
     assert (Path(machine["NOUS_DATA_DIR"]) / "first_day").read_text().strip() == older
     assert runs_per_day(instance) == {**covered, older: 1}
 
+    # new lines on a day already taken: a restart takes exactly that day again, in one run
+    yesterday = recent_days(2)[0]
+    history.append(yesterday, 30, minute=50)
+    assert main(["run", "--no-serve"]) == 0
+    assert f"1 day(s) with activity, {yesterday}..{yesterday} in one run" in capsys.readouterr().err
+    assert runs_per_day(instance) == {**covered, older: 1, yesterday: 2}
+
 
 def test_an_explicit_window_reports_older_history_not_taken_until_asked(machine, capsys):
     today = datetime.now(UTC).date()
@@ -197,16 +204,6 @@ def test_nothing_recent_but_older_history_says_so(machine, capsys):
     assert "no transcript activity in that range" not in out
     assert f"older history: 1 day(s) with transcript activity from {day} to {day} not ingested" in out
     assert not Path(machine["DAGSTER_HOME"]).exists()  # no run was even started
-
-
-def test_restart_catches_up_only_days_with_new_lines(week: History, capsys):
-    assert main(["run", "--no-serve"]) == 0
-    assert main(["run", "--no-serve"]) == 0
-    assert "catch-up: no new transcript lines since the last run" in capsys.readouterr().out
-    week.append(week.days[2], 50, minute=45)
-    assert main(["run", "--no-serve"]) == 0
-    assert f"1 day(s) with activity, {week.days[2]}..{week.days[2]} in one run" in capsys.readouterr().err
-    assert runs_per_day(dg.DagsterInstance.get()) == {**{d: 1 for d in week.days}, week.days[2]: 2}
 
 
 def test_embedding_budget_holds_and_the_reconcile_schedule_catches_up(week: History, machine):
