@@ -22,6 +22,7 @@ HOW_TO_RE = re.compile(
     r"(?:command|commands|way|steps|procedure)\b|which (?:command|script|task|target)\b|what (?:command|script)\b)",
     re.IGNORECASE,
 )
+NOT_HOW = frozenset({BRIEF_SLOT + "layout"})  # the stack and folders: what the project is, not how to do a thing
 MIN_COSINE = 0.45  # a brief item matching in meaning only must be close: a how-to question shares words with most
 
 
@@ -32,7 +33,8 @@ def is_how_to(text: str) -> bool:
 
 def _answers(candidate: Candidate, scored: ScoredMemory) -> bool:
     """A brief item that matches the question in words, or in meaning closely enough."""
-    if candidate.is_episode or candidate.status in CLOSED or not str(candidate.slot or "").startswith(BRIEF_SLOT):
+    slot = str(candidate.slot or "")
+    if candidate.is_episode or candidate.status in CLOSED or not slot.startswith(BRIEF_SLOT) or slot in NOT_HOW:
         return False
     return scored.breakdown.get("s_text", 0.0) > 0.0 or scored.breakdown.get("s_vector", 0.0) >= MIN_COSINE
 

@@ -1,14 +1,14 @@
 """``retrieve()``: the one retrieval entry point (injection cache, ``nous search``, LoCoMo benchmark).
 
 gather candidates -> (optional) vector similarity -> seven-dimension score with the contradiction
-fast path and the relevance floor -> claims that still hold ahead of refuted and superseded ones
-(:mod:`.status_rank`) -> for a how-to question the brief's procedures and commands first
-(:mod:`.procedures`) -> MMR picks a diverse top k -> those k in score order. MMR decides
-*which* memories make the cut (a near-duplicate of a better one waits); the results are then listed best
-score first, so a printed list never shows a higher score below a lower one and a packet cut short by
-its budget loses its weakest memories. Vectors are strictly optional: without an embedder, without
-a stored vector, or on any error from the embedder or sqlite-vec, retrieval degrades to
-s_vector = 0 (FTS + concepts + graph + priors), as 002 §6's fallback chain prescribes.
+fast path and the relevance floor -> short chunks that only announce what comes next discounted
+(:mod:`.excerpt_shape`) -> claims that still hold ahead of refuted and superseded ones (:mod:`.status_rank`)
+-> for a how-to question the brief's procedures and commands first (:mod:`.procedures`) -> MMR picks a
+diverse top k -> those k in score order. MMR decides *which* memories make the cut (a near-duplicate of a
+better one waits); the results are then listed in that order, so a packet cut short by its budget loses its
+weakest memories. Vectors are strictly optional: without an embedder, without a stored vector, or on any
+error from the embedder or sqlite-vec, retrieval degrades to s_vector = 0 (FTS + concepts + graph +
+priors), as 002 §6's fallback chain prescribes.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 
 from nous_assets.embed import memory_embedding
 from nous_assets.retrieve.candidates import gather, load_contradictions
+from nous_assets.retrieve.excerpt_shape import discounted
 from nous_assets.retrieve.fusion import mmr, similarity_from
 from nous_assets.retrieve.procedures import procedures_first
 from nous_assets.retrieve.query import Query
@@ -124,7 +125,8 @@ def retrieve(
     vectors = _vectors_for(conn, ids, model) if vector is not None else None
     scored = score(candidates, query, settings, vectors=vectors, contradictions=load_contradictions(conn, ids))
     by_key = {c.key: c for c in candidates}
-    scored = procedures_first(by_status(scored, {c.key: c.status for c in candidates}), by_key, query.text)
+    scored = by_status(discounted(scored, by_key), {c.key: c.status for c in candidates})
+    scored = procedures_first(scored, by_key, query.text)
     pool = scored[: max(MMR_POOL_FACTOR * top_k, 40)]
     keyed_vectors = {CandidateKey(MEMORY, i): v for i, v in vectors.items()} if vectors else None
     similarity = similarity_from(keyed_vectors, {s.key: by_key[s.key].concepts for s in pool})
