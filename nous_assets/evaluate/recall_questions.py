@@ -147,6 +147,16 @@ def ask_search(question: Question, env: dict[str, str], k: int = K) -> list[str]
     return [str(r.get("content") or "") for r in json.loads(done.stdout)]
 
 
+def upgrade(env: dict[str, str]) -> None:
+    """``nous init`` on a reused backfill: a store a build with fewer migrations wrote is migrated, as a user
+    would after an upgrade, instead of every search refusing it."""
+    command = [sys.executable, "-m", "nous_assets.cli", "init"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [""])[-1]
+        raise NousError(f"`nous init` on the reused backfill failed (exit {done.returncode}): {last}")
+
+
 def ask_recall(questions: Sequence[Question], data_dir: Path, env: dict[str, str], log_path: Path) -> list[list[str]]:
     """Each question's ``recall`` result texts, best first, through the real MCP client over stdio against
     ``nous mcp --data-dir data_dir`` (one server for all questions). A call the server refuses (an unknown
@@ -279,6 +289,7 @@ def run(
         if reuse:
             log(f"bench recall-questions: reusing the backfill in {workdir}")
             info = json.loads((workdir / MARKER).read_text(encoding="utf-8"))
+            upgrade(scratch_env(workdir))
         else:
             info = backfill(transcripts, workdir, log)
         env = scratch_env(workdir)
