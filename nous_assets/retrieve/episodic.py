@@ -29,6 +29,7 @@ INDEX_BATCH = 2000
 # alone 0.775 -> 0.777 (multi-hop .418 -> .430; conv-30 .392 -> .438), with the speaker lever 0.799 -> 0.802.
 HOP_WEIGHT = 0.5
 HOP_SEEDS = 3
+HOP_LIMIT = 20  # second-round hits kept: each one more candidate to load and score
 HOP_TERMS = 6
 _ENTITY = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)*)")
 _SPEAKER_PREFIX = re.compile(r"^[A-Z][\w'-]*(?: [A-Z][\w'-]*)?: ")
@@ -81,6 +82,7 @@ def _entity_hop(conn, query, bm25, cosines, scope, limit, weights) -> dict[int, 
     texts = [row[-1] for row in transcript_chunks.rows_by_id(conn, seeds)]
     terms = hop_terms(texts, query.text)
     match = " OR ".join(f'"{t}"' for t in terms) if terms else None
+    limit = min(limit, HOP_LIMIT)
     return transcript_chunks.text_matches(conn, match, **scope, limit=limit, weights=weights) if match else {}
 
 

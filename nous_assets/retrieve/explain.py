@@ -41,6 +41,7 @@ def explain_lines(result: Result, *, now: str, half_life_days: float) -> list[st
     if result.accessed_at:
         when.append(f"last reinforced/weakened {_day(result.accessed_at)}")
     if basis:
-        age = b.get("age_days", _age_days(basis, now))  # by the corpus's clock when the scorer measured it
+        clock = b.get("clock")  # the corpus's clock the scorer measured recency from (epoch seconds)
+        age = max(clock - parse_time(basis).timestamp(), 0.0) / 86400.0 if clock else _age_days(basis, now)
         when.append(f"recency from {_day(basis)} ({age:.0f} d ago, half-life {half_life_days:g} d)")
     return [first, "    when: " + " · ".join(when)]

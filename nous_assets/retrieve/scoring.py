@@ -329,15 +329,6 @@ def corpus_clock(candidates: Iterable[Candidate], query: Query) -> str:
     return max(stamps) if stamps else query.now
 
 
-def _age_days(c: Candidate, clock: datetime) -> float:
-    """Days from the candidate's recency stamp to the corpus clock (what ``--explain`` shows as "d ago")."""
-    stamp = recency_stamp(c.accessed_at, c.valid_from, c.created_at)
-    try:
-        return max((clock - parse_time(stamp)).total_seconds() / 86400.0, 0.0) if stamp else 0.0
-    except ValueError:
-        return 0.0
-
-
 def _said_day(c: Candidate):
     try:
         return parse_time(c.valid_from or c.created_at).date()
@@ -514,13 +505,13 @@ def score(
     )
     multiplier = settings.thresholds.contradiction_multiplier
     levers = lever_factors(kept, query, clock)
-    ages = {c.key: _age_days(c, now) for c in kept}
+    clock_seconds = now.timestamp()  # the corpus clock, for --explain's "d ago" (one parse, not one per candidate)
     results = []
     for key, total in totals.items():
         factor = multiplier if key.row_kind == MEMORY and key.id in penalised else 1.0
         breakdowns[key]["contradiction"] = factor
         breakdowns[key]["levers"] = levers[key]
-        breakdowns[key]["age_days"] = ages.get(key, 0.0)
+        breakdowns[key]["clock"] = clock_seconds
         results.append(ScoredMemory(key, total * factor * levers[key], breakdowns[key]))
     results.sort(key=lambda r: (-r.score, r.key.tie_order))
     return results
