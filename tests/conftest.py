@@ -191,11 +191,23 @@ class Pipeline:
 
         return activity_days(self.settings, date(2020, 1, 1), date(2030, 1, 1))
 
-    def run(self, days: list[str] | None = None, source: str = "historical_backfill"):
-        from nous_assets.defs.backfill import run_days
+    def run(self, days: list[str] | None = None, source: str = "historical_backfill", *, per_day: bool = False):
+        """Ingest ``days`` (default: every day with activity) the way ``nous backfill`` and ``nous run`` do: one
+        ranged run of ``ingest_job`` per stretch of activity of at most ``MAX_RUN_DAYS`` (``stretches``,
+        ``run_range``); asserts every run succeeded and ingested every day, returns the ``RangeResult`` list.
+        ``per_day=True``: one run per day (``run_days``, ``DayResult`` list), for a test of per-day runs."""
+        from nous_assets.defs.backfill import MAX_RUN_DAYS, run_days, run_range, stretches
 
-        results = run_days(days or self.days(), source=source, resource=self.resource(), instance=self.instance)
-        failed = [r for r in results if not r.success]
+        days = days or self.days()
+        if per_day:
+            results = run_days(days, source=source, resource=self.resource(), instance=self.instance)
+            failed = [r for r in results if not r.success]
+        else:
+            results = [
+                run_range(first, last, instance=self.instance, source=source, resource=self.resource())
+                for first, last in stretches(days, max_span=MAX_RUN_DAYS)
+            ]
+            failed = [r for r in results if not r.success or r.failed_days]
         assert not failed, failed
         return results
 
@@ -232,9 +244,9 @@ backfills those days only."""
 
 @pytest.fixture(scope="session")
 def corpus_pipeline(tmp_path_factory, shared_corpus):
-    """The whole shared corpus copied into a Claude-style projects tree and backfilled once per session, one run per
-    day in date order; ``early_store`` is a copy of the store after ``early_days``, those before
-    :data:`CORPUS_EARLY_BEFORE`."""
+    """The whole shared corpus copied into a Claude-style projects tree and backfilled once per session as
+    ``nous backfill`` does it (one ranged run per stretch of activity, in date order); ``early_store`` is a copy of
+    the store after ``early_days``, those before :data:`CORPUS_EARLY_BEFORE` (their runs end there)."""
     import sqlite3
 
     root = tmp_path_factory.mktemp("corpus")
@@ -273,18 +285,18 @@ def pg_server():
 
 
 # --- Scheduling under xdist (`make test`: -n 2 --dist loadgroup). A fixture shared by a module or the session is
-# built once per worker that runs one of its tests: the backfilled corpus (~90 s) and the poisoning backfills
-# (~100 s) were built on both workers. Tests sharing such a fixture go to one worker as one unit, and the largest
+# built once per worker that runs one of its tests: the backfilled corpus (~50 s) and the poisoning backfills
+# (~40 s) were built on both workers. Tests sharing such a fixture go to one worker as one unit, and the largest
 # units start first, so the run does not end on one long test beside an idle worker. The estimates only order the
 # queue; nothing here selects or skips a test. xdist 3.8's own loadgroup no longer groups under pytest 9.2 (it
 # renames node ids, pytest-xdist#1386), so the workers write each test's group to a file the scheduler reads.
 
 SHARED_FIXTURE_GROUPS = {"corpus_pipeline": "corpus"}  # conftest fixtures worth one worker: fixture -> group
 MODULE_GROUPS = ("tests/pipeline/test_poisoning.py",)  # its module fixtures are also taken with getfixturevalue
-GROUP_SETUP_SECONDS = {"corpus": 90, "tests/capture/test_redact_corpus.py": 35, "tests/lifecycle/test_archive.py": 11}
+GROUP_SETUP_SECONDS = {"corpus": 50, "tests/capture/test_redact_corpus.py": 35, "tests/lifecycle/test_archive.py": 11}
 KNOWN_SLOW_SECONDS = {  # nodeid prefix -> seconds on one worker (durations of a full run; refresh when they drift)
     "tests/pipeline/test_incremental.py::test_killed_backfill": 65,
-    "tests/pipeline/test_poisoning.py::test_no_poisoning_attempt_reaches_a_packet": 52,
+    "tests/pipeline/test_poisoning.py::test_no_poisoning_attempt_reaches_a_packet": 20,
     "tests/pipeline/test_poisoning.py::test_every_way_out": 29,
     "tests/evaluate/test_replay_bench.py::test_replay_of_three_duet_sessions_end_to_end": 118,
     "tests/store/test_projection.py::test_incremental_projection_in_any_batch_split": 15,
@@ -304,7 +316,7 @@ KNOWN_SLOW_SECONDS = {  # nodeid prefix -> seconds on one worker (durations of a
     "tests/resolver/test_claude_code_e2e.py::": 5,
     "tests/store/test_retention.py::test_with_decay": 10,
     "tests/embed/test_throughput.py::": 6,
-    "tests/pipeline/test_corpus_backfill.py::test_backfill_twice": 18,
+    "tests/pipeline/test_corpus_backfill.py::test_backfill_twice": 7,
     "tests/store/test_retention.py::test_decay_is_idempotent": 4,
     "tests/pipeline/test_identity_pipeline.py::test_real_worktrees": 10,
     "tests/pipeline/test_incremental.py::test_partition_range": 9,
