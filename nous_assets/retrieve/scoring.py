@@ -300,9 +300,11 @@ def contradicted_ids(
 CORPUS_CLOCK = True
 # A question that names a speaker ("What does Melanie ...") is about what that speaker said: a chunk whose
 # text is that speaker's turn ("Melanie: ...") gets this share more score. Not when it names every speaker seen.
-# LoCoMo dev recall@10 (cat 1-4) 0.775 -> 0.799 at 0.15 (multi-hop .418 -> .480, single-hop .825 -> .851, temporal
+# LoCoMo dev recall@10 (cat 1-4) 0.777 -> 0.799 at 0.15 (multi-hop .430 -> .480, single-hop .825 -> .851, temporal
 # and open-domain unchanged); 0.2 cost a temporal question ("When did Melanie's friend ...": the other speaker's).
-SPEAKER_BOOST = 0.15
+# Off: adversarial questions name the wrong speaker on purpose, and the lever buries the other speaker's turn that
+# holds the evidence (category 5: .887 -> .796 at 0.05, .775 at 0.10, .739 at 0.15).
+SPEAKER_BOOST = 0.0
 # A question asking for a time ("When did ...") is answered by a turn that says when: a candidate whose text
 # carries a date or a relative time ("last week", "two days ago") gets this share more.
 WHEN_BOOST = 0.0

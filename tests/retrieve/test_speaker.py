@@ -36,11 +36,13 @@ def test_speaker_of_reads_the_turns_opening_name():
 
 
 def test_the_named_speakers_turn_outranks_a_better_text_match_by_the_other(monkeypatch):
-    assert _ranked("What does Melanie do to relax?") == [2, 1]  # the shipped boost
-    monkeypatch.setattr(scoring, "SPEAKER_BOOST", 0.0)
+    assert scoring.SPEAKER_BOOST == 0.0  # shipped off (see scoring.py: it costs adversarial questions)
     assert _ranked("What does Melanie do to relax?") == [1, 2]  # without the lever the text match wins
+    monkeypatch.setattr(scoring, "SPEAKER_BOOST", 0.15)
+    assert _ranked("What does Melanie do to relax?") == [2, 1]
 
 
-def test_a_question_naming_both_speakers_or_none_is_left_as_it_is():
+def test_a_question_naming_both_speakers_or_none_is_left_as_it_is(monkeypatch):
+    monkeypatch.setattr(scoring, "SPEAKER_BOOST", 0.15)
     assert _ranked("How do Caroline and Melanie relax?") == [1, 2]
     assert _ranked("What helps someone relax?") == [1, 2]
