@@ -308,7 +308,7 @@ KNOWN_SLOW_SECONDS = {  # nodeid prefix -> seconds on one worker (durations of a
     "tests/evaluate/test_recall_questions.py::test_bench_end_to_end": 60,  # 221 s on a machine at load 12
     "tests/evaluate/test_recall_questions.py::test_usage_errors": 6,
     "tests/pipeline/test_lossless.py::test_cli_backfill": 28,
-    "tests/defs/test_nli_kill.py::": 26,
+    "tests/defs/test_nli_kill.py::": 18,
     "tests/store/contract/test_contract_vectors_graph.py::test_a_small_tenant": 12,
     "tests/lifecycle/test_archive.py::test_kill_9": 8,
     "tests/identity/test_worktree_listings.py::test_the_four_flutter": 23,

@@ -13,6 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from nous_assets.cli import main
 from nous_assets.store.db import open_db
 from nous_assets.store.log.events import LearningEvent
 from nous_assets.store.sqlite.events import SqliteEventStore
@@ -57,6 +60,15 @@ def env_for(root: Path) -> dict[str, str]:
     return env
 
 
+def point_here(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's environment as :func:`env_for` gives a subprocess's (runs here need no process start-up)."""
+    env = env_for(root)
+    for key in ("NOUS_DB_PATH", "NOUS_NLI_CLASSIFIER", "DAGSTER_HOME"):
+        monkeypatch.delenv(key, raising=False)
+    for key in ("HOME", "NOUS_DATA_DIR", "NOUS_CONFIG_FILE", "NOUS_PROJECT_GLOB"):
+        monkeypatch.setenv(key, env[key])
+
+
 def counts(db: Path) -> dict[str, int]:
     raw = sqlite3.connect(db)
     try:
@@ -83,14 +95,16 @@ def labelled(db: Path) -> int:
         return 0
 
 
-def test_killed_nli_results_run_completes_on_rerun_like_a_clean_run(tmp_path):
+def test_killed_nli_results_run_completes_on_rerun_like_a_clean_run(tmp_path, monkeypatch, capsys):
     clean, killed = tmp_path / "clean", tmp_path / "killed"
     seed(clean / "data")
     shutil.copytree(clean, killed)
     run = [sys.executable, "-c", RUNNER]
 
-    done = subprocess.run(run, env=env_for(clean), capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
+    point_here(clean, monkeypatch)  # the clean run is the runner's same code, in this process
+    with pytest.raises(SystemExit) as done:
+        exec(RUNNER, {})
+    assert done.value.code == 0
     expected = counts(clean / "data" / "cortex.db")
     assert expected["labels"] == 3 * SERVICES and expected["superseded"] == 3 * SERVICES
 
@@ -110,7 +124,9 @@ def test_killed_nli_results_run_completes_on_rerun_like_a_clean_run(tmp_path):
     rerun = subprocess.run(run, env=env_for(killed), capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert counts(db) == expected
-    for root in (clean, killed):
-        verify = subprocess.run([sys.executable, "-m", "nous_assets.cli", "replay", "--verify"], env=env_for(root),
-                                capture_output=True, text=True, timeout=300)  # fmt: skip
-        assert verify.returncode == 0 and "OK" in verify.stdout, verify.stdout + verify.stderr
+    for root in (clean, killed):  # `nous replay --verify`, in this process
+        point_here(root, monkeypatch)
+        capsys.readouterr()
+        status = main(["replay", "--verify"])
+        out = capsys.readouterr()
+        assert status == 0 and "OK" in out.out, out.out + out.err
