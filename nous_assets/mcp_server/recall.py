@@ -11,6 +11,7 @@ from typing import Any
 
 from nous_assets.mcp_server import inputs, render
 from nous_assets.mcp_server.lines import TranscriptLines
+from nous_assets.retrieve.excerpt_shape import FACTOR as ANNOUNCES
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.scoring import DIMENSIONS
 from nous_assets.retrieve.search import Result, retrieve
@@ -32,6 +33,8 @@ def score_breakdown(result: Result) -> dict[str, float]:
     out = {d: round(b[f"w_{d}"], 4) for d in DIMENSIONS if b.get(f"w_{d}", 0.0) > 0.0}
     if b.get("contradiction", 1.0) != 1.0:
         out["contradiction_factor"] = round(b["contradiction"], 3)
+    if b.get(ANNOUNCES, 1.0) != 1.0:
+        out["announcement_factor"] = round(b[ANNOUNCES], 3)  # a chunk that only announces what comes next
     if "rank" in b:
         out["rank"] = int(b["rank"])
     return out

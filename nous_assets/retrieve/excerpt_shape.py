@@ -21,6 +21,7 @@ from nous_assets.retrieve.scoring import Candidate, CandidateKey, ScoredMemory
 
 DISCOUNT = 0.85
 """Coding questions dev3 hit@3 0.45 -> 0.50 at 0.85, 0.7 or 0.5 alike (dev, dev2 unchanged; LoCoMo dev unchanged)."""
+FACTOR = "announces"  # the breakdown's key for the discount, beside "contradiction": score = dimensions x factors
 SHORT = 240  # characters: an announcement with room for little else
 _ANNOUNCES = re.compile(r"^\W*(?:now,? )?(?:i'll|i will|i'm going to|let me|let's|i need to|next,? i'll)\b", re.I)
 
@@ -32,7 +33,9 @@ def announces(text: str) -> bool:
 
 
 def discounted(scored: Sequence[ScoredMemory], candidates: dict[CandidateKey, Candidate]) -> list[ScoredMemory]:
-    """``scored`` with every announcing chunk at :data:`DISCOUNT` of its score, best first again."""
-    out = [replace(s, score=s.score * DISCOUNT) if candidates[s.key].is_episode
-           and announces(candidates[s.key].content) else s for s in scored]  # fmt: skip
+    """``scored`` with every announcing chunk at :data:`DISCOUNT` of its score (its breakdown says so), best first
+    again."""
+    out = [replace(s, score=s.score * DISCOUNT, breakdown={**s.breakdown, FACTOR: DISCOUNT})
+           if candidates[s.key].is_episode and announces(candidates[s.key].content) else s
+           for s in scored]  # fmt: skip
     return sorted(out, key=lambda s: (-s.score, s.key.tie_order))

@@ -9,6 +9,7 @@ it was ingested.
 
 from __future__ import annotations
 
+from nous_assets.retrieve.excerpt_shape import FACTOR as ANNOUNCES
 from nous_assets.retrieve.scoring import QUERY_DIMENSIONS, recency_stamp
 from nous_assets.retrieve.search import Result
 from nous_assets.timeutil import parse_time
@@ -33,6 +34,7 @@ def explain_lines(result: Result, *, now: str, half_life_days: float) -> list[st
     b = result.breakdown
     rank = f"rank {b['rank']:.0f} of {b['candidates']:.0f} scored" if "rank" in b and "candidates" in b else ""
     penalty = f" · contradicted ×{b['contradiction']:.2f}" if b.get("contradiction", 1.0) != 1.0 else ""
+    penalty += f" · only announces ×{b[ANNOUNCES]:.2f}" if b.get(ANNOUNCES, 1.0) != 1.0 else ""
     parts = f"evidence {_dims(b, QUERY_DIMENSIONS)} · priors {_dims(b, PRIOR_DIMENSIONS)}{penalty}"
     first = f"    explain: {rank} · {parts}"
     basis = recency_stamp(result.accessed_at, result.valid_from, result.created_at)

@@ -26,7 +26,7 @@ from nous_assets.retrieve.fusion import mmr, similarity_from
 from nous_assets.retrieve.procedures import procedures_first
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.scoring import MEMORY, Candidate, CandidateKey, score
-from nous_assets.retrieve.status_rank import by_status, mark_rejected_chunks
+from nous_assets.retrieve.status_rank import by_status, closed_at, mark_rejected_chunks
 from nous_assets.settings import Settings
 from nous_assets.store.db import Connection
 
@@ -125,7 +125,8 @@ def retrieve(
     vectors = _vectors_for(conn, ids, model) if vector is not None else None
     scored = score(candidates, query, settings, vectors=vectors, contradictions=load_contradictions(conn, ids))
     by_key = {c.key: c for c in candidates}
-    scored = by_status(discounted(scored, by_key), {c.key: c.status for c in candidates})
+    closed = {c.key for c in candidates if closed_at(c, query.as_at)}
+    scored = by_status(discounted(scored, by_key), closed)
     scored = procedures_first(scored, by_key, query.text)
     pool = scored[: max(MMR_POOL_FACTOR * top_k, 40)]
     keyed_vectors = {CandidateKey(MEMORY, i): v for i, v in vectors.items()} if vectors else None

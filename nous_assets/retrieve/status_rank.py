@@ -33,11 +33,19 @@ def mark_rejected_chunks(conn: Connection, candidates: list[Candidate]) -> list[
     return [replace(c, status=rejected[c.id]) if c.is_episode and c.id in rejected else c for c in candidates]
 
 
-def by_status(scored: Sequence[ScoredMemory], status: dict[CandidateKey, str]) -> list[ScoredMemory]:
-    """``scored`` (best first) with every refuted or superseded claim after every claim that still holds; each
-    tier keeps its score order."""
-    holding = [s for s in scored if status.get(s.key) not in CLOSED]
-    return holding + [s for s in scored if status.get(s.key) in CLOSED]
+def closed_at(candidate: Candidate, as_at: str | None) -> bool:
+    """Whether ``candidate`` is a refuted or superseded claim for a question asked ``as_at`` (None: now). Asked
+    about a past moment, a claim closed later still held then: only one whose validity ended by ``as_at`` is
+    closed (a status carries no date, so a chunk or a claim closed without an end of validity holds then)."""
+    if candidate.status not in CLOSED:
+        return False
+    return as_at is None or bool(candidate.valid_until and candidate.valid_until <= as_at)
+
+
+def by_status(scored: Sequence[ScoredMemory], closed: set[CandidateKey]) -> list[ScoredMemory]:
+    """``scored`` (best first) with every ``closed`` claim after every claim that still holds; each tier keeps its
+    score order."""
+    return [s for s in scored if s.key not in closed] + [s for s in scored if s.key in closed]
 
 
 def shown_status(result: Candidate) -> str | None:

@@ -8,6 +8,7 @@ database — nothing here names a memory id or a result.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +88,11 @@ def test_recall_results_carry_date_project_source_and_score_breakdown(corpus_cli
     for r in results:
         assert len(r["date"]) == 10 and r["project"]
         assert ("status" in r) == ("memory" in r) and r.get("status", "verified") in STATUSES
-        assert set(r["score_breakdown"]) - {"rank", "contradiction_factor"} <= set(DIMENSIONS)
+        factors = {"contradiction_factor", "announcement_factor"}
+        assert set(r["score_breakdown"]) - {"rank"} - factors <= set(DIMENSIONS)
+        product = math.prod(r["score_breakdown"].get(f, 1.0) for f in factors)
         assert sum(v for k, v in r["score_breakdown"].items() if k in DIMENSIONS) == pytest.approx(
-            r["score"] / r["score_breakdown"].get("contradiction_factor", 1.0), abs=1e-3
+            r["score"] / product, abs=1e-3
         )
         source = r["source"]
         assert Path(source["transcript"]).is_relative_to(corpus)

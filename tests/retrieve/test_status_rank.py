@@ -80,3 +80,16 @@ def test_recall_and_search_json_show_the_later_status(conn, store, tmp_path, cap
     assert [m["status"] for m in memories] == ["verified", "refuted"]
     assert json.dumps(answer)  # the answer stays plain JSON
 
+
+
+def test_asked_about_the_past_a_claim_closed_later_still_held():
+    from nous_assets.retrieve.scoring import Candidate
+    from nous_assets.retrieve.status_rank import closed_at
+
+    replaced = Candidate(1, status="superseded", valid_from="2026-01-01T00:00:00Z", valid_until="2026-02-01T00:00:00Z")
+    refuted = Candidate(2, status="refuted", valid_from="2026-01-01T00:00:00Z")
+    assert closed_at(replaced, None) and closed_at(refuted, None)
+    assert not closed_at(replaced, "2026-01-15T00:00:00Z")  # it was the value then
+    assert closed_at(replaced, "2026-03-01T00:00:00Z")
+    assert not closed_at(refuted, "2026-01-15T00:00:00Z")  # no date on a refutation: it held as far as we know
+    assert not closed_at(Candidate(3, status="verified"), None)
