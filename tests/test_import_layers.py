@@ -14,23 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.imports import imports, module_name
+
 PACKAGE = Path(__file__).resolve().parents[1] / "nous_assets"
 
 
 def _imports(path: Path) -> set[str]:
     """Absolute ``nous_assets.…`` module names imported by ``path`` (relative imports resolved)."""
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    here = parts[:-1]
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = here[: len(here) - node.level + 1] if node.level else []
-            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
-            out.add(module)
-            out.update(f"{module}.{a.name}" for a in node.names)
-    return {name for name in out if name.startswith("nous_assets.")}
+    return {name for name in imports(path) if name.startswith("nous_assets.")}
 
 
 def _imports_of(folder: str) -> dict[str, set[str]]:
@@ -215,25 +206,8 @@ def _module_files() -> dict[str, Path]:
     files = {}
     for root in (PACKAGE, PACKAGE.parent / "resolver"):
         for path in sorted(root.rglob("*.py")):
-            parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+            files[module_name(path)] = path
     return files
-
-
-def _all_imports(path: Path) -> set[str]:
-    """Every module ``path`` imports, ours and others' (``_imports`` keeps only ours)."""
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    here = parts[:-1]
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = here[: len(here) - node.level + 1] if node.level else []
-            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
-            out.add(module)
-            out.update(f"{module}.{a.name}" for a in node.names)
-    return out
 
 
 def _graph(rows: list[Row]) -> tuple[dict[int, set[int]], dict[int, set[str]], list[str]]:
@@ -248,7 +222,7 @@ def _graph(rows: list[Row]) -> tuple[dict[int, set[int]], dict[int, set[str]], l
         if here is None:
             uncovered.append(str(path.relative_to(PACKAGE.parent)))
             continue
-        for name in _all_imports(path):
+        for name in imports(path):
             if name.split(".")[0] == "dagster":
                 dagster[here].add(module)
             elif name.startswith("nous_assets.") and (there := _row_of(rows, name)) is not None and there != here:

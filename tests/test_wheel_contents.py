@@ -8,38 +8,18 @@ user although only the tests and benchmarks ran them.
 
 from __future__ import annotations
 
-import ast
 import tomllib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.imports import REPO, imports, module_name
+
 PRODUCT = ("nous_assets", "resolver")
 # Scripts run by path, not imported: the module -> the product file that names the path.
 SCRIPTS = {"resolver.launch": "nous_assets/hooks.py"}  # the hook command `nous hooks install` writes
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(REPO).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports(path: Path) -> set[str]:
-    """Every module name ``path`` imports (relative imports resolved; ``from a import b`` gives ``a`` and ``a.b``)."""
-    here = list(path.relative_to(REPO).with_suffix("").parts)[:-1]
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = here[: len(here) - node.level + 1] if node.level else []
-            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
-            out.add(module)
-            out.update(f"{module}.{a.name}" for a in node.names)
-    return out
-
-
 def _product_modules() -> dict[str, Path]:
-    return {_module_name(p): p for root in PRODUCT for p in sorted((REPO / root).rglob("*.py"))}
+    return {module_name(p): p for root in PRODUCT for p in sorted((REPO / root).rglob("*.py"))}
 
 
 def _entry_point_text() -> str:
@@ -57,7 +37,7 @@ def test_no_product_module_imports_the_tests() -> None:
     offenders = [
         f"{name} imports {imported}"
         for name, path in _product_modules().items()
-        for imported in sorted(_imports(path))
+        for imported in sorted(imports(path))
         if imported == "tests" or imported.startswith(("tests.", "benchmarks."))
     ]
     assert offenders == []
@@ -66,7 +46,7 @@ def test_no_product_module_imports_the_tests() -> None:
 def test_every_shipped_module_has_a_product_caller() -> None:
     """A module nothing in the product imports (and no entry point names) is a test helper shipped by mistake."""
     modules = _product_modules()
-    imported = {name for path in modules.values() for name in _imports(path)}
+    imported = {name for path in modules.values() for name in imports(path)}
     entry_points = _entry_point_text()
     orphans = [
         f"{name} ({path.relative_to(REPO)}): only tests or benchmarks use it; move it to tests/support/"

@@ -4,24 +4,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from nous_assets.capture.parser import Turn
 from nous_assets.embed.chunk_embedding import upsert_chunks
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.settings import load_settings
 from nous_assets.store.db import MIGRATIONS, _split_statements, connect, migrate
 from nous_assets.store.ingest import redaction, transcript_chunks
+from tests.retrieve.chunk_turns import chunk_turn
 
 PROJECT = "-home-dev-app"
 
 
-def _turn(n: int, text: str, session: str = "s1", day: str = "2023-05-08") -> Turn:
-    return Turn(uuid=f"{session}-u{n}", uuids=(f"{session}-u{n}",), parent_uuid=None, session_id=session,
-                project_id=PROJECT, role="user" if n % 2 else "assistant", kind="message",
-                timestamp=f"{day}T10:00:{n:02d}.000000Z", text=text, thinking="", tool_uses=(), tool_results=(),
-                message_id=None, request_id=None, model=None, is_sidechain=False, agent_id=None, is_meta=False,
-                is_compact_summary=False, cwd="/home/dev/app", git_branch="main", version=None,
-                source_path="/x.jsonl", byte_start=0, byte_end=10, line_offsets=(n,))
+def _turn(n: int, text: str, session: str = "s1", day: str = "2023-05-08"):
+    return chunk_turn(n, text, role="user" if n % 2 else "assistant", session=session, day=day)
 
 
 TURNS = ["where did you spend the weekend", "we drove up to the mountains", "any hiking", "yes, a long trail",

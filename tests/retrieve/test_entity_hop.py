@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from nous_assets.capture.parser import Turn
 from nous_assets.embed.chunk_embedding import upsert_chunks
 from nous_assets.retrieve import episodic
 from nous_assets.retrieve.episodic import hop_terms
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.settings import load_settings
+from tests.retrieve.chunk_turns import chunk_turn
 
 PROJECT = "-home-dev-talk"
 
 
-def _turn(n: int, text: str, session: str, day: str) -> Turn:
-    return Turn(uuid=f"{session}-u{n}", uuids=(f"{session}-u{n}",), parent_uuid=None, session_id=session,
-                project_id=PROJECT, role="user" if n % 2 else "assistant", kind="message",
-                timestamp=f"{day}T10:00:{n:02d}.000000Z", text=text, thinking="", tool_uses=(), tool_results=(),
-                message_id=None, request_id=None, model=None, is_sidechain=False, agent_id=None, is_meta=False,
-                is_compact_summary=False, cwd="/home/dev/talk", git_branch="main", version=None,
-                source_path="/x.jsonl", byte_start=0, byte_end=10, line_offsets=(n,))
+def _turn(n: int, text: str, session: str, day: str):
+    return chunk_turn(n, text, role="user" if n % 2 else "assistant", project=PROJECT, session=session, day=day,
+                      cwd="/home/dev/talk")
 
 
 FIRST = ["Caroline: I recommend a book called Becoming Nicole, you would love it.",

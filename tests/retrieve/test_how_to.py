@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from nous_assets.capture.parser import Turn
 from nous_assets.embed.chunk_embedding import upsert_chunks
 from nous_assets.retrieve.procedures import is_how_to
 from nous_assets.retrieve.query import Query
@@ -13,6 +12,7 @@ from nous_assets.retrieve.search import retrieve
 from nous_assets.settings import load_settings
 from nous_assets.store.log.events import LearningEvent
 from nous_assets.store.sqlite.projection import project
+from tests.retrieve.chunk_turns import chunk_turn
 
 PROJECT = "-home-dev-app"
 CHATTER = [
@@ -25,13 +25,8 @@ PROCEDURE = ("To release: `gh workflow run release.yml -f bump=<major|minor|patc
              "`gh run watch <run-id> --exit-status`.")  # fmt: skip
 
 
-def _turn(n: int, text: str) -> Turn:
-    return Turn(uuid=f"s1-u{n}", uuids=(f"s1-u{n}",), parent_uuid=None, session_id="s1", project_id=PROJECT,
-                role="user" if n % 2 == 0 else "assistant", kind="message", timestamp=f"2026-02-10T10:00:{n:02d}Z",
-                text=text, thinking="", tool_uses=(), tool_results=(), message_id=None, request_id=None, model=None,
-                is_sidechain=False, agent_id=None, is_meta=False, is_compact_summary=False, cwd="/home/dev/app",
-                git_branch="main", version=None, source_path="/x.jsonl", byte_start=0, byte_end=10,
-                line_offsets=(n,))  # fmt: skip
+def _turn(n: int, text: str):
+    return chunk_turn(n, text, role="user" if n % 2 == 0 else "assistant")
 
 
 @pytest.fixture
