@@ -29,7 +29,7 @@ from nous_assets.reconcile.relearn import Decision, Held, Incoming, Judge, decid
 from nous_assets.settings import Settings, Thresholds
 from nous_assets.status import CLOSED
 from nous_assets.store.db import Connection, atomic, open_db
-from nous_assets.store.log.events import OPEN_VALIDITY, LearningEvent
+from nous_assets.store.log.events import OPEN_VALIDITY, AppendResult, LearningEvent
 from nous_assets.store.projection.identity import project_map
 from nous_assets.store.projection.memory_state import DETAIL_FIELDS, Policy
 from nous_assets.store.reads import recurrence
@@ -359,6 +359,7 @@ def build_events(
     stats: DrainStats,
     thresholds: Thresholds | None = None,
     judge: Judge | None = None,
+    queue_conn: Connection | None = None,
 ) -> tuple[list[LearningEvent], list[tuple[int, str]]]:
     """Turn validated learnings into events; returns (events, [(learning_index, idempotency_key)]).
 
@@ -367,6 +368,7 @@ def build_events(
     (:mod:`~nous_assets.reconcile.decision_matrix`), and a learning on a slot closes the value it replaces
     (``LearningSuperseded``, by validity time). Compare with an up-to-date projection (``process_item``
     projects first); records of this batch are compared with each other too. ``judge``: tier 3, optional.
+    ``queue_conn``: the queue's database when it is not the log's (team mode).
     """
     t = thresholds or Thresholds()
     project_id, session = batch.project_id, batch.session_id
@@ -380,7 +382,7 @@ def build_events(
     canonical = project_map(conn).of(project_id, session)  # the project its memories will belong to
     for i in _order_for_edges(records):
         rec, (index, key, lid) = records[i], plan[i]
-        previous = queue.processed_version(conn, project_id, session, index)
+        previous = queue.processed_version(queue_conn or conn, project_id, session, index)
         if previous is not None and (previous == extractor_version or not reextract):
             stats.skipped_processed += 1
             continue
@@ -473,8 +475,10 @@ def process_item(
     *,
     reextract: bool = False,
     judge: Judge | None = None,
+    log: Connection | None = None,
 ) -> int:
-    """Extract one queue item and append its events; returns the number of new events."""
+    """Extract one queue item and append its events (to ``log`` when the log is not in ``conn``, the queue's
+    database); returns the number of new events."""
     date = item.payload.get("date")
     if not isinstance(date, str) or not date:
         raise ValueError(f"queue item {item.ingest_id} has no 'date' in its payload: the day of its turns is unknown")
@@ -501,6 +505,7 @@ def process_item(
         stats=stats,
         reextract=reextract,
         judge=judge,
+        log=log,
     )
 
 
@@ -522,16 +527,22 @@ def append_learnings(
     stats: DrainStats,
     reextract: bool = False,
     judge: Judge | None = None,
+    log: Connection | None = None,
 ) -> int:
     """Compare one batch's validated learnings with what is held, append the events, mark them processed.
 
     Under one write lock, after projecting everything appended so far: a learning is compared with the
     memories as they are at that moment, and no other writer can slip in between; returns new events.
+
+    ``conn`` holds the queue; ``log`` the event log when it is elsewhere (team mode: the tenant's working
+    database). Then the events commit first and the items are marked after: a crash between the two leaves the
+    items to extract again, and their keys make the second append a no-op.
     """
-    with atomic(conn):
-        project(conn, policy=Policy.of(thresholds))
+    store = log or conn
+    with atomic(store):
+        project(store, policy=Policy.of(thresholds))
         events, processed = build_events(
-            conn,
+            store,
             batch,
             records,
             extractor_version=extractor_version,
@@ -540,12 +551,28 @@ def append_learnings(
             stats=stats,
             thresholds=thresholds,
             judge=_redacted(judge),
+            queue_conn=conn,
         )
-        results = SqliteEventStore(conn).append_many(events)
-        by_key = {r.event.idempotency_key: r.event.event_id for r in results}
-        for index, key in processed:
-            queue.mark_processed(conn, batch.project_id, batch.session_id, index, by_key[key], extractor_version)
+        results = SqliteEventStore(store).append_many(events)
+        if store is conn:
+            _mark(conn, batch, results, processed, extractor_version)
+    if store is not conn:
+        with atomic(conn):
+            _mark(conn, batch, results, processed, extractor_version)
     return sum(r.created for r in results)
+
+
+def _mark(
+    conn: Connection,
+    batch: SessionBatch,
+    results: list[AppendResult],
+    processed: list[tuple[int, str]],
+    extractor_version: str,
+) -> None:
+    """The batch's learnings marked processed in the queue, each with the event that recorded it."""
+    by_key = {r.event.idempotency_key: r.event.event_id for r in results}
+    for index, key in processed:
+        queue.mark_processed(conn, batch.project_id, batch.session_id, index, by_key[key], extractor_version)
 
 
 def drain(
@@ -556,8 +583,11 @@ def drain(
     worker_id: str,
     reextract: bool = False,
     progress: Callable[[DrainStats], None] | None = None,
+    log: Connection | None = None,
 ) -> DrainStats:
     """Claim and process every due item until none is left (failures are retried in later drains).
+
+    ``log``: the database of the event log and its projection when it is not ``conn`` (team mode).
 
     Items are claimed one at a time: a lease runs from its claim, so items claimed in a batch would wait
     behind a slow one and could expire before their turn, their work then done under a lost lease.
@@ -567,7 +597,7 @@ def drain(
     stats.swept = queue.sweep_expired(
         conn, backoff_base_seconds=t.queue_backoff_base_seconds, max_attempts=t.queue_max_attempts
     )
-    project(conn, policy=Policy.of(t))  # corrections look up the memories they weaken
+    project(log or conn, policy=Policy.of(t))  # corrections look up the memories they weaken
     cache: dict[str, list[Turn]] = {}
     judge = relearn_judge(settings)
     while True:
@@ -587,7 +617,7 @@ def drain(
             stats.claimed += 1
             try:
                 stats.events_written += process_item(conn, settings, extractor, item, cache, stats,
-                                                     reextract=reextract, judge=judge)  # fmt: skip
+                                                     reextract=reextract, judge=judge, log=log)  # fmt: skip
             except Exception as exc:  # every failure is recorded on the item, retried, then dead-lettered
                 message = redact(f"{type(exc).__name__}: {exc}")  # validation errors quote the bad values
                 status = queue.fail(

@@ -66,12 +66,23 @@ class HistoryStats:
 
 
 def update_projects(
-    conn: Connection, lake_dir: Path, days: Iterable[str], *, source: str, policy: Policy | None = None
+    conn: Connection,
+    lake_dir: Path,
+    days: Iterable[str],
+    *,
+    source: str,
+    policy: Policy | None = None,
+    log: Connection | None = None,
 ) -> HistoryStats:
     """Record the brief and the removals of every project with turns on ``days`` (see the module docstring). Each
-    project is compared with the projection brought up to date under the same write lock, as extraction does."""
+    project is compared with the projection brought up to date under the same write lock, as extraction does.
+
+    ``conn`` holds the projects' identity; ``log`` the event log and its projection when it is elsewhere (team
+    mode: the tenant's working database), else ``conn``.
+    """
     stats = HistoryStats()
     pmap = project_map(conn)
+    conn = log or conn
     touched = {pmap.of(folder, session) for folder, session in session_folders(lake_dir, days)}
     if not touched:
         return stats

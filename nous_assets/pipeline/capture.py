@@ -97,7 +97,7 @@ def extract(run: IngestRun) -> ExtractStats:
         new, old = enqueue_partition(run.conn, day, turns, source=run.source, extractor_version=extractor.version)
         stats.enqueued, stats.already_known = stats.enqueued + new, stats.already_known + old
     stats.identity = identity.refresh(run.conn, lake_dir=run.settings.lake_dir)
-    stats.drain = drain(run.conn, run.settings, extractor, worker_id=run.worker,
+    stats.drain = drain(run.conn, run.settings, extractor, worker_id=run.worker, log=run.log,
                         reextract=run.settings.reextract_on_version_change)  # fmt: skip
     return stats
 

@@ -39,7 +39,7 @@ from nous_assets.store.sqlite.projection import project as project_log
 def history(run: IngestRun) -> HistoryStats:
     """What each touched project's whole history shows: its brief, memories a later removal superseded."""
     return update_projects(run.conn, run.settings.lake_dir, run.days, source=run.source,
-                           policy=Policy.of(run.settings.thresholds))  # fmt: skip
+                           policy=Policy.of(run.settings.thresholds), log=run.log)  # fmt: skip
 
 
 def session_evidence(lake_dir: Path, days: list[str], wanted: set[str]) -> dict[str, str]:

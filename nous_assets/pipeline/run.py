@@ -15,7 +15,10 @@ class IngestRun:
 
     ``days`` are the partition days the run covers (empty for a tenant's derived steps: the tenant has no lake);
     ``source`` is what started it (``fs_watch``, ``fs_reconcile``, ``historical_backfill``, ``user_review``),
-    recorded on the events it writes; ``worker`` names the queue claims of its extraction.
+    recorded on the events it writes; ``worker`` names the queue claims of its extraction. ``log`` holds the event
+    log and its projection when ``conn`` does not (team mode: a developer's run keeps its lake, queue, cursors and
+    identity in its staging database and writes its events into the tenant's working database, where they are
+    projected once).
     """
 
     settings: Settings
@@ -24,6 +27,7 @@ class IngestRun:
     source: str = "historical_backfill"
     worker: str = "nous"
     clock: datetime | None = None  # retention's "as of"; None: the end of the last day, never later than now
+    log: Connection | None = None
 
 
 def partition_clock(partition_keys: list[str], now: datetime | None = None) -> datetime:

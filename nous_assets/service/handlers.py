@@ -144,9 +144,7 @@ def ingest_artifact(call: Call, req: m.IngestArtifactRequest) -> tuple[int, m.In
 def feedback(call: Call, req: m.FeedbackRequest) -> tuple[int, m.FeedbackResponse]:
     """Feedback: useful reinforces, corrected weakens, ignored changes nothing (as ``nous feedback``)."""
     check_identity(call.principal, req.identity)
-    memory = call.backend.projection.memory(req.memory_id)
-    if memory is None:
-        raise ServiceError(404, f"no memory #{req.memory_id} in this tenant's current projection")
+    learning_id, project_id = _feedback_target(call.backend, req.memory_id)
     if req.signal == "ignored":
         return 200, m.FeedbackResponse(created=False, event=None)
     t = call.settings.thresholds
@@ -155,15 +153,31 @@ def feedback(call: Call, req: m.FeedbackRequest) -> tuple[int, m.FeedbackRespons
     payload: dict = {"reinforcement_delta": delta, "reason": f"feedback:{req.signal}"}
     if req.session_outcome:
         payload["session_outcome"] = req.session_outcome
-    event = LearningEvent(kind, memory.learning_id, payload, req.identity.session_id, memory.project_id,
+    event = LearningEvent(kind, learning_id, payload, req.identity.session_id, project_id,
                           req.identity.event_source, req.idempotency.idempotency_key, req.idempotency.schema_version)
     try:
         result = call.backend.events.append(event)
     except InvalidEventError as exc:
         raise ServiceError(422, str(exc)) from None
     call.service.record_receipts(call.tenant_id, [_receipt("event", req.identity, event.idempotency_key,
-                                                           memory.project_id, None)])  # fmt: skip
+                                                           project_id, None)])  # fmt: skip
     return (201 if result.created else 200), m.FeedbackResponse(created=result.created, event=_event_out(result.event))
+
+
+def _feedback_target(backend: Backend, memory_id: int) -> tuple[str, str]:
+    """(learning id, project) of the memory feedback names: a current memory where the pipeline keeps the
+    projection (SQLite); elsewhere (PostgreSQL: a team tenant is projected in the team's working database, and the
+    packets it publishes name the tenant's event ids) the event that extracted it, a memory's id being that
+    event's id. 404 when there is none."""
+    if backend.capabilities.projected:
+        memory = backend.projection.memory(memory_id)
+        if memory is None:
+            raise ServiceError(404, f"no memory #{memory_id} in this tenant's current projection")
+        return memory.learning_id, memory.project_id
+    event = backend.events.get(memory_id)
+    if event is None or event.event_type != "LearningExtracted":
+        raise ServiceError(404, f"no memory #{memory_id} in this tenant's log (no extraction event with that id)")
+    return event.learning_id, event.project_id
 
 
 def backfill(call: Call, req: m.BackfillRequest) -> m.BackfillResponse:

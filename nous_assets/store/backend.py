@@ -36,10 +36,13 @@ class Capabilities:
     archive: bool  # the cold tier (``nous archive``) works on it: :attr:`Backend.local_db` is set
     local_file: bool  # a file on this machine (a storage error names its path)
     extracts: bool  # something drains its ingest queue (the laptop's pipeline); POST /v1/artifacts answers 501 if not
+    projected: bool  # the pipeline keeps its projection current; PostgreSQL's moves only on /v1/ops/replay (a team
+    # tenant's log is projected in the team's working cortex.db), so its memories are found by their events
 
 
-SQLITE = Capabilities(name="sqlite", one_tenant=True, archive=True, local_file=True, extracts=True)
-POSTGRES = Capabilities(name="postgres", one_tenant=False, archive=False, local_file=False, extracts=False)
+SQLITE = Capabilities(name="sqlite", one_tenant=True, archive=True, local_file=True, extracts=True, projected=True)
+POSTGRES = Capabilities(name="postgres", one_tenant=False, archive=False, local_file=False, extracts=False,
+                        projected=False)  # fmt: skip
 
 
 @dataclass

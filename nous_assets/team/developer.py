@@ -1,5 +1,10 @@
-"""One developer's run in team mode: the developer's new days captured into its lake, extracted into its
-staging ``cortex.db``, cursors promoted, each touched project's history read, by the laptop's own steps."""
+"""One developer's run in team mode: the developer's new days captured into its lake, extracted, cursors
+promoted, each touched project's history read, by the laptop's own steps.
+
+The lake, queue, cursors and project identity are the developer's (its staging ``cortex.db``); the events go
+into the tenant's working database, where the team's log is projected and its packets are built: extraction
+compares each learning with the team's memories there, and no event is projected anywhere else.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from nous_assets.settings import Settings
 from nous_assets.store.db import Connection
 from nous_assets.store.ingest.floor import floor_or_default, lower_floor
 from nous_assets.store.sqlite import queue
+from nous_assets.store.sqlite.projection import get_checkpoint
 from nous_assets.team.steps import DEVELOPER_STEPS
 
 SINCE_TAG = "nous/since"
@@ -56,18 +62,23 @@ class DeveloperRun:
     stats: DrainStats = field(default_factory=DrainStats)
     history: HistoryStats = field(default_factory=HistoryStats)
     cursors_promoted: int = 0
+    events_projected: int = 0
 
 
-def developer_run(settings: Settings, conn: Connection, days: list[str], *, source: str, worker: str) -> DeveloperRun:
+def developer_run(
+    settings: Settings, conn: Connection, log: Connection, days: list[str], *, source: str, worker: str
+) -> DeveloperRun:
     """:data:`~nous_assets.team.steps.DEVELOPER_STEPS` over ``days``: capture, then the days that came in are
-    extracted, their cursors promoted and each touched project's history read.
+    extracted into ``log`` (the tenant's working database), their cursors promoted and each touched project's
+    history read.
 
     As on a laptop, one bad day does not stop the others (its files keep their cursors, so the next run
     retries it); storage failures stop the run with the reason, and so does a run where no day came in.
     """
-    run = IngestRun(settings, conn, days, source, worker)
+    run = IngestRun(settings, conn, days, source, worker, log=log)
     captured = capture(run)
     captured.require_some_day(days)
+    before = get_checkpoint(log)
     done = run_steps(replace(run, days=captured.done), [s for s in DEVELOPER_STEPS if s != "capture"])
     return DeveloperRun(done["extract"].turns, captured.failed, done["extract"].drain, done["history"],
-                        done["promote_cursors"])  # fmt: skip
+                        done["promote_cursors"], get_checkpoint(log) - before)  # fmt: skip

@@ -3,11 +3,12 @@ packets written to the tenant's ``CacheStore`` (``nous pull`` fetches them).
 
 There is one packet builder (:func:`~nous_assets.retrieve.cache_build.build_cache`, SQL over a ``cortex.db``),
 so the tenant has a working ``cortex.db`` under the team staging root (``.tenants/<tenant>/``), and that is
-where the team's events are projected: developers' runs publish their staging events to the PostgreSQL
-tenant without projecting them there, and this module copies the tenant's log (every developer of the tenant
-and any other writer, such as ``nous push``) into the working database with the generic EventStore-to-
-EventStore copy of :mod:`~nous_assets.store.log.event_publish` (keys, uuids and times kept; checkpointed, so a
-run copies only what is new). Then the tenant's steps of the ingest step list run on it
+where the team's events are projected, once: developers' runs write their events into it (extraction compares
+each learning with the team's memories there) and publish them from it to the PostgreSQL tenant, the log of
+record, without projecting them there; this module copies what other writers put in the tenant's log (``nous
+push``, another staging root) into the working database with the generic EventStore-to-EventStore copy of
+:mod:`~nous_assets.store.log.event_publish` (keys, uuids and times kept; checkpointed, so a run copies only what
+is new). Then the tenant's steps of the ingest step list run on it
 (:data:`~nous_assets.team.steps.TENANT_STEPS`: retention, project, embed, link, NLI, interventions, packets,
 the functions a laptop's assets call); the events they write (decay, archival, contradictions) are published
 back to the tenant, the log of record; the working database's packets then replace, project by project,
@@ -97,6 +98,19 @@ def mirror_dir(staging_root: Path, tenant_id: str) -> Path:
 def mirror_settings(settings: Settings, folder: Path) -> Settings:
     """``settings`` pointed at the mirror (its own cortex.db; no lake: packets take the default fingerprint)."""
     return replace(settings, data_dir=folder, db_path=folder / "cortex.db", archive_dir=folder / "archive")
+
+
+@contextlib.contextmanager
+def working_db(settings: Settings, staging_root: Path) -> Iterator[Connection]:
+    """The tenant's working cortex.db (created on first use), closed afterwards: developers' runs write their
+    events into it while a tenant run holds the lock (SQLite's write lock makes the writers take turns)."""
+    local = mirror_settings(settings, mirror_dir(staging_root, settings.tenant_id))
+    local.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    conn = open_db(local.db_path, create=True, busy_timeout_ms=local.db_busy_timeout_ms)
+    try:
+        yield conn
+    finally:
+        conn.close()
 
 
 @contextlib.contextmanager
@@ -222,15 +236,9 @@ def build_tenant_packets(
     folder = mirror_dir(staging_root, settings.tenant_id)
     local = mirror_settings(settings, folder)
     stats = TenantPackets(settings.tenant_id, folder / "cortex.db")
-    with mirror_lock(folder):
-        conn = open_db(local.db_path, create=True, busy_timeout_ms=local.db_busy_timeout_ms)
-        try:
-            stats.events_mirrored, stats.events_already_mirrored, stats.tenant_last_event_id = mirror_events(
-                tenant, conn
-            )
-            tenant_steps(conn, local, stats, source=source, worker=worker)
-            stats.events_published = publish_staging(conn, tenant, settings.tenant_id).published
-            publish_packets(conn, tenant, cache, stats)
-        finally:
-            conn.close()
+    with mirror_lock(folder), working_db(settings, staging_root) as conn:
+        stats.events_mirrored, stats.events_already_mirrored, stats.tenant_last_event_id = mirror_events(tenant, conn)
+        tenant_steps(conn, local, stats, source=source, worker=worker)
+        stats.events_published = publish_staging(conn, tenant, settings.tenant_id).published
+        publish_packets(conn, tenant, cache, stats)
     return stats

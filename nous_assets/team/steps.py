@@ -1,10 +1,11 @@
 """Which ingest steps team mode runs, where, and why it skips the others.
 
-A developer's run works in the developer's staging ``cortex.db`` (the lake, file cursors, the extraction
-queue and the memories extraction compares each learning with); the tenant's run works in the tenant's
-working ``cortex.db`` beside the staging folders, which holds the team's whole log (every developer's events
-and those of other writers of the tenant), projects it, and runs the laptop's lifecycle over it before its
-packets are published. Both call the step functions of :mod:`nous_assets.pipeline.steps`.
+A developer's run keeps the developer's own state in its staging ``cortex.db`` (the lake, file cursors, the
+extraction queue, project identity) and writes its events into the tenant's working ``cortex.db`` beside the
+staging folders. That database holds the team's whole log (every developer's events and those of other writers
+of the tenant, copied from PostgreSQL), projects it once (extraction compares each learning with the team's
+memories there), and runs the laptop's lifecycle over it before its packets are published. Both runs call the
+step functions of :mod:`nous_assets.pipeline.steps`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from nous_assets.pipeline.steps import Plan
 
 DEVELOPER_STEPS = ("capture", "extract", "promote_cursors", "history")
-"""In the developer's staging database, over the developer's days with new lines."""
+"""Over the developer's days with new lines: its staging database, events into the tenant's working one."""
 
 TENANT_STEPS = ("retention", "project", "embed", "link", "nli", "interventions", "packets")
 """In the tenant's working database, over the team's whole log (no days: the tenant has no lake)."""

@@ -114,8 +114,7 @@ def _sqlite_count(db: Path, table: str) -> int:
         conn.close()
 
 
-def _staging_keys(resource: TeamResource, developer: str) -> set[str]:
-    db = resource.developer_settings(developer).db_path
+def _keys(db: Path) -> set[str]:
     conn = open_db(db)
     try:
         return {r[0] for r in conn.execute("SELECT idempotency_key FROM learning_events")}
@@ -175,10 +174,11 @@ def test_every_developers_partition_lands_in_the_teams_postgres_tenant(team_inst
         assert conn.execute("SELECT count(*) FROM runs WHERE run_id = %s", (result.run_id,)).fetchone()[0] == 1
     assert LLM_POOL in instance.event_log_storage.get_concurrency_keys()  # the step took a pool slot
 
-    staged = _staging_keys(resource, alice)
-    assert staged, "the developer's transcripts gave no learnings"
-    assert _pg_keys(pg_server, tenant) == staged
     working = _working_db(resource, tenant)
+    staged = _keys(working)  # the developer's events are written into the tenant's working database ...
+    assert staged, "the developer's transcripts gave no learnings"
+    assert not _keys(resource.developer_settings(alice).db_path)  # ... not into its staging one
+    assert _pg_keys(pg_server, tenant) == staged
     assert _sqlite_count(working, "memories") > 0  # projected in the tenant's working database
     assert _pg_rows(pg_server, "memories", tenant) == 0  # and not again in PostgreSQL
     assert _pg_rows(pg_server, "learning_events", alice) == 0  # a developer is not a tenant of their own
@@ -191,8 +191,8 @@ def test_every_developers_partition_lands_in_the_teams_postgres_tenant(team_inst
 
     memories = _sqlite_count(working, "memories")
     assert job.execute_in_process(partition_key=bob, instance=instance).success
-    bob_keys = _staging_keys(resource, bob)
-    assert bob_keys - staged, "bob's sessions taught something of their own"
+    bob_keys = _keys(working) - staged
+    assert bob_keys, "bob's sessions taught something of their own"
     assert _pg_keys(pg_server, tenant) == staged | bob_keys  # one shared log: alice's and bob's learnings
     assert _sqlite_count(working, "memories") > memories
 
@@ -316,7 +316,8 @@ def test_team_packets_name_the_tenants_memories_and_a_rerun_writes_nothing(team_
     assert all(memories[i] in project_packet[2] or memories[i][:40] in project_packet[2]
                for i in json.loads(project_packet[3]))  # fmt: skip
     meta = _packets_of(first)
-    assert meta["events_mirrored"].value == len(events) and meta["projects_written"].value >= 1
+    assert meta["events_already_mirrored"].value == len(events)  # the developer's run wrote them there
+    assert meta["events_mirrored"].value == 0 and meta["projects_written"].value >= 1
 
     again = job.execute_in_process(partition_key=alice, instance=instance)  # nothing new: nothing written
     meta = _packets_of(again)
@@ -376,10 +377,10 @@ def test_nous_pull_brings_the_team_packets_to_the_resolver(team_instance, team, 
 
 
 def test_a_team_run_projects_each_event_once_where_the_packets_are_built(team_instance, team, pg_server):
-    """Counted per event, after alice's run, bob's and alice's again: on the team's side each event of the
-    tenant's log is projected once, in the tenant's working database (where the packets are built), never in
-    PostgreSQL, and no re-run projects it again. A developer's staging database also projects what its own
-    extraction wrote: extraction compares each learning with the memories already held (as on a laptop)."""
+    """Counted per event, after alice's run, bob's and alice's again: each event of the tenant's log is
+    projected once, in the tenant's working database (where extraction compares each learning with the team's
+    memories and the packets are built), never in PostgreSQL nor in a developer's staging database, and no
+    re-run projects it again."""
     from collections import Counter
 
     instance, _ = team_instance
@@ -398,12 +399,15 @@ def test_a_team_run_projects_each_event_once_where_the_packets_are_built(team_in
     tenant_side = Counter(in_pg) + Counter(in_working)
     assert {key: tenant_side[key] for key in log} == dict.fromkeys(log, 1)  # once each ...
     assert sum(in_pg.values()) == 0  # ... never in PostgreSQL
-    projected = [_packets_of(r)["events_projected"].value for r in runs]
-    assert sum(projected) == len(log) and projected[-1] == 0  # no event projected twice across runs
+    projected = [
+        r.asset_materializations_for_node(node)[0].metadata["events_projected"].value
+        for r in runs
+        for node in ("team_learning_events", "team_packets")
+    ]
+    assert sum(projected) == len(log) and projected[-2:] == [0, 0]  # no event projected twice across runs
 
     for developer in (alice, bob):
-        staged = _sqlite_projected(resource.developer_settings(developer).db_path)
-        assert staged and set(staged) <= log and set(staged.values()) == {1}  # extraction's own, once each
+        assert _sqlite_projected(resource.developer_settings(developer).db_path) == {}  # staging: none
 
 
 def test_a_tenants_interventions_are_written_and_reach_its_packets(team_instance, team, pg_server):

@@ -154,3 +154,40 @@ def test_a_reextraction_that_repeats_another_memory_replaces_its_old_version_wit
     closed = conn.execute("SELECT content, superseded_by FROM memories WHERE valid_until IS NOT NULL").fetchall()
     gate_lid = conn.execute("SELECT learning_id FROM memories WHERE content = ?", (GATE,)).fetchone()[0]
     assert [tuple(r) for r in closed] == [(old["content"], gate_lid)]
+
+
+def test_a_log_in_another_database_gets_the_events_and_a_crash_before_the_marks_appends_nothing_twice(
+    conn, new_db, tmp_path
+):
+    """Team mode: the queue (``conn``) and the log (the tenant's working database) are two files. The events
+    commit in the log and the learnings are marked in the queue; a run that died before the marks extracts the
+    batch again, and the keys make the second append a no-op, so nothing is lost and nothing is doubled."""
+
+    def marks(queue_conn) -> list[tuple]:
+        rows = queue_conn.execute("SELECT session_id, latest_extractor_version FROM processed_extractions")
+        return [tuple(r) for r in rows]
+
+    log = new_db(tmp_path / "working.db")
+    try:
+        batch = SessionBatch("spotter", "s1", "2026-02-10", ())
+        first = _record(GATE, valid_from="2026-02-10T10:00:00Z")
+
+        def ingest(queue_conn) -> int:
+            return append_learnings(queue_conn, batch, [first], extractor_version="v1", source="fs_watch",
+                                    thresholds=Thresholds(), stats=DrainStats(), log=log)  # fmt: skip
+
+        assert ingest(conn) == 1
+        assert [e[0] for e in _events(log)] == ["LearningExtracted"] and _events(conn) == []
+        assert marks(conn) == [("s1", "v1")] and marks(log) == []  # marked in the queue's database
+
+        lost_marks = new_db(tmp_path / "queue-before-its-marks.db")  # the queue as it was before the crash
+        try:
+            assert ingest(lost_marks) == 0 and len(_events(log)) == 1
+            assert marks(lost_marks) == [("s1", "v1")]
+            # the second append compared with the log's projection (it took the first event), not the queue's
+            assert log.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
+            assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+        finally:
+            lost_marks.close()
+    finally:
+        log.close()

@@ -247,8 +247,9 @@ def test_ingest_artifact_dedups_and_enqueues(served):
 def test_feedback_reinforces_weakens_or_only_records(served):
     token = served.token()
     memory_id = served.post("/v1/events", append_request("m1", "L-m"), token=token)[1]["event"]["event_id"]
-    with served.backend() as backend:
-        backend.projection.project()
+    if served.kind == "sqlite":  # a laptop's pipeline keeps its projection current; on PostgreSQL (a team tenant,
+        with served.backend() as backend:  # projected in the team's working database) the memory is its event
+            backend.projection.project()
 
     def feedback(signal: str, key: str) -> tuple[int, dict]:
         return served.post("/v1/feedback", {"identity": identity(), "memory_id": memory_id, "signal": signal,
@@ -261,6 +262,9 @@ def test_feedback_reinforces_weakens_or_only_records(served):
     assert feedback("useful", "f1")[0] == 200
     assert feedback("corrected", "f2")[1]["event"]["event_type"] == "LearningWeakened"
     assert feedback("ignored", "f3") == (200, {"created": False, "event": None})
+    memory_id += 1000  # no such memory: the same one-line 404 on both backends
+    status, answer = feedback("useful", "f4")
+    assert status == 404 and "no memory #" in answer["error"] and "\n" not in answer["error"]
     with served.backend() as backend:
         assert [e.idempotency_key for e in backend.events.replay(0)] == ["m1", "f1", "f2"]
 

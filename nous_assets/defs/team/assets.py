@@ -1,7 +1,8 @@
-"""Team mode's assets, one partition per developer: the developer's new days extracted into its staging log
-(``team_learning_events``), published once to the team's PostgreSQL tenant, the log of record
-(``team_events``), then the tenant's working database brought up to date with the tenant's log, projected
-once, run through the laptop's lifecycle and packed (``team_packets``; :mod:`nous_assets.team.packets`).
+"""Team mode's assets, one partition per developer: the developer's new days extracted into the tenant's working
+database, where the team's log is projected once (``team_learning_events``), published from there to the
+team's PostgreSQL tenant, the log of record (``team_events``), then the working database brought up to date
+with what other writers put in the tenant's log, run through the laptop's lifecycle and packed
+(``team_packets``; :mod:`nous_assets.team.packets`).
 
 Each asset calls the ingest steps of :mod:`nous_assets.pipeline` through the team's domain code
 (:mod:`nous_assets.team`), the functions the laptop's assets call; which steps team mode runs where, and why
@@ -18,7 +19,7 @@ from nous_assets.defs.assets.capture import run_source
 from nous_assets.defs.team.resources import LLM_POOL, TeamResource, developers
 from nous_assets.errors import ConfigError
 from nous_assets.settings import Settings
-from nous_assets.store.backend import Backend, open_backend
+from nous_assets.store.backend import Backend, engine, open_backend
 from nous_assets.store.log.event_publish import publish_staging
 from nous_assets.store.sqlite import queue
 from nous_assets.team.developer import developer_run, pending_days, since_tag
@@ -33,15 +34,17 @@ GROUP = "team"
     group_name=GROUP,
     kinds={"sqlite"},
     description="One developer's new transcript days parsed, redacted and extracted (the configured extractor, "
-    "an LLM in team mode: pool nous_llm_extraction caps calls in flight) into the developer's staging log, then "
-    "each touched project's history read (its brief, memories a later removal superseded), as on a laptop.",
+    "an LLM in team mode: pool nous_llm_extraction caps calls in flight) into the tenant's working cortex.db, "
+    "each learning compared with the team's memories there (the log is projected there, once), then each touched "
+    "project's history read (its brief, memories a later removal superseded), as on a laptop. The developer's "
+    "lake, queue and cursors stay in its staging cortex.db.",
 )
 def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
     developer = context.partition_key
-    with team.staging(developer) as (settings, conn):
+    with team.staging(developer) as (settings, conn), team.working(settings) as log:
         days = pending_days(settings, conn, since_tag(context.run.tags))
         run = developer_run(
-            settings, conn, days, source=run_source(context), worker=f"dagster-{context.run.run_id[:8]}"
+            settings, conn, log, days, source=run_source(context), worker=f"dagster-{context.run.run_id[:8]}"
         )
         counts = queue.counts(conn)
     stats = run.stats
@@ -58,6 +61,7 @@ def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) 
             "turns": dg.MetadataValue.int(run.turns),
             "learnings": dg.MetadataValue.int(stats.learnings),
             "events_written": dg.MetadataValue.int(stats.events_written),
+            "events_projected": dg.MetadataValue.int(run.events_projected),
             "brief_items": dg.MetadataValue.int(run.history.items),
             "history_events_written": dg.MetadataValue.int(run.history.events_written),
             "queue_items_failed": dg.MetadataValue.int(stats.failed),
@@ -69,10 +73,11 @@ def team_learning_events(context: dg.AssetExecutionContext, team: TeamResource) 
 
 @contextlib.contextmanager
 def shared_backend(settings: Settings) -> Iterator[Backend]:
-    """The team's tenant of a backend that holds many tenants (PostgreSQL): what the team shares lives there."""
+    """The team's tenant of a backend that holds many tenants (PostgreSQL): what the team shares lives there.
+    Refused before anything is opened: a one-tenant backend's file would be a developer's staging database."""
+    if engine(settings).capabilities.one_tenant:
+        raise ConfigError("team mode shares through PostgreSQL: set NOUS_BACKEND=postgres and NOUS_PG_DSN")
     with open_backend(settings) as shared:
-        if shared.capabilities.one_tenant:
-            raise ConfigError("team mode shares through PostgreSQL: set NOUS_BACKEND=postgres and NOUS_PG_DSN")
         yield shared
 
 
@@ -81,15 +86,16 @@ def shared_backend(settings: Settings) -> Iterator[Backend]:
     deps=[team_learning_events],
     group_name=GROUP,
     kinds={"postgres"},
-    description="The developer's staging events appended to the team's tenant (NOUS_TENANT) of the shared PostgreSQL "
-    "log through the EventStore protocol (idempotent: keys kept; resumed from a checkpoint in the staging "
-    "database, written after each committed batch). Not projected there: team_packets projects the tenant's log "
-    "once, where the packets are built.",
+    description="The events the tenant's working cortex.db holds and the team's tenant (NOUS_TENANT) of the shared "
+    "PostgreSQL log lacks, appended there through the EventStore protocol (idempotent: keys kept; resumed from a "
+    "checkpoint in the working database, written after each committed batch). Not projected there: the working "
+    "database, where the packets are built, projects each event once.",
 )
 def team_events(context: dg.AssetExecutionContext, team: TeamResource) -> dg.MaterializeResult:
     developer = context.partition_key
-    with team.staging(developer) as (settings, conn), shared_backend(settings) as shared:
-        stats = publish_staging(conn, shared.events, settings.tenant_id)  # into the team's tenant (NOUS_TENANT)
+    settings = team.developer_settings(developer)
+    with shared_backend(settings) as shared, team.working(settings) as log:
+        stats = publish_staging(log, shared.events, settings.tenant_id)  # into the team's tenant (NOUS_TENANT)
     context.log.info(f"{developer}: {stats.published} events published, {stats.already_present} already there")
     return dg.MaterializeResult(
         metadata={

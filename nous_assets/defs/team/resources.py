@@ -1,12 +1,13 @@
 """Team mode's Dagster layer: one partition per developer, a staging cortex.db each, the shared PostgreSQL log.
 
 The team's code location (``nous_assets.defs.team.definitions``) runs the same capture and extraction code as a
-laptop, once per developer: ``<transcripts_root>/<developer>/`` holds that developer's Claude Code
-``projects/`` tree (synced there), ``<staging_root>/<developer>/`` its lake and a staging ``cortex.db`` (queue,
-cursors, identity: the per-developer state extraction needs). What the team shares is its tenant of the
-PostgreSQL backend (``NOUS_TENANT``, the tenant ``nous serve`` tokens name): every developer's events land in
-it through the ``EventStore`` protocol (the ``team_events`` asset), so what one developer's sessions taught
-reaches everyone's packets; events keep their own project and session.
+laptop, once per developer: ``<transcripts_root>/<developer>/`` holds that developer's Claude Code ``projects/``
+tree (synced there), ``<staging_root>/<developer>/`` its lake and a staging ``cortex.db`` (queue, cursors, identity:
+the per-developer state extraction needs); its events go into the tenant's working ``cortex.db``
+(``<staging_root>/.tenants/<tenant>/``), where the team's log is projected. What the team shares is its tenant of
+the PostgreSQL backend (``NOUS_TENANT``, the tenant ``nous serve`` tokens name): every developer's events land in it
+through the ``EventStore`` protocol (the ``team_events`` asset), so what one developer's sessions taught reaches
+everyone's packets; events keep their own project and session.
 
 Partitions are dynamic, one per developer (the developer's folder name is the partition key), not day x
 developer: 100 developers are 100 partitions for as long as the team exists, where day x
@@ -31,6 +32,7 @@ from nous_assets.settings import Settings, load_settings, settings_from_json
 from nous_assets.store.backend import check_tenant
 from nous_assets.store.db import Connection
 from nous_assets.team.developer import SINCE_TAG  # noqa: F401  (the run tag, with the other tags here)
+from nous_assets.team.packets import working_db
 
 DEVELOPER_TAG = "nous/developer"
 """Run tag naming the developer a run works for; ``deploy/team/dagster.yaml`` runs one run per developer."""
@@ -93,6 +95,13 @@ class TeamResource(dg.ConfigurableResource):
                 with contextlib.suppress(ValueError):
                     names.append(check_tenant(entry.name))
         return sorted(names)
+
+    @contextlib.contextmanager
+    def working(self, settings: Settings) -> Iterator[Connection]:
+        """The working cortex.db of ``settings``' tenant: where developers' runs write their events and the
+        team's log is projected (:mod:`nous_assets.team.packets`)."""
+        with working_db(settings, self.staging_dir(self.base_settings())) as conn:
+            yield conn
 
     @contextlib.contextmanager
     def staging(self, developer: str) -> Iterator[tuple[Settings, Connection]]:
