@@ -203,7 +203,9 @@ def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
     for secret in ("openai_api_key", "server_token"):  # never print a credential, only that one is set
         if data.get(secret):
             data[secret] = "(set)"
-    if settings.backend == "postgres":
+    from nous_assets.store.backend import engine
+
+    if not engine(settings).capabilities.one_tenant:
         from nous_assets.store.pg.db import redact_dsn
 
         data["pg_dsn"] = redact_dsn(settings.pg_dsn or "")

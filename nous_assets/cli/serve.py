@@ -27,6 +27,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         return args.token_handler(settings, args)
     from nous_assets.service import transport
     from nous_assets.service.app import create_app
+    from nous_assets.store.backend import engine
 
     if args.socket and (args.host or args.port is not None):
         raise NousError("--socket and --host/--port are alternatives; give one")
@@ -45,7 +46,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         sock.close()
         raise
     where = str(settings.db_path)
-    if settings.backend == "postgres":
+    if not engine(settings).capabilities.local_file:
         from nous_assets.store.pg.db import redact_dsn
 
         where = f"PostgreSQL {redact_dsn(settings.pg_dsn or '')}"
@@ -62,9 +63,10 @@ def _service_store(settings: Settings):
 
 def cmd_token_create(settings: Settings, args: argparse.Namespace) -> int:
     from nous_assets.service import tokens
+    from nous_assets.store.backend import engine
 
     tenant = args.tenant or settings.tenant_id
-    if settings.backend == "sqlite" and tenant != settings.tenant_id:
+    if engine(settings).capabilities.one_tenant and tenant != settings.tenant_id:
         raise NousError(
             f"this cortex.db holds tenant {settings.tenant_id!r} only; a token for {tenant!r} could never be used "
             "here (set NOUS_TENANT, or use the PostgreSQL backend for several tenants)"
