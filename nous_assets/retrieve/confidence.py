@@ -9,6 +9,18 @@ evidence is strong enough (:func:`confidence` ≥ ``thresholds.packet_min_confid
   session that learned it again: what was only read from a file, anyone can read in the file, and one verified
   fix is one incident (a fresh reader judged one-session restatements and error→fix lines mostly trivial or
   noise), while what recurs is what the next session needs;
+* but a verified fix that was only a command run instead (a *workaround*, :func:`~nous_assets.retrieve.lessons.
+  is_workaround`: no file edited, no loop typed for the moment) clears the bar on one session: it is a lesson the
+  next session can apply as it stands, rendered as one (if X fails with E: run Y), and it is the one-session
+  shape that matched what a reader of the transcripts would keep most often (63 %, against 30-57 % for what was
+  read from files or lifted from prose);
+* and so does an observed rule the project wrote down or a fact its tools print (:func:`written_down`): a
+  convention (read from or added to its instruction and memory files), a workflow (what a commit or push hook
+  runs), an environment fact on a ``tool:`` slot (the default branch, a worktree, an MCP server, a Claude Code
+  hook). Each holds in every session until the file or the setting changes (then the slot's newer value or the
+  code check, :mod:`~nous_assets.retrieve.stale_check`, takes it out), unlike a sentence lifted from one
+  session's prose. On the three dev sets these shapes, with the workarounds, lifted packet gold recall with no
+  anti-gold line (dev 0.146 -> 0.219, dev2 0.154 -> 0.231, dev3 0.217 -> 0.259, on the same stores);
 * every further session that learned it again adds (up to three), a contradiction takes away, and the
   reinforcement the feedback loop gave or took moves it a little;
 * the project brief's items (slot ``brief:``) are mined from the whole history with their own evidence rules
@@ -22,11 +34,19 @@ from __future__ import annotations
 from typing import Any
 
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
+from nous_assets.retrieve.lessons import is_workaround
 from nous_assets.status import INJECTABLE, OBSERVED, STATED, VERIFIED
 
 BASE = {VERIFIED: 0.6, STATED: 0.7, OBSERVED: 0.55}
 BRIEF = 1.0
 PER_SESSION = 0.1  # each further session that learned it
+WORKAROUND = 0.05  # a verified fix by a command alone: one session's evidence reaches the default bar (0.65)
+WRITTEN_DOWN = 0.1  # an observed rule the project wrote down, or a fact its tools print: as good as two sessions
+STANDING_KINDS = frozenset({"convention", "workflow"})
+"""Kinds whose observed memories are written-down rules: conventions (the rules extractor reads them only from the
+project's instruction and memory files, ``AGENTS.md``, ``CONTRIBUTING.md``, ``.learnings/``, or takes Claude's quote
+of one) and workflows (what a commit or push hook runs, read from its output; the project's Claude Code hooks)."""
+TOOL_SLOT = "tool:"  # extract/rules/environment.py and workflow.py: what git, Claude Code and hooks print
 MAX_SESSIONS_COUNTED = 3
 PER_CONTRADICTION = 0.15
 REINFORCEMENT_WEIGHT = 0.5  # of the score's distance from its initial 0.5, capped at ±0.1
@@ -50,9 +70,18 @@ def confidence(memory: Any) -> float:
     if str(_get(memory, "slot") or "").startswith(BRIEF_SLOT):  # the brief's items
         return BRIEF
     value = BASE[status] + PER_SESSION * min(MAX_SESSIONS_COUNTED, sessions_of(memory) - 1)
+    if status == VERIFIED and is_workaround(str(_get(memory, "content") or "")):
+        value += WORKAROUND
+    if status == OBSERVED and written_down(memory):
+        value += WRITTEN_DOWN
     value -= PER_CONTRADICTION * int(_get(memory, "contradiction_count") or 0)
     drift = (float(_get(memory, "reinforcement_score") or 0.5) - 0.5) * REINFORCEMENT_WEIGHT
     return round(value + max(-0.1, min(0.1, drift)), 4)
+
+
+def written_down(memory: Any) -> bool:
+    """Whether an observed memory is a rule the project wrote down or a fact its tools print, not prose."""
+    return _get(memory, "kind") in STANDING_KINDS or str(_get(memory, "slot") or "").startswith(TOOL_SLOT)
 
 
 def earns_line(memory: Any, bar: float) -> bool:

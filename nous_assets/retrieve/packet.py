@@ -27,6 +27,7 @@ from typing import Any
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
+from nous_assets.retrieve.lessons import as_lesson
 from nous_assets.safety.guard import classify
 from nous_assets.safety.sanitize import clean
 
@@ -128,15 +129,27 @@ def _standing(memory: Any) -> str:
     return f"{status}, {sessions} sessions" if status and sessions > 1 else status
 
 
+def _names_source(source: str, content: str) -> bool:
+    """Whether ``content`` already names its source: the whole of it, or, for a command, its program and
+    subcommand (the source then only adds one run's arguments: a branch, an id, a file)."""
+    text = content.casefold()
+    if source.casefold() in text:
+        return True
+    words = source.split()
+    return len(words) > 2 and " ".join(words[:2]).casefold() in text
+
+
 def _bullet_parts(memory: Any, marks: Sequence[str] = ()) -> tuple[str, str, str]:
     """(prefix, content, trailer) of one bullet: guard marks and when it applies; the memory; what backs it, the
     date it was learned and its source."""
-    content = clean(_get(memory, "content") or "")
+    raw = str(_get(memory, "content") or "")
+    lesson = as_lesson(raw)
+    content = clean(lesson)
     tags = [f"[{clean(m)}]" for m in marks]
-    when = _when(memory)
+    when = "" if lesson is not raw else _when(memory)  # a lesson opens with its own "if X fails"
     prefix = "- " + "".join(t + " " for t in tags) + (f"{when}: " if when else "")
     source = _source(memory)
-    if source and source.casefold() in content.casefold():
+    if source and _names_source(source, content):
         source = ""  # the memory already names it: the line shows its source without repeating it
     trailer = [t for t in (_standing(memory), _learned(memory), source) if t]
     return prefix, content, f" ({' · '.join(trailer)})" if trailer else ""

@@ -1,0 +1,87 @@
+"""An incident as a lesson: what to do, when, and why — not a log of an error and its fix.
+
+The heuristic extractor writes a command that failed and what then made it pass as one sentence
+(:func:`nous_assets.extract.rules.gotchas._error_fix`)::
+
+    `CMD` failed with "ERROR" (later "ERROR2"); fixed by editing F1, F2 and running `FIX` (then `OK` passed). Cause: WHY
+
+A fresh reader judged such lines mostly noise (the failure of the day), but the same evidence says something
+the next session can act on: *if CMD fails with ERROR, do FIX* — and, when the fix was only a command run
+instead (no file edited), the lesson applies as it stands in any later session: a **workaround**. This module
+parses that sentence (:func:`parse`), says whether it is a workaround (:func:`is_workaround`, which the
+packet's evidence bar rewards, :mod:`~nous_assets.retrieve.confidence`) and renders it as a lesson
+(:func:`as_lesson`, the packet's line). Text of any other shape is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_INCIDENT_RE = re.compile(
+    r'^`(?P<cmd>[^`]+)` failed with (?P<err>".*?"(?: \(later ".*?"\))?)'
+    r"; fixed by (?P<fix>.+?)(?P<then> \(then `[^`]+` passed\))?(?:\. Cause: (?P<cause>.+))?$",
+    re.DOTALL,
+)
+_EDITING_RE = re.compile(r"^editing (?P<files>.+?)(?: and (?P<rest>running .+))?$", re.DOTALL)
+_RUNNING_RE = re.compile(r"^running (?P<cmds>`.+`)(?P<instead> instead)?$", re.DOTALL)
+_LOOP_RE = re.compile(r"^`(?:for|while|until|if)\s")  # a loop or a condition typed for one moment
+
+
+@dataclass(frozen=True)
+class Incident:
+    """A failed command and what fixed it, as the extractor wrote them."""
+
+    command: str  # the command that failed, without backticks
+    error: str  # the quoted error line(s)
+    edited: str  # the files edited ("" when none)
+    ran: str  # the backticked commands run to fix it ("" when none)
+    instead: bool  # the fix was the same step run another way
+    cause: str  # the assistant's one-sentence explanation ("" when none)
+    then: str = ""  # the command that passed afterwards, when it was not the failed one
+
+
+def parse(content: str) -> Incident | None:
+    """The incident ``content`` records, or None when it is not an error→fix sentence."""
+    found = _INCIDENT_RE.match(content.strip())
+    if found is None:
+        return None
+    fix = found["fix"].strip()
+    edited, ran, instead = "", "", False
+    editing = _EDITING_RE.match(fix)
+    if editing:
+        edited = editing["files"].strip()
+        fix = (editing["rest"] or "").strip()
+    if fix:
+        running = _RUNNING_RE.match(fix)
+        if running is None:
+            return None
+        ran, instead = running["cmds"].strip(), bool(running["instead"])
+    if not edited and not ran:
+        return None
+    then = found["then"].strip()[len("(then `"):-len("` passed)")] if found["then"] else ""
+    return Incident(found["cmd"], found["err"], edited, ran, instead, (found["cause"] or "").strip(), then)
+
+
+def is_workaround(content: str) -> bool:
+    """Whether ``content`` is an incident fixed by a command alone (no file edited, no loop typed for the
+    moment): a step a later session can take as it stands."""
+    incident = parse(content)
+    return bool(incident and incident.ran and not incident.edited and not _LOOP_RE.match(incident.ran))
+
+
+def as_lesson(content: str) -> str:
+    """``content`` as a lesson (if CMD fails with ERROR: do FIX; why), or unchanged when it is not an incident."""
+    incident = parse(content)
+    if incident is None:
+        return content
+    if incident.edited and incident.ran:
+        todo = f"edit {incident.edited} and run {incident.ran}"
+    elif incident.edited:
+        todo = f"edit {incident.edited}"
+    elif incident.instead:
+        todo = f"run {incident.ran} instead"
+    else:  # a step before the same command passed
+        todo = f"run {incident.ran}, then " + (f"`{incident.then}`" if incident.then else f"`{incident.command}` again")
+    why = f" Why: {incident.cause}" if incident.cause else ""
+    return f"If `{incident.command}` fails with {incident.error}: {todo}.{why}"

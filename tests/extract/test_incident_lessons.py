@@ -1,0 +1,64 @@
+"""Incidents as lessons (retrieve/lessons.py) on what the heuristic extractor writes from real transcripts: a fix
+that was only a command is a workaround, rendered "if X fails with E: run Y"; a fix that edited files is not."""
+
+from __future__ import annotations
+
+from excerpts import EVAL_TREE, FASTHOOKS, SPOTTER_FUM, excerpt, extract, of_kind
+
+from nous_assets.retrieve.lessons import as_lesson, is_workaround, parse
+
+
+def _incident(rel: str, first: int, last: int) -> str:
+    (content,) = [g["content"] for g in of_kind(extract(excerpt(rel, first, last)), "gotcha")
+                  if " failed with " in g["content"]]  # fmt: skip
+    return content
+
+
+def test_a_command_run_instead_is_a_workaround_rendered_as_a_lesson():
+    # spotter 8463c716 L784 `node assets/build.js` fails; L797 `cd assets && node build.js` passes; Claude explains
+    content = _incident(SPOTTER_FUM, 780, 830)
+    assert is_workaround(content)
+    lesson = as_lesson(content)
+    assert lesson.startswith('If `node assets/build.js` fails with "Error: Build failed with 1 error:": run '
+                             "`cd assets && node build.js` instead. Why: The build script expects")  # fmt: skip
+    assert "fixed by" not in lesson
+
+
+def test_a_step_before_the_same_command_says_to_run_it_again():
+    # context-evaluator 8ecab05f L270-500: `bun run lint` fails (its error quotes "lint"), `bun run lint:fix` fixes it
+    content = _incident(EVAL_TREE, 270, 500)
+    incident = parse(content)
+    assert incident is not None and incident.error == '"error: script "lint" exited with code 1"'
+    assert is_workaround(content)
+    assert as_lesson(content) == ('If `bun run lint` fails with "error: script "lint" exited with code 1": run '
+                                  "`bun run lint:fix`, then `bun run lint` again.")  # fmt: skip
+
+
+def test_command_not_found_is_a_workaround():
+    # fasthooks sample_main_transcript: `python …` exits 127 (python: command not found); `python3 …` works
+    content = next(g["content"] for g in of_kind(extract(excerpt(FASTHOOKS, 1, 63)), "gotcha")
+                   if g["content"].startswith("`python "))  # fmt: skip
+    assert is_workaround(content)
+    assert as_lesson(content).endswith(": run `python3 number_generator.py` instead.")
+
+
+def test_a_fix_that_edited_files_is_no_workaround_and_reads_as_edit_then_run():
+    # the extractor's sentence for a setup fix (tests/extract/test_rules_gotchas.py builds one from turns)
+    content = ('`mix test --seed 0` failed with "** (Mix) Could not start application opentelemetry"; fixed by '
+               "editing config/config.exs, config/test.exs and running `mix compile`")  # fmt: skip
+    assert not is_workaround(content)
+    assert as_lesson(content) == ('If `mix test --seed 0` fails with "** (Mix) Could not start application '
+                                  'opentelemetry": edit config/config.exs, config/test.exs and run `mix compile`.')
+
+
+def test_a_loop_typed_for_the_moment_is_no_workaround():
+    content = ('`gh run view 21882337247 --log` failed with "error: Cannot find module"; fixed by running '
+               "`for pr in 51 50 48; do gh pr checks $pr; done`")  # fmt: skip
+    assert parse(content) is not None and not is_workaround(content)
+
+
+def test_other_text_is_left_as_it_is():
+    for text in ("Run the tests with `uv run pytest -q`.",
+                 'Error: "python: command not found" (exit code 127). Fixed by Retried using `python3`',
+                 "`mix test` failed with a sandbox error; fixed by sharing the sandbox."):  # fmt: skip
+        assert parse(text) is None and not is_workaround(text) and as_lesson(text) == text

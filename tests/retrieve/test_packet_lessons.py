@@ -1,0 +1,84 @@
+"""What one session's evidence may put in a packet (retrieve/confidence.py): a verified workaround, rendered as a
+lesson; a rule the project wrote down for its agents; a gate its git hooks run; a fact git printed. Not one
+session's fix by editing files, not a sentence lifted from its prose, never a hypothesis. The contents are what
+the pipeline learned from the shared transcripts (the file each comes from is named)."""
+
+from __future__ import annotations
+
+import json
+
+from nous_assets.retrieve.cache_build import build_cache
+from nous_assets.retrieve.confidence import confidence
+from nous_assets.settings import load_settings
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.sqlite.projection import project
+
+PROJECT = "-home-christso-projects-agentv"
+
+# context-evaluator 8ecab05f (transcripts-dev2) L270-500: the lint script fails, its fixer fixes it
+WORKAROUND = '`bun run lint` failed with "error: script "lint" exited with code 1"; fixed by running `bun run lint:fix`'
+# agentv acc53d32 (transcripts-dev2): a push rejected, pulled with rebase; the source names the one-off branch
+PUSH = ('`git push -u origin <branch>` failed with "error: failed to push some refs"; fixed by running '
+        "`git pull --rebase origin main`")  # fmt: skip
+# spotter ae4a77f8 (transcripts) L485: the fix edited the config of the code at hand
+EDITED = ('`mix test --seed 0` failed with "** (Mix) Could not start application opentelemetry: exited in: '
+          ':opentelemetry_app.start(:normal, [])"; fixed by editing config/config.exs, config/dev.exs, config/test.exs '
+          "and more and running `mix compile`")  # fmt: skip
+# agentv acc53d32: rules read from AGENTS.md, and what the pre-push hook printed when it ran
+RULE = "AGENTS.md: *IMPORTANT: Never push directly to `main`. Always use branches and PRs."
+GATE = ("`git push` runs a pre-push hook (pre-commit): Build, Typecheck, Lint, Test, Validate eval YAML files; it "
+        "blocks until they pass; fix what it reports rather than skipping it.")  # fmt: skip
+# spotter (transcripts): git said so when a session compared against `main`
+BRANCH = ("The default branch is `master`, not `main`: `git log main..HEAD` fails with 'unknown revision'; compare "
+          "against `master` (or `origin/master`).")  # fmt: skip
+# lifted from the assistant's prose in one session (context-evaluator 8ecab05f), and a guess nothing confirmed
+PROSE = "`buildMinimalContext()`: Shared context block (target agent, context files) used by all plan-first prompts"
+GUESS = "Project rule (from the instruction files): CLAUDE.md paths are removed from `contextFilePaths`."
+
+
+def _learn(store, lid: str, content: str, status: str, kind: str, **details) -> None:
+    payload = {"content": content, "extractor_version": "t", "concepts": [kind, "agentv", lid], "edges": [],
+               "scope": "project", "kind": kind, "status": status, **details}  # fmt: skip
+    store.append(LearningEvent("LearningExtracted", lid, payload, "s1", PROJECT, "historical_backfill", f"k-{lid}",
+                               valid_from="2026-03-25T10:00:00Z"))  # fmt: skip
+
+
+def _packet(conn) -> tuple[str, set[str]]:
+    text, ids = conn.execute("SELECT packet_text, memory_ids_json FROM injection_cache WHERE project_id = ?",
+                             (PROJECT,)).fetchone()  # fmt: skip
+    names = dict(conn.execute("SELECT id, learning_id FROM memories").fetchall())
+    return text, {names[i] for i in json.loads(ids)}
+
+
+def test_one_session_earns_a_line_only_with_evidence_beyond_its_own_words(store, conn, tmp_path):
+    _learn(store, "workaround", WORKAROUND, "verified", "gotcha", applies_when="when running `bun run`")
+    _learn(store, "push", PUSH, "verified", "gotcha", applies_when="when running `git push`",
+           source_ref="git push -u origin chore/enable-entire")  # fmt: skip
+    _learn(store, "edited", EDITED, "verified", "gotcha", applies_when="when running `mix test`")
+    _learn(store, "rule", RULE, "observed", "convention", source_ref="AGENTS.md")
+    _learn(store, "gate", GATE, "observed", "workflow")
+    _learn(store, "branch", BRANCH, "observed", "gotcha", slot="tool:git-default-branch")
+    _learn(store, "prose", PROSE, "observed", "architecture")
+    _learn(store, "guess", GUESS, "hypothesis", "convention")
+    project(conn)
+    rows = {r[0]: r for r in conn.execute("SELECT learning_id, status, kind, content, slot FROM memories")}
+    bar = load_settings({"HOME": str(tmp_path)}).thresholds.packet_min_confidence
+    scores = {lid: confidence({"status": s, "kind": k, "content": c, "slot": sl}) for lid, s, k, c, sl in rows.values()}
+    assert {lid for lid, value in scores.items() if value >= bar} == {"workaround", "push", "rule", "gate", "branch"}
+
+    build_cache(conn, load_settings({"HOME": str(tmp_path)}), lake_dir=tmp_path / "lake")
+    text, injected = _packet(conn)
+    assert injected == {"workaround", "push", "rule", "gate", "branch"}
+    lines = text.splitlines()
+    # the incident reads as a lesson: when, what to do; no "when running …:" prefix before its own "If"
+    assert ('- If `bun run lint` fails with "error: script "lint" exited with code 1": run `bun run lint:fix`, then '
+            "`bun run lint` again. (verified · 2026-03-25)") in lines  # fmt: skip
+    assert any(line.startswith("- If `git push -u origin <branch>` fails with") and
+               "run `git pull --rebase origin main`, then `git push -u origin <branch>` again." in line
+               for line in lines)  # fmt: skip
+    assert "chore/enable-entire" not in text  # the line names the command; the trailer drops one run's branch
+    assert "fixed by" not in text and "when running" not in text
+    for absent in ("opentelemetry", "buildMinimalContext", "contextFilePaths"):
+        assert absent not in text  # a fix by editing, prose, a hypothesis
+    assert f"- {RULE} (observed" in text and f"- {GATE} (observed" in text and f"{BRANCH} (observed" in text
+    assert lines[-1].startswith("_3 more memories are not shown")  # the edit fix, the prose, the guess
