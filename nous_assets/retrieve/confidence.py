@@ -14,13 +14,13 @@ evidence is strong enough (:func:`confidence` ≥ ``thresholds.packet_min_confid
   next session can apply as it stands, rendered as one (if X fails with E: run Y), and it is the one-session
   shape that matched what a reader of the transcripts would keep most often (63 %, against 30-57 % for what was
   read from files or lifted from prose);
-* and so does an observed rule the project wrote down or a fact its tools print (:func:`written_down`): a
-  convention (read from or added to its instruction and memory files), a workflow (what a commit or push hook
-  runs), an environment fact on a ``tool:`` slot (the default branch, a worktree, an MCP server, a Claude Code
-  hook). Each holds in every session until the file or the setting changes (then the slot's newer value or the
-  code check, :mod:`~nous_assets.retrieve.stale_check`, takes it out), unlike a sentence lifted from one
-  session's prose. On the three dev sets these shapes, with the workarounds, lifted packet gold recall with no
-  anti-gold line (dev 0.146 -> 0.219, dev2 0.154 -> 0.231, dev3 0.217 -> 0.259, on the same stores);
+* and so does an observed rule the project wrote down for its agents (:func:`written_down`): a convention read
+  from or added to its instruction and memory files (``AGENTS.md``, ``CONTRIBUTING.md``, ``.learnings/``), which
+  holds in every session until the file changes (and the code check, :mod:`~nous_assets.retrieve.stale_check`,
+  takes it out when the file is gone), unlike a sentence lifted from one session's prose. Not a rule quoted from a
+  dated note (the write-up of one day's incident), and not the facts tools print (a hook's checks, the default
+  branch, a worktree): ``nous bench replay`` found later sessions using none of those lines, so they lowered uptake
+  (dev 0.500 -> 0.467, dev2 0.245 -> 0.158 with them);
 * every further session that learned it again adds (up to three), a contradiction takes away, and the
   reinforcement the feedback loop gave or took moves it a little;
 * the project brief's items (slot ``brief:``) are mined from the whole history with their own evidence rules
@@ -31,6 +31,7 @@ The numbers are few and coarse on purpose: they rank evidence, they are not prob
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
@@ -41,12 +42,13 @@ BASE = {VERIFIED: 0.6, STATED: 0.7, OBSERVED: 0.55}
 BRIEF = 1.0
 PER_SESSION = 0.1  # each further session that learned it
 WORKAROUND = 0.05  # a verified fix by a command alone: one session's evidence reaches the default bar (0.65)
-WRITTEN_DOWN = 0.1  # an observed rule the project wrote down, or a fact its tools print: as good as two sessions
-STANDING_KINDS = frozenset({"convention", "workflow"})
+WRITTEN_DOWN = 0.1  # an observed rule the project wrote down for its agents: as good as two sessions
+STANDING_KINDS = frozenset({"convention"})
 """Kinds whose observed memories are written-down rules: conventions (the rules extractor reads them only from the
-project's instruction and memory files, ``AGENTS.md``, ``CONTRIBUTING.md``, ``.learnings/``, or takes Claude's quote
-of one) and workflows (what a commit or push hook runs, read from its output; the project's Claude Code hooks)."""
-TOOL_SLOT = "tool:"  # extract/rules/environment.py and workflow.py: what git, Claude Code and hooks print
+project's instruction and memory files, or takes Claude's quote of one)."""
+DATED_NOTE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[\w.-]*\.\w+(?: rule)?: ")
+"""A rule quoted from a dated note (``.learnings/2026-02-13-….md``): the write-up of one day's incident, not a standing
+instruction (replay, dev2: later sessions used 2 of its 36 lines)."""
 MAX_SESSIONS_COUNTED = 3
 PER_CONTRADICTION = 0.15
 REINFORCEMENT_WEIGHT = 0.5  # of the score's distance from its initial 0.5, capped at ±0.1
@@ -80,8 +82,8 @@ def confidence(memory: Any) -> float:
 
 
 def written_down(memory: Any) -> bool:
-    """Whether an observed memory is a rule the project wrote down or a fact its tools print, not prose."""
-    return _get(memory, "kind") in STANDING_KINDS or str(_get(memory, "slot") or "").startswith(TOOL_SLOT)
+    """Whether an observed memory is a rule the project wrote down for its agents (not in a dated note)."""
+    return _get(memory, "kind") in STANDING_KINDS and not DATED_NOTE_RE.match(str(_get(memory, "content") or ""))
 
 
 def earns_line(memory: Any, bar: float) -> bool:

@@ -26,6 +26,7 @@ _INCIDENT_RE = re.compile(
 _EDITING_RE = re.compile(r"^editing (?P<files>.+?)(?: and (?P<rest>running .+))?$", re.DOTALL)
 _RUNNING_RE = re.compile(r"^running (?P<cmds>`.+`)(?P<instead> instead)?$", re.DOTALL)
 _LOOP_RE = re.compile(r"^`(?:for|while|until|if)\s")  # a loop or a condition typed for one moment
+BRANCH = "<branch>"  # the session's own branch (extract/rules/render.py): an error naming it is that branch's state
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,11 @@ def parse(content: str) -> Incident | None:
 
 def is_workaround(content: str) -> bool:
     """Whether ``content`` is an incident fixed by a command alone (no file edited, no loop typed for the
-    moment): a step a later session can take as it stands."""
+    moment, no error about the session's own branch, such as "a branch named '<branch>' already exists"): a step a
+    later session can take as it stands."""
     incident = parse(content)
-    return bool(incident and incident.ran and not incident.edited and not _LOOP_RE.match(incident.ran))
+    return bool(incident and incident.ran and not incident.edited and not _LOOP_RE.match(incident.ran)
+                and BRANCH not in incident.error)  # fmt: skip
 
 
 def as_lesson(content: str) -> str:

@@ -62,3 +62,10 @@ def test_other_text_is_left_as_it_is():
                  'Error: "python: command not found" (exit code 127). Fixed by Retried using `python3`',
                  "`mix test` failed with a sandbox error; fixed by sharing the sandbox."):  # fmt: skip
         assert parse(text) is None and not is_workaround(text) and as_lesson(text) == text
+
+
+def test_an_error_about_the_sessions_own_branch_is_no_workaround():
+    # cipher-box (transcripts-dev2) 2026-02-13: the branch the session wanted to recreate already existed
+    content = ('`git checkout main && git branch -D <branch> && git checkout -b…` failed with "fatal: a branch named '
+               "'<branch>' already exists\"; fixed by running `git checkout <branch>` instead")  # fmt: skip
+    assert parse(content) is not None and not is_workaround(content)

@@ -1,6 +1,7 @@
 """What one session's evidence may put in a packet (retrieve/confidence.py): a verified workaround, rendered as a
-lesson; a rule the project wrote down for its agents; a gate its git hooks run; a fact git printed. Not one
-session's fix by editing files, not a sentence lifted from its prose, never a hypothesis. The contents are what
+lesson; a rule the project wrote down for its agents. Not one session's fix by editing files, not a rule quoted
+from a dated incident note, not what a hook runs or git printed (replay: later sessions did not use those lines),
+not a sentence lifted from its prose, never a hypothesis. The contents are what
 the pipeline learned from the shared transcripts (the file each comes from is named)."""
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ PUSH = ('`git push -u origin <branch>` failed with "error: failed to push some r
 EDITED = ('`mix test --seed 0` failed with "** (Mix) Could not start application opentelemetry: exited in: '
           ':opentelemetry_app.start(:normal, [])"; fixed by editing config/config.exs, config/dev.exs, config/test.exs '
           "and more and running `mix compile`")  # fmt: skip
-# agentv acc53d32: rules read from AGENTS.md, and what the pre-push hook printed when it ran
+# agentv acc53d32: a rule read from AGENTS.md, and what the pre-push hook printed when it ran
 RULE = "AGENTS.md: *IMPORTANT: Never push directly to `main`. Always use branches and PRs."
 GATE = ("`git push` runs a pre-push hook (pre-commit): Build, Typecheck, Lint, Test, Validate eval YAML files; it "
         "blocks until they pass; fix what it reports rather than skipping it.")  # fmt: skip
+# cipher-box (transcripts-dev2): a rule quoted from a dated note of one day's deploy
+DATED = ("2026-02-09-staging-deployment-first-deploy.md rule: Jobs must declare `environment: staging` or they can't "
+         "access environment-scoped secrets/vars.")  # fmt: skip
 # spotter (transcripts): git said so when a session compared against `main`
 BRANCH = ("The default branch is `master`, not `main`: `git log main..HEAD` fails with 'unknown revision'; compare "
           "against `master` (or `origin/master`).")  # fmt: skip
@@ -56,7 +60,8 @@ def test_one_session_earns_a_line_only_with_evidence_beyond_its_own_words(store,
            source_ref="git push -u origin chore/enable-entire")  # fmt: skip
     _learn(store, "edited", EDITED, "verified", "gotcha", applies_when="when running `mix test`")
     _learn(store, "rule", RULE, "observed", "convention", source_ref="AGENTS.md")
-    _learn(store, "gate", GATE, "observed", "workflow")
+    _learn(store, "gate", GATE, "observed", "workflow", slot="tool:hook-pre-push")
+    _learn(store, "dated", DATED, "observed", "convention")
     _learn(store, "branch", BRANCH, "observed", "gotcha", slot="tool:git-default-branch")
     _learn(store, "prose", PROSE, "observed", "architecture")
     _learn(store, "guess", GUESS, "hypothesis", "convention")
@@ -64,11 +69,11 @@ def test_one_session_earns_a_line_only_with_evidence_beyond_its_own_words(store,
     rows = {r[0]: r for r in conn.execute("SELECT learning_id, status, kind, content, slot FROM memories")}
     bar = load_settings({"HOME": str(tmp_path)}).thresholds.packet_min_confidence
     scores = {lid: confidence({"status": s, "kind": k, "content": c, "slot": sl}) for lid, s, k, c, sl in rows.values()}
-    assert {lid for lid, value in scores.items() if value >= bar} == {"workaround", "push", "rule", "gate", "branch"}
+    assert {lid for lid, value in scores.items() if value >= bar} == {"workaround", "push", "rule"}
 
     build_cache(conn, load_settings({"HOME": str(tmp_path)}), lake_dir=tmp_path / "lake")
     text, injected = _packet(conn)
-    assert injected == {"workaround", "push", "rule", "gate", "branch"}
+    assert injected == {"workaround", "push", "rule"}
     lines = text.splitlines()
     # the incident reads as a lesson: when, what to do; no "when running …:" prefix before its own "If"
     assert ('- If `bun run lint` fails with "error: script "lint" exited with code 1": run `bun run lint:fix`, then '
@@ -78,7 +83,9 @@ def test_one_session_earns_a_line_only_with_evidence_beyond_its_own_words(store,
                for line in lines)  # fmt: skip
     assert "chore/enable-entire" not in text  # the line names the command; the trailer drops one run's branch
     assert "fixed by" not in text and "when running" not in text
-    for absent in ("opentelemetry", "buildMinimalContext", "contextFilePaths"):
-        assert absent not in text  # a fix by editing, prose, a hypothesis
-    assert f"- {RULE} (observed" in text and f"- {GATE} (observed" in text and f"{BRANCH} (observed" in text
-    assert lines[-1].startswith("_3 more memories are not shown")  # the edit fix, the prose, the guess
+    for absent in ("opentelemetry", "buildMinimalContext", "contextFilePaths", "pre-push hook", "environment: staging",
+                   "default branch"):  # fmt: skip
+        assert absent not in text  # a fix by editing, prose, a hypothesis, a hook, a dated note, git's output
+    assert f"- {RULE} (observed" in text
+    assert lines[-1].startswith("_6 more memories are not shown")
+
