@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nous_assets.capture.lake import read_links, read_turns
+from nous_assets.consolidate.run import ConsolidationStats, consolidate
 from nous_assets.embed.chunk_embedding import (
     embed_pending_chunks,
     pending_chunk_count,
@@ -163,6 +164,11 @@ def nli(run: IngestRun) -> NliRun:
     stats = reconcile_contradictions(run.conn, classifier, run.settings.thresholds, source=run.source,
                                      batch_size=run.settings.nli.batch_size)  # fmt: skip
     return NliRun(classifier.model_version, stats)
+
+
+def consolidation(run: IngestRun) -> ConsolidationStats:
+    """Each scope's alike memories grouped into observations, stale ones closed, as events (issue 24)."""
+    return consolidate(run.conn, source=run.source, policy=Policy.of(run.settings.thresholds))
 
 
 def interventions(run: IngestRun) -> ObserveStats:

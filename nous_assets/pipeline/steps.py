@@ -1,9 +1,9 @@
 """The ingest step, one ordered list of named steps, and what each code location runs of it.
 
 The order is the laptop's dependency order: capture -> extract -> auto-memory notes -> promote cursors ->
-project history -> session outcomes -> retention -> project -> embed -> link -> NLI -> interventions ->
-packets. A code location declares a :class:`Plan`: which steps it runs and, for every other step, why not; a
-plan that forgets a step (neither run nor skipped with a reason) is refused when it is built.
+project history -> session outcomes -> retention -> project -> embed -> link -> NLI -> consolidation ->
+interventions -> packets. A code location declares a :class:`Plan`: which steps it runs and, for every other
+step, why not; a plan that forgets a step (neither run nor skipped with a reason) is refused when it is built.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ INGEST_STEPS: tuple[Step, ...] = (
     Step("embed", derived.embed, "memory and transcript-chunk vectors"),
     Step("link", derived.link, "relates_to and causes edges"),
     Step("nli", derived.nli, "contradictions between current memories"),
+    Step("consolidate", derived.consolidation, "alike memories grouped into observations"),
     Step("interventions", derived.interventions, "observers and the reducer: active interventions"),
     Step("packets", derived.packets, "SessionStart packets per project and the global one"),
 )

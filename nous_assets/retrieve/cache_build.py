@@ -45,6 +45,7 @@ import polars as pl
 from nous_assets.capture.redact import redact
 from nous_assets.retrieve import native as native_memory
 from nous_assets.retrieve.confidence import confidence, earns_line, sessions_of
+from nous_assets.retrieve.observations import fold, is_observation
 from nous_assets.retrieve.packet import AlreadySaid, format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
@@ -225,6 +226,8 @@ def exclusion(result: Any, project_id: str, guarded: Guarded) -> str | None:
     the checkout, its evidence short of the bar, a global memory of the wrong kind or said once elsewhere. The one
     rule the build applies; ``nous packet --why-not`` quotes it."""
     memory_id = getattr(result, "memory_id", None) or result.id  # a retrieved result, or a memory row
+    if is_observation(result):
+        return "an observation: it enters only in place of two or more of its members, when it is shorter"
     if memory_id in guarded.held:
         return "held by the packet guard (answer it in `nous review`)"
     if result.learning_id in guarded.noted:
@@ -283,7 +286,7 @@ def _candidates_for(
 ) -> tuple[list[Any], int]:
     """(injectable results best first, held memories retrieved) for one fingerprint."""
     found = _retrieved(conn, settings, project_id, fp, embedder, guarded.extra)
-    results = [r for r in found if _injectable(r, project_id, guarded)]
+    results = fold([r for r in found if _injectable(r, project_id, guarded)], [r for r in found if is_observation(r)])
     return results, sum(1 for r in found if r.memory_id in guarded.held)
 
 
@@ -312,7 +315,7 @@ def packet_plan(
     guarded = guard_for(conn, settings, project_id, held, frozenset(holds.ids(conn, holds.APPROVED)), notes, stale_ids,
                         native_memory.native_for(conn, settings, project_id))  # fmt: skip
     found = _retrieved(conn, settings, project_id, fp, embedder, guarded.extra, explain=True)
-    results = [r for r in found if _injectable(r, project_id, guarded)]
+    results = fold([r for r in found if _injectable(r, project_id, guarded)], [r for r in found if is_observation(r)])
     return Plan(found, results, guarded, _format(settings, project_id, results, guarded, local))
 
 

@@ -15,7 +15,7 @@ from nous_assets.pipeline.steps import Plan
 DEVELOPER_STEPS = ("capture", "extract", "promote_cursors", "history")
 """Over the developer's days with new lines: its staging database, events into the tenant's working one."""
 
-TENANT_STEPS = ("retention", "project", "embed", "link", "nli", "interventions", "packets")
+TENANT_STEPS = ("retention", "project", "embed", "link", "nli", "consolidate", "interventions", "packets")
 """In the tenant's working database, over the team's whole log (no days: the tenant has no lake)."""
 
 SKIPPED = {

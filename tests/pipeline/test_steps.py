@@ -16,7 +16,7 @@ ASSETS = Path(__file__).resolve().parents[2] / "nous_assets" / "defs" / "assets"
 
 def test_the_list_is_in_the_laptops_dependency_order():
     assert STEP_NAMES == ("capture", "extract", "auto_memory", "promote_cursors", "history", "outcomes", "retention",
-                          "project", "embed", "link", "nli", "interventions", "packets")  # fmt: skip
+                          "project", "embed", "link", "nli", "consolidate", "interventions", "packets")  # fmt: skip
     assert in_order(["packets", "capture", "project"]) == ("capture", "project", "packets")
     with pytest.raises(ValueError, match="unknown ingest step"):
         in_order(["capture", "compact"])

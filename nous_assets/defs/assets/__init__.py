@@ -1,6 +1,7 @@
 """The asset graph, listed once: ``Definitions``, ``ingest_job``, the sensors and ``run_days`` all use these."""
 
 from nous_assets.defs.assets.capture import learning_events, transcripts, transcripts_schema
+from nous_assets.defs.assets.consolidation import consolidation
 from nous_assets.defs.assets.insight import metrics
 from nous_assets.defs.assets.memory import (
     memories,
@@ -15,9 +16,10 @@ from nous_assets.defs.assets.retrieval import edges, embeddings, injection_cache
 
 PIPELINE_ASSETS = [
     transcripts, learning_events, project_history, session_outcomes, retention, memories, embeddings, edges,
-    nli_results_asset, interventions, injection_cache, metrics,
+    nli_results_asset, consolidation, interventions, injection_cache, metrics,
 ]  # fmt: skip
 """Capture -> extract -> read each project's history (brief, removals) -> judge outcomes -> decay and archive ->
-project -> embed -> link / find contradictions -> observe -> cache -> metrics, in dependency order."""
+project -> embed -> link / find contradictions -> consolidate -> observe -> cache -> metrics, in dependency
+order."""
 
 ASSET_CHECKS = [transcripts_schema, replay_equals_projection]

@@ -78,7 +78,7 @@ def edges(context: dg.AssetExecutionContext, nous: NousResource) -> dg.Materiali
 
 @daily_asset(
     group_name=GROUP,
-    deps=[edges, interventions, dg.AssetKey("nli_results")],  # packets read cached contradictions
+    deps=[edges, interventions, dg.AssetKey("nli_results"), dg.AssetKey("consolidation")],  # packets read both
     kinds={"sqlite"},
     description="Precomputed SessionStart packets per project (one per likely fingerprint: default and recent "
     "branches) and a global packet, sanitised, redacted and under the character budget, framed as recalled "

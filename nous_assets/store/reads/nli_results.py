@@ -27,7 +27,10 @@ def comparable_memories(conn: Connection) -> list[tuple]:
 
     Rows are ``(id, learning_id, content, project_id, scope, source_session, valid_from, vector_clock_json)``.
     """
-    return conn.execute(f"SELECT {COMPARABLE_COLUMNS} FROM memories WHERE valid_until IS NULL ORDER BY id").fetchall()
+    return conn.execute(  # an observation restates its members: comparing it with them finds nothing new
+        f"SELECT {COMPARABLE_COLUMNS} FROM memories WHERE valid_until IS NULL AND coalesce(kind, '') != 'observation' "
+        "ORDER BY id"
+    ).fetchall()
 
 
 def classified_pairs(conn: Connection, model_version: str) -> set[tuple[int, int]]:

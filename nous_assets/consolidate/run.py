@@ -1,0 +1,171 @@
+"""Consolidation over the whole store: each scope's alike memories become observations, as events.
+
+An observation is a memory of type ``knowledge`` and kind ``observation`` (:data:`OBSERVATION`), written by a
+``LearningExtracted`` whose key is its member set: the same clusters give the same keys, so a re-run writes
+nothing and a replay of the log gives the same observations. When a held observation's members no longer form
+a cluster (one was superseded or refuted, or a new memory joined) it is stale: superseded by the new
+observation of the same anchor when there is one (``LearningSuperseded``), else retired (``LearningWeakened``
+to ``superseded``), as the project brief retires its items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from nous_assets.consolidate.clusters import clusters
+from nous_assets.consolidate.observation import Member, Observation, observe
+from nous_assets.consolidate.similarity import item
+from nous_assets.ids import learning_id_for
+from nous_assets.status import SUPERSEDED
+from nous_assets.store.db import Connection, atomic
+from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.projection.memory_state import Policy
+from nous_assets.store.reads import consolidation as reads
+from nous_assets.store.reads.consolidation import OBSERVATION, HeldObservation, Scoped
+from nous_assets.store.sqlite.events import SqliteEventStore
+from nous_assets.store.sqlite.projection import project
+
+VERSION = "consolidation-v1"
+MAX_CONCEPTS = 12
+
+
+@dataclass
+class ConsolidationStats:
+    """One run's figures (CX15 where they need no access history): what was grouped and how much it shrank."""
+
+    scopes: int = 0
+    memories: int = 0
+    clustered: int = 0
+    observations: int = 0
+    formed: int = 0
+    superseded: int = 0
+    retired: int = 0
+    member_chars: int = 0
+    observation_chars: int = 0
+    largest: int = 0
+    events_written: int = 0
+    sizes: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def compression(self) -> float | None:
+        """Characters of the clustered memories over characters of their observations."""
+        return round(self.member_chars / self.observation_chars, 3) if self.observation_chars else None
+
+
+def consolidate(conn: Connection, *, source: str, policy: Policy | None = None) -> ConsolidationStats:
+    """Bring every scope's observations up to date with its current memories (see the module docstring)."""
+    stats = ConsolidationStats()
+    with atomic(conn):
+        project(conn, policy=policy)
+        groups = reads.candidates(conn)
+        held = reads.held_observations(conn)
+        events: list[LearningEvent] = []
+        slots: dict[tuple[str, str], str] = {}  # (project, slot) -> the observation formed there now
+        for (scope, project_id), scoped in sorted(groups.items()):
+            stats.scopes += 1
+            stats.memories += len(scoped)
+            for observation in _observations(conn, scoped):
+                _count(stats, observation)
+                lid = learning_id_for(_key(scope, project_id, observation.member_ids))
+                slots[(project_id, observation.slot)] = lid
+                events.append(_formed(lid, observation, scope, project_id, source))
+        events += _stale(held, slots, source, stats)
+        stats.formed = sum(1 for e in events if e.event_type == "LearningExtracted" and not _held(e, held))
+        stats.events_written = sum(r.created for r in SqliteEventStore(conn).append_many(events))
+        project(conn, policy=policy)
+    return stats
+
+
+def _observations(conn: Connection, scoped: list[Scoped]) -> list[Observation]:
+    by_key = {s.memory.learning_id: s for s in scoped}
+    items = [item(s.memory.learning_id, s.memory.content, s.vector, s.concepts) for s in scoped]
+    id_to_key = {s.memory.id: s.memory.learning_id for s in scoped}
+    edges = {frozenset(id_to_key[i] for i in pair) for pair in reads.edges_among(conn, id_to_key)}
+    return [observe([_member(by_key[k]) for k in keys]) for keys in clusters(items, edges)]
+
+
+def _member(s: Scoped) -> Member:
+    m = s.memory
+    provenance = json.loads(m.provenance_json or "{}") or {}
+    return Member(m.learning_id, m.content, m.status, s.sessions, m.reinforcement_score, m.valid_from,
+                  s.concepts, m.source_session, s.folder, provenance)  # fmt: skip
+
+
+def _count(stats: ConsolidationStats, observation: Observation) -> None:
+    size = len(observation.members)
+    stats.observations += 1
+    stats.clustered += size
+    stats.largest = max(stats.largest, size)
+    stats.sizes[size] = stats.sizes.get(size, 0) + 1
+    stats.member_chars += sum(len(m.content) for m in observation.members)
+    stats.observation_chars += len(observation.content)
+
+
+def _key(scope: str, project_id: str, members: tuple[str, ...]) -> str:
+    return hashlib.sha256(f"{VERSION}|{scope}|{project_id}|{'|'.join(members)}".encode()).hexdigest()
+
+
+def _formed(lid: str, observation: Observation, scope: str, project_id: str, source: str) -> LearningEvent:
+    anchor = observation.anchor
+    concepts = sorted({c for m in observation.members for c in m.concepts})[:MAX_CONCEPTS]
+    starts = [m.valid_from for m in observation.members if m.valid_from]
+    payload: dict[str, Any] = {
+        "content": observation.content,
+        "extractor_version": VERSION,
+        "concepts": concepts,
+        "edges": [],
+        "type": "knowledge",
+        "kind": OBSERVATION,
+        "domain": "consolidation",
+        "scope": scope,
+        "temporal_confidence": "high",
+        "provenance": _provenance(observation),
+        "slot": observation.slot,
+        "status": anchor.status,
+        "evidence": [{"status": anchor.status, "what": f"consolidates {len(observation.members)} memories",
+                      "members": list(observation.member_ids)[:12]}],  # fmt: skip
+    }
+    key = _key(scope, project_id, observation.member_ids)
+    folder = anchor.folder or project_id  # the event names a Claude Code folder, as extraction's do
+    return LearningEvent("LearningExtracted", lid, payload, anchor.source_session, folder, source, key,
+                         valid_from=min(starts) if starts else None)  # fmt: skip
+
+
+def _provenance(observation: Observation) -> dict[str, Any]:
+    """The anchor's provenance (where its text was read), every member's transcript records, the members."""
+    uuids = sorted({str(u) for m in observation.members for u in m.provenance.get("uuids") or ()})
+    return {**observation.anchor.provenance, "uuids": uuids, "members": list(observation.member_ids),
+            "anchor": observation.anchor.learning_id, "details": len(observation.details)}  # fmt: skip
+
+
+def _held(event: LearningEvent, held: list[HeldObservation]) -> bool:
+    return any(h.learning_id == event.learning_id for h in held)
+
+
+def _stale(
+    held: list[HeldObservation], slots: dict[tuple[str, str], str], source: str, stats: ConsolidationStats
+) -> list[LearningEvent]:
+    """Events closing the held observations that no cluster forms any more: superseded by the new observation
+    of the same anchor (slot), else retired."""
+    current = set(slots.values())
+    out: list[LearningEvent] = []
+    for h in held:
+        if h.learning_id in current:
+            continue
+        session = "consolidation"
+        replacement = slots.get((h.project_id, h.slot))
+        if replacement is not None:
+            payload: dict[str, Any] = {"superseded_by": replacement, "reason": "its cluster changed", "slot": h.slot}
+            key = hashlib.sha256(f"{VERSION}:replace:{h.learning_id}:{replacement}".encode()).hexdigest()
+            out.append(LearningEvent("LearningSuperseded", h.learning_id, payload, session, h.project_id, source, key))
+            stats.superseded += 1
+            continue
+        payload = {"reinforcement_delta": -0.2, "reason": SUPERSEDED, "status": SUPERSEDED,
+                   "evidence": [{"status": SUPERSEDED, "what": "its members no longer form a cluster"}]}  # fmt: skip
+        key = hashlib.sha256(f"{VERSION}:retire:{h.learning_id}".encode()).hexdigest()
+        out.append(LearningEvent("LearningWeakened", h.learning_id, payload, session, h.project_id, source, key))
+        stats.retired += 1
+    return out

@@ -1,0 +1,126 @@
+"""How alike two memories of one scope are: the composite signal clustering runs on (seed 003, CX14 step 1).
+
+Signals, with their weights: embedding cosine 0.5, shared cited files 0.2, shared cited commands 0.15, shared
+concepts 0.1, a graph edge between them 0.05. A signal neither memory has (two memories that cite no file) is
+absent, not a disagreement: the similarity is the weighted mean over the signals the pair has, so two
+near-identical sentences that cite nothing are as alike as two that cite the same file.
+
+Only pairs that can be alike are scored: each memory's nearest neighbours by cosine, and every pair that shares
+a cited file or command. The result is a sparse distance matrix (1 - similarity), which is what HDBSCAN takes
+for thousands of memories without an n x n matrix in memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from nous_assets.extract.rules.forms import command_forms
+from nous_assets.retrieve.citations import citations
+
+WEIGHTS = {"vector": 0.5, "files": 0.2, "commands": 0.15, "concepts": 0.1, "edge": 0.05}
+NEIGHBOURS = 10
+"""Nearest neighbours by cosine scored per memory (besides those sharing a file or command)."""
+
+MAX_SHARED = 50
+"""A file or command cited by more memories than this says nothing about any two of them (a README, `git`)."""
+
+_MIN_DISTANCE = 1e-6  # HDBSCAN reads an explicit 0 in a sparse matrix as "no edge": identical pairs get this
+
+
+@dataclass(frozen=True)
+class Item:
+    """One memory as clustering sees it: its key, vector and what it cites."""
+
+    key: str
+    vector: np.ndarray | None
+    files: frozenset[str]
+    commands: frozenset[str]
+    concepts: frozenset[str]
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def item(key: str, content: str, vector: np.ndarray | None, concepts: Iterable[str]) -> Item:
+    """``content``'s cited paths, scripts and tasks (:func:`~nous_assets.retrieve.citations.citations`) and the
+    normalised commands of its code spans (program plus subcommand, as replay compares them), with its vector."""
+    cited = citations(content)
+    files = frozenset(c.value for c in cited if c.kind == "path")
+    commands = {c.value for c in cited if c.kind != "path"}
+    commands.update(form for span in _CODE_SPAN.findall(content) for form in command_forms(span))
+    return Item(key, vector, files, frozenset(commands), frozenset(concepts))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float | None:
+    return len(a & b) / len(a | b) if a or b else None
+
+
+def similarity(a: Item, b: Item, cosine: float | None, linked: bool) -> float:
+    """The weighted mean of the signals the pair has (see the module docstring)."""
+    values = {
+        "vector": cosine,
+        "files": _jaccard(a.files, b.files),
+        "commands": _jaccard(a.commands, b.commands),
+        "concepts": _jaccard(a.concepts, b.concepts),
+        "edge": 1.0 if linked else None,
+    }
+    weight = sum(WEIGHTS[s] for s, v in values.items() if v is not None)
+    if weight == 0.0:
+        return 0.0
+    return sum(WEIGHTS[s] * v for s, v in values.items() if v is not None) / weight
+
+
+def _cosines(items: list[Item]) -> np.ndarray | None:
+    if not items or any(i.vector is None for i in items):
+        return None
+    matrix = np.stack([i.vector for i in items]).astype(np.float32)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return matrix @ matrix.T
+
+
+def candidate_pairs(items: list[Item], cosines: np.ndarray | None) -> set[tuple[int, int]]:
+    """Index pairs worth scoring: nearest neighbours by cosine, and pairs citing the same file or command."""
+    pairs: set[tuple[int, int]] = set()
+    n = len(items)
+    if cosines is not None and n > 1:
+        k = min(NEIGHBOURS, n - 1)
+        scores = cosines.copy()
+        np.fill_diagonal(scores, -np.inf)
+        nearest = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        pairs |= {(min(i, int(j)), max(i, int(j))) for i in range(n) for j in nearest[i]}
+    by_citation: dict[str, list[int]] = defaultdict(list)
+    for index, it in enumerate(items):
+        for cited in it.files | it.commands:
+            by_citation[cited].append(index)
+    for members in by_citation.values():
+        if 1 < len(members) <= MAX_SHARED:
+            pairs |= {(a, b) for x, a in enumerate(members) for b in members[x + 1 :]}
+    return pairs
+
+
+def distances(items: list[Item], edges: set[frozenset[str]]) -> tuple[sparse.csr_matrix, dict[tuple[int, int], float]]:
+    """The sparse symmetric distance matrix over ``items`` (1 - similarity on candidate pairs) and the
+    similarity of every scored pair, by index pair."""
+    cosines = _cosines(items)
+    scored: dict[tuple[int, int], float] = {}
+    for a, b in sorted(candidate_pairs(items, cosines)):
+        cosine = float(cosines[a, b]) if cosines is not None else None
+        linked = frozenset((items[a].key, items[b].key)) in edges
+        scored[(a, b)] = similarity(items[a], items[b], cosine, linked)
+    rows = [a for a, b in scored] + [b for a, b in scored]
+    cols = [b for a, b in scored] + [a for a, b in scored]
+    values = [max(1.0 - s, _MIN_DISTANCE) for s in scored.values()] * 2
+    n = len(items)
+    return sparse.csr_matrix((values, (rows, cols)), shape=(n, n)), scored
+
+
+def mean_similarity(members: list[int], scored: Mapping[tuple[int, int], float]) -> float:
+    """Mean similarity over every pair of ``members`` (a pair never scored counts as 0: not alike)."""
+    pairs = [(a, b) for x, a in enumerate(members) for b in members[x + 1 :]]
+    return sum(scored.get((min(a, b), max(a, b)), 0.0) for a, b in pairs) / len(pairs) if pairs else 0.0

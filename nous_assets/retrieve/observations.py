@@ -1,0 +1,43 @@
+"""A packet shows an observation in place of its members when it says the same in fewer characters (issue 24).
+
+An observation (:mod:`nous_assets.consolidate`) is the best-evidenced member's text plus the others' novel
+details. It enters a packet only by replacing members that earned their own lines: when two or more of its
+members are among the packet's candidates and its text is shorter than theirs together, it takes the place of
+the best-ranked one, in that member's section (its kind), and the others leave. Otherwise it stays out, so a
+packet never grows by an observation, and what the guard, the code check and the evidence bar decided about
+each member still holds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from nous_assets.store.reads.consolidation import OBSERVATION
+
+
+def is_observation(result: Any) -> bool:
+    return getattr(result, "kind", None) == OBSERVATION
+
+
+def members_of(result: Any) -> frozenset[str]:
+    """The learning ids an observation was formed from (its provenance)."""
+    try:
+        return frozenset((json.loads(getattr(result, "provenance_json", None) or "{}") or {}).get("members") or ())
+    except (TypeError, ValueError):
+        return frozenset()
+
+
+def fold(results: list[Any], observations: list[Any]) -> list[Any]:
+    """``results`` (best first) with each of ``observations`` in place of its members where it is shorter."""
+    out = [r for r in results if not is_observation(r)]
+    for observation in observations:
+        members = members_of(observation)
+        present = [r for r in out if r.learning_id in members]
+        if len(present) < 2 or len(observation.content) >= sum(len(r.content) for r in present):
+            continue
+        first = present[0]
+        placed = replace(observation, kind=first.kind, score=first.score)
+        out = [placed if r is first else r for r in out if r is first or r not in present]
+    return out
