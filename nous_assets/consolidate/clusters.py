@@ -17,7 +17,7 @@ from collections import defaultdict
 
 from sklearn.cluster import HDBSCAN
 
-from nous_assets.consolidate.similarity import Item, distances, mean_similarity
+from nous_assets.consolidate.similarity import Item, distances
 
 COHESION = 0.6
 """Mean pairwise similarity a cluster needs. On the dev sets' stores, 0.72 groups only near-verbatim repeats
@@ -36,43 +36,52 @@ def clusters(items: list[Item], edges: set[frozenset[str]]) -> list[tuple[str, .
     matrix, scored = distances(ordered, edges)
     if not scored:
         return []
-    # allow_single_cluster: three memories of which two agree form one cluster, not noise (the gate trims it)
-    model = HDBSCAN(metric="precomputed", min_cluster_size=2, min_samples=1, allow_single_cluster=True, copy=True)
+    # a small scope may be one topic: three memories of which two agree form one cluster, not noise (the gate
+    # trims it); a large one never comes back as a single cluster of everything
+    single = len(ordered) <= MAX_MEMBERS
+    model = HDBSCAN(metric="precomputed", min_cluster_size=2, min_samples=1, allow_single_cluster=single, copy=True)
     labels = model.fit_predict(matrix)
+    near: dict[int, dict[int, float]] = defaultdict(dict)
+    for (a, b), value in scored.items():
+        near[a][b] = near[b][a] = value
     groups: dict[int, list[int]] = defaultdict(list)
     for index, label in enumerate(labels):
         if label >= 0:
             groups[int(label)].append(index)
-    _assign_noise([i for i, label in enumerate(labels) if label < 0], groups, scored)
+    _assign_noise([i for i, label in enumerate(labels) if label < 0], groups, labels, near)
     out = []
     for members in groups.values():
-        kept = _cohesive(members, scored)
-        if len(kept) >= 2 and len(kept) <= MAX_MEMBERS:
+        if len(members) > 2 * MAX_MEMBERS:
+            continue  # a topic: no trimming makes it one statement
+        kept = _cohesive(members, near)
+        if 2 <= len(kept) <= MAX_MEMBERS:
             out.append(tuple(sorted(ordered[i].key for i in kept)))
     return sorted(out)
 
 
-def _assign_noise(noise: list[int], groups: dict[int, list[int]], scored: dict[tuple[int, int], float]) -> None:
+def _assign_noise(noise: list[int], groups: dict[int, list[int]], labels, near: dict[int, dict[int, float]]) -> None:
     """A memory HDBSCAN left as noise joins the cluster it is most alike, when its mean similarity to the members
     passes the gate (exemplar-based assignment, seed 004): density picks the tightest core of a topic, and a third
-    telling of the same failure belongs with the two that are closest to each other."""
+    telling of the same failure belongs with the two that are closest to each other. Only clusters holding one of
+    its scored neighbours can be alike it."""
     for index in noise:
-        best = max(groups.items(), key=lambda g: (_affinity(index, g[1], scored), -g[0]), default=None)
-        if best is not None and len(best[1]) < MAX_MEMBERS and _affinity(index, best[1], scored) >= COHESION:
-            best[1].append(index)
+        options = sorted({int(labels[j]) for j in near[index] if labels[j] >= 0})
+        scored = [(_affinity(index, groups[g], near), -g) for g in options if len(groups[g]) < MAX_MEMBERS]
+        if scored and max(scored)[0] >= COHESION:
+            groups[-max(scored)[1]].append(index)
 
 
-def _affinity(index: int, members: list[int], scored: dict[tuple[int, int], float]) -> float:
-    return sum(scored.get((min(index, m), max(index, m)), 0.0) for m in members) / len(members)
+def _affinity(index: int, members: list[int], near: dict[int, dict[int, float]]) -> float:
+    return sum(near[index].get(m, 0.0) for m in members) / len(members)
 
 
-def _cohesive(members: list[int], scored: dict[tuple[int, int], float]) -> list[int]:
+def _cohesive(members: list[int], near: dict[int, dict[int, float]]) -> list[int]:
     """``members`` without their least cohesive ones until the mean pairwise similarity reaches the gate."""
     kept = sorted(members)
 
     def ties(m: int) -> float:
-        return sum(scored.get((min(m, k), max(m, k)), 0.0) for k in kept if k != m)
+        return sum(near[m].get(k, 0.0) for k in kept if k != m)
 
-    while len(kept) >= 2 and mean_similarity(kept, scored) < COHESION:
+    while len(kept) >= 2 and sum(ties(m) for m in kept) / (len(kept) * (len(kept) - 1)) < COHESION:
         kept.remove(min(kept, key=lambda m: (ties(m), m)))
     return kept

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,23 +76,29 @@ def similarity(a: Item, b: Item, cosine: float | None, linked: bool) -> float:
     return sum(WEIGHTS[s] * v for s, v in values.items() if v is not None) / weight
 
 
-def _cosines(items: list[Item]) -> np.ndarray | None:
+def _unit_rows(items: list[Item]) -> np.ndarray | None:
     if not items or any(i.vector is None for i in items):
         return None
     matrix = np.stack([i.vector for i in items]).astype(np.float32)
-    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    return matrix @ matrix.T
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
 
 
-def candidate_pairs(items: list[Item], cosines: np.ndarray | None) -> set[tuple[int, int]]:
+def _nearest(unit: np.ndarray, k: int, block: int = 512) -> np.ndarray:
+    """Each row's ``k`` nearest other rows by cosine, a block of rows at a time (no n x n matrix in memory)."""
+    out = np.empty((len(unit), k), dtype=np.int64)
+    for start in range(0, len(unit), block):
+        scores = unit[start : start + block] @ unit.T
+        scores[np.arange(len(scores)), np.arange(start, start + len(scores))] = -np.inf
+        out[start : start + block] = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    return out
+
+
+def candidate_pairs(items: list[Item], unit: np.ndarray | None) -> set[tuple[int, int]]:
     """Index pairs worth scoring: nearest neighbours by cosine, and pairs citing the same file or command."""
     pairs: set[tuple[int, int]] = set()
     n = len(items)
-    if cosines is not None and n > 1:
-        k = min(NEIGHBOURS, n - 1)
-        scores = cosines.copy()
-        np.fill_diagonal(scores, -np.inf)
-        nearest = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    if unit is not None and n > 1:
+        nearest = _nearest(unit, min(NEIGHBOURS, n - 1))
         pairs |= {(min(i, int(j)), max(i, int(j))) for i in range(n) for j in nearest[i]}
     by_citation: dict[str, list[int]] = defaultdict(list)
     for index, it in enumerate(items):
@@ -107,10 +113,10 @@ def candidate_pairs(items: list[Item], cosines: np.ndarray | None) -> set[tuple[
 def distances(items: list[Item], edges: set[frozenset[str]]) -> tuple[sparse.csr_matrix, dict[tuple[int, int], float]]:
     """The sparse symmetric distance matrix over ``items`` (1 - similarity on candidate pairs) and the
     similarity of every scored pair, by index pair."""
-    cosines = _cosines(items)
+    unit = _unit_rows(items)
     scored: dict[tuple[int, int], float] = {}
-    for a, b in sorted(candidate_pairs(items, cosines)):
-        cosine = float(cosines[a, b]) if cosines is not None else None
+    for a, b in sorted(candidate_pairs(items, unit)):
+        cosine = float(unit[a] @ unit[b]) if unit is not None else None
         linked = frozenset((items[a].key, items[b].key)) in edges
         scored[(a, b)] = similarity(items[a], items[b], cosine, linked)
     rows = [a for a, b in scored] + [b for a, b in scored]
@@ -118,9 +124,3 @@ def distances(items: list[Item], edges: set[frozenset[str]]) -> tuple[sparse.csr
     values = [max(1.0 - s, _MIN_DISTANCE) for s in scored.values()] * 2
     n = len(items)
     return sparse.csr_matrix((values, (rows, cols)), shape=(n, n)), scored
-
-
-def mean_similarity(members: list[int], scored: Mapping[tuple[int, int], float]) -> float:
-    """Mean similarity over every pair of ``members`` (a pair never scored counts as 0: not alike)."""
-    pairs = [(a, b) for x, a in enumerate(members) for b in members[x + 1 :]]
-    return sum(scored.get((min(a, b), max(a, b)), 0.0) for a, b in pairs) / len(pairs) if pairs else 0.0
