@@ -6,7 +6,9 @@
   never depends on order. Its text is the observation's base: the statement a reader should take away.
 * **Novel details** — sentences of the other members that say something the anchor does not (word overlap
   with every anchor sentence and every detail already taken under :data:`NOVEL_OVERLAP`), in member order,
-  at most :data:`MAX_DETAILS`: the details that would be lost if the members were dropped for the observation.
+  while the observation stays under :data:`MAX_CHARS`: the details that would be lost if the members were
+  dropped for the observation. A member whose every sentence is said is *carried*; only carried members may
+  leave a packet for the observation.
 * **What it carries** — the members' learning ids (provenance), the union of their concepts, the anchor's
   status, the earliest member's valid-from; its slot names the anchor, so when the cluster changes around the
   same anchor the new observation supersedes the old one.
@@ -22,7 +24,6 @@ from typing import Any
 from nous_assets.status import OBSERVED, STATED, VERIFIED
 
 NOVEL_OVERLAP = 0.5
-MAX_DETAILS = 2
 MAX_CHARS = 600
 SLOT = "observation:"
 
@@ -53,6 +54,7 @@ class Observation:
     members: tuple[Member, ...]
     details: tuple[str, ...]
     content: str
+    carried: tuple[str, ...] = ()  # members whose every sentence it says: the ones a packet may drop for it
 
     @property
     def slot(self) -> str:
@@ -84,20 +86,29 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / min(len(a), len(b)) if a and b else 0.0
 
 
-def novel_details(anchor: Member, others: list[Member]) -> list[str]:
-    """Sentences of ``others`` that neither the anchor nor an earlier detail already says."""
+def novel_details(anchor: Member, others: list[Member], room: int = MAX_CHARS) -> tuple[list[str], list[str]]:
+    """Sentences of ``others`` that neither the anchor nor an earlier detail already says, while they fit in
+    ``room`` characters beyond the anchor; and the learning ids of the members whose every sentence the anchor
+    and the details now carry (the others lose something if they are dropped for the observation)."""
     seen = [_words(s) for s in sentences(anchor.content)]
     details: list[str] = []
+    carried = [anchor.learning_id]
+    room -= len(anchor.content)
     for member in others:
+        complete = True
         for sentence in sentences(member.content):
             words = _words(sentence)
             if len(words) < 4 or any(_overlap(words, s) >= NOVEL_OVERLAP for s in seen):
                 continue
+            if len(sentence) + 1 > room:
+                complete = False
+                continue
             details.append(sentence)
             seen.append(words)
-            if len(details) == MAX_DETAILS:
-                return details
-    return details
+            room -= len(sentence) + 1
+        if complete:
+            carried.append(member.learning_id)
+    return details, carried
 
 
 def observe(members: list[Member]) -> Observation:
@@ -105,10 +116,6 @@ def observe(members: list[Member]) -> Observation:
     ordered = sorted(members, key=lambda m: m.learning_id)
     anchor = anchor_of(ordered)
     others = [m for m in ordered if m is not anchor]
-    details = novel_details(anchor, others)
-    content = anchor.content.strip()
-    for detail in details:
-        if len(content) + len(detail) + 1 > MAX_CHARS:
-            break
-        content = f"{content} {detail}"
-    return Observation(anchor, tuple(ordered), tuple(details), content)
+    details, carried = novel_details(anchor, others)
+    content = " ".join([anchor.content.strip(), *details])
+    return Observation(anchor, tuple(ordered), tuple(details), content, tuple(sorted(carried)))

@@ -138,7 +138,8 @@ def _provenance(observation: Observation) -> dict[str, Any]:
     """The anchor's provenance (where its text was read), every member's transcript records, the members."""
     uuids = sorted({str(u) for m in observation.members for u in m.provenance.get("uuids") or ()})
     return {**observation.anchor.provenance, "uuids": uuids, "members": list(observation.member_ids),
-            "anchor": observation.anchor.learning_id, "details": len(observation.details)}  # fmt: skip
+            "anchor": observation.anchor.learning_id, "details": len(observation.details),
+            "carried": list(observation.carried)}  # fmt: skip
 
 
 def _held(event: LearningEvent, held: list[HeldObservation]) -> bool:

@@ -3,7 +3,9 @@
 An observation (:mod:`nous_assets.consolidate`) is the best-evidenced member's text plus the others' novel
 details. It enters a packet only by replacing members that earned their own lines: when two or more of its
 members are among the packet's candidates and its text is shorter than theirs together, it takes the place of
-the best-ranked one, in that member's section (its kind), and the others leave. Otherwise it stays out, so a
+the best-ranked one, in that member's section (its kind), and the others leave. Only members it says in full
+(every sentence: its provenance's ``carried``) count: a member with something the observation had no room for
+keeps its own line. Otherwise it stays out, so a
 packet never grows by an observation, and what the guard, the code check and the evidence bar decided about
 each member still holds.
 """
@@ -22,11 +24,13 @@ def is_observation(result: Any) -> bool:
 
 
 def members_of(result: Any) -> frozenset[str]:
-    """The learning ids an observation was formed from (its provenance)."""
+    """The learning ids of the members an observation says in full (its provenance's ``carried``): the ones a
+    packet may drop for it."""
     try:
-        return frozenset((json.loads(getattr(result, "provenance_json", None) or "{}") or {}).get("members") or ())
+        provenance = json.loads(getattr(result, "provenance_json", None) or "{}") or {}
     except (TypeError, ValueError):
         return frozenset()
+    return frozenset(provenance.get("carried") or ())
 
 
 def fold(results: list[Any], observations: list[Any]) -> list[Any]:

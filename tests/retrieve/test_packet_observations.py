@@ -18,7 +18,7 @@ def _memory(mid: int, lid: str, content: str, score: float, kind: str = "gotcha"
 
 
 def _observation(members: list[str], content: str = HOOK_1) -> Result:
-    provenance = json.dumps({"members": members, "anchor": members[0]})
+    provenance = json.dumps({"members": members, "anchor": members[0], "carried": members})
     return _memory(9, "obs", content, 0.1, kind="observation", type="knowledge", provenance_json=provenance)
 
 
@@ -37,3 +37,6 @@ def test_an_observation_stays_out_when_fewer_than_two_members_earned_lines_or_it
     longer = _observation(["h1", "h2"], HOOK_1 + " " + HOOK_2 + " And more.")
     assert fold([port, hook1, hook2], [longer]) == [port, hook1, hook2]
     assert fold([port, _observation(["h1", "h2"])], []) == [port]  # never on its own
+    partial = _observation(["h1", "h2"])
+    partial.provenance_json = json.dumps({"members": ["h1", "h2"], "carried": ["h1"]})  # h2 says more than it
+    assert fold([port, hook1, hook2], [partial]) == [port, hook1, hook2]
