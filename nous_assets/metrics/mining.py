@@ -191,7 +191,7 @@ def _headline(con: duckdb.DuckDBPyConnection) -> dict[str, float | int | None]:
         "count(*) FILTER (WHERE injections = 0) FROM last"
     ).fetchone()
     flagged = _one(con, f"SELECT count(*) FROM recurrence_rate WHERE rate > {RECURRENCE_FLAG}") or 0
-    return {
+    return _consolidation(con) | {
         "sessions": int(sessions),
         "learnings": int(new_all),
         "active_memories": int(active),
@@ -209,6 +209,28 @@ def _headline(con: duckdb.DuckDBPyConnection) -> dict[str, float | int | None]:
         "knowledge_decay_median_days": _rounded(decay[0], 1),
         "knowledge_decay_p90_days": _rounded(decay[1], 1),
         "memories_never_injected": int(decay[2] or 0),
+    }
+
+
+_OBSERVATIONS_SQL = """
+SELECT count(*) FILTER (WHERE m.valid_until IS NULL),
+       count(*) FILTER (WHERE m.learned_at <= (SELECT as_of FROM params) - INTERVAL 30 DAY),
+       count(*) FILTER (WHERE m.learned_at <= (SELECT as_of FROM params) - INTERVAL 30 DAY AND EXISTS (
+           SELECT 1 FROM acc x WHERE x.memory_id = m.id AND x.accessed_at <= m.learned_at + INTERVAL 30 DAY)),
+       count(*), count(*) FILTER (WHERE m.contradiction_count > 0)
+FROM mem m WHERE m.domain = 'consolidation'
+"""
+
+
+def _consolidation(con: duckdb.DuckDBPyConnection) -> dict[str, float | int | None]:
+    """Seed 003's CX15 figures that the log and the access log give: observations held; precision (observations
+    at least 30 days old that a packet or recall used within 30 days of forming, over those); contradiction rate
+    (observations ever contradicted, over all formed)."""
+    active, judged, used, formed, contradicted = con.execute(_OBSERVATIONS_SQL).fetchone()
+    return {
+        "observations": int(active),
+        "observation_precision_30d": _rounded(used / judged) if judged else None,
+        "observation_contradiction_rate": _rounded(contradicted / formed) if formed else None,
     }
 
 
@@ -302,6 +324,8 @@ def compute_series(
 UNITS = {
     "recurrence_rate": "re-extractions per session",
     "injection_effectiveness": "%",
+    "observation_precision_30d": "%",
+    "observation_contradiction_rate": "%",
     "burst_index": "x (1 = steady)",
     "learning_velocity_30d": "learnings per session",
     "learning_velocity_all": "learnings per session",

@@ -169,6 +169,33 @@ def test_metrics_only_read_the_database(tmp_path):
     assert not (tmp_path / "missing.db").exists()
 
 
+def test_consolidation_figures_count_observations_their_use_within_30_days_and_contradictions(tmp_path):
+    """CX15 from the log: precision over observations old enough to judge (30 days), contradiction rate over all."""
+    db = tmp_path / "cortex.db"
+    conn = open_db(db, create=True)
+
+    def observation(lid: str, ago: float):
+        extra = {"type": "knowledge", "kind": "observation", "domain": "consolidation"}
+        return extracted(lid, f"observation {lid}", key=lid, valid_from=_day(ago), payload_extra=extra)
+
+    SqliteEventStore(conn).append_many([
+        observation("used", 60), observation("unused", 45), observation("young", 5),
+        extracted("plain", "a learning, not an observation", key="plain", valid_from=_day(60)),
+        lifecycle("LearningContradicted", "unused", {"contradicted_with": "plain", "contradiction_multiplier": 0.7},
+                  key="contra"),
+    ])  # fmt: skip
+    project(conn)
+    ids = dict(conn.execute("SELECT learning_id, id FROM memories").fetchall())
+    conn.executemany("INSERT INTO access_log(memory_id, session_id, source, accessed_at) VALUES (?, 's', 'hook', ?)",
+                     [(ids["used"], _day(50)), (ids["unused"], _day(1)), (ids["plain"], _day(50))])  # fmt: skip
+    conn.close()
+    m = compute(db, as_of=AS_OF.isoformat()).headline
+    assert m["observations"] == 3
+    assert m["observation_precision_30d"] == 0.5  # "used" within 10 days of forming; "unused" only after 44
+    assert m["observation_contradiction_rate"] == pytest.approx(1 / 3, abs=1e-4)
+    assert compute(db, as_of=_day(58)).headline["observation_precision_30d"] is None  # none old enough yet
+
+
 def test_empty_database_gives_zeros_not_errors(tmp_path):
     db = tmp_path / "cortex.db"
     open_db(db, create=True).close()
