@@ -183,7 +183,8 @@ def test_every_developers_partition_lands_in_the_teams_postgres_tenant(team_inst
     assert _pg_rows(pg_server, "memories", tenant) == 0  # and not again in PostgreSQL
     assert _pg_rows(pg_server, "learning_events", alice) == 0  # a developer is not a tenant of their own
     published = result.asset_materializations_for_node("team_events")[0].metadata
-    assert published["events_published"].value == len(staged) and published["tenant_id"].value == tenant
+    derived = _packets_of(result)["events_published_to_tenant"].value  # the tenant's steps' (consolidation, …)
+    assert published["events_published"].value + derived == len(staged) and published["tenant_id"].value == tenant
 
     again = job.execute_in_process(partition_key=alice, instance=instance)  # idempotent
     assert again.asset_materializations_for_node("team_events")[0].metadata["events_published"].value == 0
@@ -316,7 +317,8 @@ def test_team_packets_name_the_tenants_memories_and_a_rerun_writes_nothing(team_
     assert all(memories[i] in project_packet[2] or memories[i][:40] in project_packet[2]
                for i in json.loads(project_packet[3]))  # fmt: skip
     meta = _packets_of(first)
-    assert meta["events_already_mirrored"].value == len(events)  # the developer's run wrote them there
+    # the developer's run wrote its events there, the tenant's steps wrote theirs (consolidation) there too
+    assert meta["events_already_mirrored"].value + meta["events_published_to_tenant"].value == len(events)
     assert meta["events_mirrored"].value == 0 and meta["projects_written"].value >= 1
 
     again = job.execute_in_process(partition_key=alice, instance=instance)  # nothing new: nothing written
