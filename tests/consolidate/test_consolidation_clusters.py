@@ -7,21 +7,14 @@ import random
 
 import numpy as np
 import pytest
+from consolidation_texts import CHAKRA, HOOK_1, HOOK_2, LABEL_1, LABEL_2, PORT
 
 from nous_assets.consolidate.clusters import clusters
 from nous_assets.consolidate.observation import Member, anchor_of, novel_details, observe
 from nous_assets.consolidate.similarity import item, similarity
 from nous_assets.embed.light import LightMiniLM
 
-HOOK_1 = ('`git add lib/spotter/services/transcript_tail_adapter.ex…` failed with "pre-commit validation failed '
-          '(FORMAT)"; fixed by running `mix format`')  # fmt: skip
-HOOK_2 = ('`git add -A && git commit -m "…"` failed with "pre-commit validation failed (FORMAT)"; fixed by running '
-          '`mix format`')  # fmt: skip
-LABEL_1 = "AGENTS.md: If the issue has the `in-progress` label, do not work on it — pick a different issue."
-LABEL_2 = "AGENTS.md: `in-progress` marks an issue as claimed by an agent — do not start work on it."
-OTHER_1 = "The dev server listens on port 4000 when started with mix phx.server."
-OTHER_2 = "Chakra UI v3 components crash without a ChakraProvider, so the tree view uses headless Ark UI."
-TEXTS = [HOOK_1, HOOK_2, LABEL_1, LABEL_2, OTHER_1, OTHER_2]
+TEXTS = [HOOK_1, HOOK_2, LABEL_1, LABEL_2, PORT, CHAKRA]
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +41,7 @@ def test_clusters_do_not_depend_on_the_order_memories_come_in(vectors):
 
 
 def test_a_signal_neither_memory_has_is_absent_not_a_disagreement():
-    plain_a, plain_b = item("a", OTHER_1, None, ()), item("b", OTHER_2, None, ())
+    plain_a, plain_b = item("a", PORT, None, ()), item("b", CHAKRA, None, ())
     assert similarity(plain_a, plain_b, 0.8, False) == pytest.approx(0.8)  # no citations, no concepts: the cosine
     cited_a = item("a", "Run `mise run test:ci` before pushing.", None, ())
     cited_b = item("b", "CI runs `mise run test:ci` on every push.", None, ())

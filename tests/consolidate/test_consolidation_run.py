@@ -17,14 +17,8 @@ from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.store.sqlite.projection import project, rebuild
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "store"))
+from consolidation_texts import HOOK_1, HOOK_2, HOOK_3, PORT  # noqa: E402
 from eventgen import extracted, lifecycle  # noqa: E402
-
-HOOK_1 = ('`git add lib/spotter/services/transcript_tail_adapter.ex…` failed with "pre-commit validation failed '
-          '(FORMAT)"; fixed by running `mix format`')  # fmt: skip
-HOOK_2 = ('`git add -A && git commit -m "…"` failed with "pre-commit validation failed (FORMAT)"; fixed by running '
-          '`mix format`')  # fmt: skip
-HOOK_3 = '`git commit -m "wip"` failed with "pre-commit validation failed (FORMAT)"; fixed by running `mix format`'
-PORT = "The dev server listens on port 4000 when started with mix phx.server."
 
 
 @pytest.fixture(scope="module")
