@@ -56,24 +56,30 @@ class ConsolidationStats:
 
 
 def consolidate(conn: Connection, *, source: str, policy: Policy | None = None) -> ConsolidationStats:
-    """Bring every scope's observations up to date with its current memories (see the module docstring)."""
+    """Bring every scope's observations up to date with its current memories (see the module docstring).
+
+    Clustering runs outside any transaction (seconds for thousands of memories: other writers must not wait on
+    it); the events are appended under the write lock. A memory that changed in between is seen by the next run.
+    """
     stats = ConsolidationStats()
     with atomic(conn):
         project(conn, policy=policy)
-        groups = reads.candidates(conn)
-        held = reads.held_observations(conn)
-        events: list[LearningEvent] = []
-        slots: dict[tuple[str, str], str] = {}  # (project, slot) -> the observation formed there now
-        for (scope, project_id), scoped in sorted(groups.items()):
-            stats.scopes += 1
-            stats.memories += len(scoped)
-            for observation in _observations(conn, scoped):
-                _count(stats, observation)
-                lid = learning_id_for(_key(scope, project_id, observation.member_ids))
-                slots[(project_id, observation.slot)] = lid
-                events.append(_formed(lid, observation, scope, project_id, source))
-        events += _stale(held, slots, source, stats)
-        stats.formed = sum(1 for e in events if e.event_type == "LearningExtracted" and not _held(e, held))
+    groups = reads.candidates(conn)
+    held = reads.held_observations(conn)
+    events: list[LearningEvent] = []
+    slots: dict[tuple[str, str], str] = {}  # (project, slot) -> the observation formed there now
+    for (scope, project_id), scoped in sorted(groups.items()):
+        stats.scopes += 1
+        stats.memories += len(scoped)
+        for observation in _observations(conn, scoped):
+            _count(stats, observation)
+            lid = learning_id_for(_key(scope, project_id, observation.member_ids))
+            slots[(project_id, observation.slot)] = lid
+            events.append(_formed(lid, observation, scope, project_id, source))
+    events += _stale(held, slots, source, stats)
+    held_ids = {h.learning_id for h in held}
+    stats.formed = sum(1 for e in events if e.event_type == "LearningExtracted" and e.learning_id not in held_ids)
+    with atomic(conn):
         stats.events_written = sum(r.created for r in SqliteEventStore(conn).append_many(events))
         project(conn, policy=policy)
     return stats
@@ -140,10 +146,6 @@ def _provenance(observation: Observation) -> dict[str, Any]:
     return {**observation.anchor.provenance, "uuids": uuids, "members": list(observation.member_ids),
             "anchor": observation.anchor.learning_id, "details": len(observation.details),
             "carried": list(observation.carried)}  # fmt: skip
-
-
-def _held(event: LearningEvent, held: list[HeldObservation]) -> bool:
-    return any(h.learning_id == event.learning_id for h in held)
 
 
 def _stale(
