@@ -27,11 +27,8 @@ _EDITING_RE = re.compile(r"^editing (?P<files>.+?)(?: and (?P<rest>running .+))?
 _RUNNING_RE = re.compile(r"^running (?P<cmds>`.+`)(?P<instead> instead)?$", re.DOTALL)
 _LOOP_RE = re.compile(r"^`(?:for|while|until|if)\s")  # a loop or a condition typed for one moment
 BRANCH = "<branch>"  # the session's own branch (extract/rules/render.py): an error naming it is that branch's state
-_SYNC_RE = re.compile(r"\bgit\s+(?:push|pull|fetch|merge|rebase)\b")
-"""Syncing with a remote: a push or pull that failed and worked the second time is generic git, and whether one
-may push where it did (a protected or default branch) is the repository's rule, not a step to repeat."""
 _RUN_ID_RE = re.compile(r"(?<![\w.-])\d{6,}(?![\w.-])")
-"""A run, job or PR id of six digits or more: the command was about one moment's object."""
+"""A run or job id of six digits or more: the lesson names the kind of command, ``<id>`` for that one run."""
 
 
 @dataclass(frozen=True)
@@ -71,13 +68,11 @@ def parse(content: str) -> Incident | None:
 
 def is_workaround(content: str) -> bool:
     """Whether ``content`` is an incident fixed by a command alone (no file edited, no loop typed for the
-    moment, no error about the session's own branch, such as "a branch named '<branch>' already exists", no sync
-    with a remote, no command about one run's or PR's id): a step a later session can take as it stands."""
+    moment, no error about the session's own branch, such as "a branch named '<branch>' already exists"): a step a
+    later session can take as it stands."""
     incident = parse(content)
-    if incident is None or not incident.ran or incident.edited or _LOOP_RE.match(incident.ran):
-        return False
-    moment = any(_SYNC_RE.search(c) or _RUN_ID_RE.search(c) for c in (incident.command, incident.ran))
-    return BRANCH not in incident.error and not moment
+    return bool(incident and incident.ran and not incident.edited and not _LOOP_RE.match(incident.ran)
+                and BRANCH not in incident.error)  # fmt: skip
 
 
 def as_lesson(content: str) -> str:
@@ -94,4 +89,4 @@ def as_lesson(content: str) -> str:
     else:  # a step before the same command passed
         todo = f"run {incident.ran}, then " + (f"`{incident.then}`" if incident.then else f"`{incident.command}` again")
     why = f" Why: {incident.cause}" if incident.cause else ""
-    return f"If `{incident.command}` fails with {incident.error}: {todo}.{why}"
+    return _RUN_ID_RE.sub("<id>", f"If `{incident.command}` fails with {incident.error}: {todo}.{why}")

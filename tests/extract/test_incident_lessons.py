@@ -71,13 +71,11 @@ def test_an_error_about_the_sessions_own_branch_is_no_workaround():
     assert parse(content) is not None and not is_workaround(content)
 
 
-def test_a_sync_with_a_remote_or_a_command_about_one_run_is_no_workaround():
-    # agentv (transcripts-dev2): a rejected push to main, fixed by pulling first; AGENTS.md forbids pushing to main
-    push = ('`git push origin main` failed with "! [rejected]        main -> main (fetch first)"; fixed by running '
-            "`git pull --rebase origin main` (then `git push origin main` passed)")  # fmt: skip
-    # cipher-box (transcripts-dev2): one CI run's failed log, fixed by re-running that run
+
+def test_a_command_about_one_ci_run_is_told_for_any_run():
+    # cipher-box (transcripts-dev2): one CI run's failed log, fixed by re-running that run's failed jobs
     rerun = ('`gh run view 22268187205 --log-failed` failed with "failed to get run log"; fixed by running '
              "`gh run rerun 22268187205 --failed`")  # fmt: skip
-    for content in (push, rerun):
-        assert parse(content) is not None and not is_workaround(content)
-    assert is_workaround('`gh run view --log-failed` failed with "no runs"; fixed by running `gh run list` instead')
+    assert is_workaround(rerun)
+    assert as_lesson(rerun) == ('If `gh run view <id> --log-failed` fails with "failed to get run log": run `gh '
+                                "run rerun <id> --failed`, then `gh run view <id> --log-failed` again.")  # fmt: skip
