@@ -47,6 +47,7 @@ class ConsolidationStats:
     observation_chars: int = 0
     largest: int = 0
     events_written: int = 0
+    scopes_waiting: int = 0  # scopes with memories still to embed: left as they are until the vectors come
     sizes: dict[int, int] = field(default_factory=dict)
 
     @property
@@ -71,6 +72,10 @@ def consolidate(conn: Connection, *, source: str, policy: Policy | None = None) 
     for (scope, project_id), scoped in sorted(groups.items()):
         stats.scopes += 1
         stats.memories += len(scoped)
+        if any(s.vector is None for s in scoped):  # clustered without them it would re-form once they come
+            stats.scopes_waiting += 1
+            slots.update({(project_id, h.slot): h.learning_id for h in held if h.project_id == project_id})
+            continue
         for observation in _observations(conn, scoped):
             _count(stats, observation)
             lid = learning_id_for(_key(scope, project_id, observation.member_ids))
@@ -141,9 +146,10 @@ def _formed(lid: str, observation: Observation, scope: str, project_id: str, sou
 
 
 def _provenance(observation: Observation) -> dict[str, Any]:
-    """The anchor's provenance (where its text was read), every member's transcript records, the members."""
-    uuids = sorted({str(u) for m in observation.members for u in m.provenance.get("uuids") or ()})
-    return {**observation.anchor.provenance, "uuids": uuids, "members": list(observation.member_ids),
+    """The anchor's provenance (where its text was read: transcript, offsets and records agree), then the members
+    and every member's transcript records."""
+    records = sorted({str(u) for m in observation.members for u in m.provenance.get("uuids") or ()})
+    return {**observation.anchor.provenance, "member_uuids": records, "members": list(observation.member_ids),
             "anchor": observation.anchor.learning_id, "details": len(observation.details),
             "carried": list(observation.carried)}  # fmt: skip
 

@@ -48,7 +48,9 @@ def test_alike_memories_become_one_observation_once(conn, embedder):
     SqliteEventStore(conn).append_many([_learn("a", HOOK_1, "s1"), _learn("b", HOOK_2, "s2"), _learn("c", PORT, "s3")])
     assert _run(conn, embedder) == 1
     (lid, content, provenance, status), = _observations(conn)
-    assert json.loads(provenance)["members"] == ["a", "b"] and json.loads(provenance)["uuids"] == ["u-a", "u-b"]
+    provenance = json.loads(provenance)
+    assert provenance["members"] == ["a", "b"] and provenance["member_uuids"] == ["u-a", "u-b"]
+    assert provenance["uuids"] == [f"u-{provenance['anchor']}"]  # where its text was read: the anchor's records
     assert "mix format" in content and status == "verified"
     assert _run(conn, embedder) == 0  # the same clusters: the same keys, nothing written
 
