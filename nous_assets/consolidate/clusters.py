@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from sklearn.cluster import HDBSCAN
-
 from nous_assets.consolidate.similarity import Item, distances
 
 COHESION = 0.6
@@ -39,6 +37,8 @@ def clusters(items: list[Item], edges: set[frozenset[str]]) -> list[tuple[str, .
     # a small scope may be one topic: three memories of which two agree form one cluster, not noise (the gate
     # trims it); a large one never comes back as a single cluster of everything
     single = len(ordered) <= MAX_MEMBERS
+    from sklearn.cluster import HDBSCAN  # 2-3 s to import: paid by the consolidation step, not by every process
+
     model = HDBSCAN(metric="precomputed", min_cluster_size=2, min_samples=1, allow_single_cluster=single, copy=True)
     labels = model.fit_predict(matrix)
     near: dict[int, dict[int, float]] = defaultdict(dict)

@@ -16,12 +16,15 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from nous_assets.extract.rules.forms import command_forms
 from nous_assets.retrieve.citations import citations
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 WEIGHTS = {"vector": 0.5, "files": 0.2, "commands": 0.15, "concepts": 0.1, "edge": 0.05}
 NEIGHBOURS = 10
@@ -119,6 +122,8 @@ def distances(items: list[Item], edges: set[frozenset[str]]) -> tuple[sparse.csr
         cosine = float(unit[a] @ unit[b]) if unit is not None else None
         linked = frozenset((items[a].key, items[b].key)) in edges
         scored[(a, b)] = similarity(items[a], items[b], cosine, linked)
+    from scipy import sparse  # imported where clustering runs, not by every process that loads the pipeline
+
     rows = [a for a, b in scored] + [b for a, b in scored]
     cols = [b for a, b in scored] + [a for a, b in scored]
     values = [max(1.0 - s, _MIN_DISTANCE) for s in scored.values()] * 2
