@@ -18,6 +18,12 @@ from nous_assets.store.search import memory_search, vectors
 OBSERVATION = "observation"
 """The ``kind`` of an observation: a memory of type ``knowledge`` that consolidates others."""
 
+def not_observation(alias: str = "") -> str:
+    """SQL: the memory (``alias`` its table's, e.g. ``m.``) is not an observation. Extraction and the NLI tier never
+    compare with one: it restates its members, so a re-learning reinforces the member it repeats and the next
+    consolidation follows."""
+    return f"coalesce({alias}kind, '') != '{OBSERVATION}'"
+
 _INJECTABLE = ", ".join(f"'{s}'" for s in sorted(INJECTABLE))
 
 

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 
 from nous_assets.store.db import Connection
+from nous_assets.store.reads.consolidation import not_observation
 
 
 def contradictions_among(conn: Connection, ids: Iterable[int]) -> dict[tuple[int, int], tuple[str, float]]:
@@ -28,7 +29,7 @@ def comparable_memories(conn: Connection) -> list[tuple]:
     Rows are ``(id, learning_id, content, project_id, scope, source_session, valid_from, vector_clock_json)``.
     """
     return conn.execute(  # an observation restates its members: comparing it with them finds nothing new
-        f"SELECT {COMPARABLE_COLUMNS} FROM memories WHERE valid_until IS NULL AND coalesce(kind, '') != 'observation' "
+        f"SELECT {COMPARABLE_COLUMNS} FROM memories WHERE valid_until IS NULL AND {not_observation()} "
         "ORDER BY id"
     ).fetchall()
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from nous_assets.store.db import Connection, DatabaseError
+from nous_assets.store.reads.consolidation import not_observation
 from nous_assets.store.search import owners
 
 MATCH_LIMIT = 20
@@ -41,9 +42,7 @@ def _held(row) -> Held:
     return Held(row["learning_id"], row["content"], row["valid_from"], row["valid_until"], row["slot"])
 
 
-NOT_OBSERVATION = "coalesce(m.kind, '') != 'observation'"
-"""Extraction compares a learning with memories, never with an observation (:mod:`nous_assets.consolidate`), which
-restates its members: a re-learning reinforces the member it repeats, and the next consolidation follows."""
+_NOT_OBSERVATION = not_observation("m.")
 
 
 def similar_current(conn: Connection, project_id: str, text: str, *, limit: int = MATCH_LIMIT) -> list[Held]:
@@ -56,7 +55,7 @@ def similar_current(conn: Connection, project_id: str, text: str, *, limit: int 
         rows = conn.execute(
             "SELECT m.learning_id, m.content, m.valid_from, m.valid_until, m.slot FROM memories_fts f "
             "JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND m.valid_until IS NULL "
-            f"AND {NOT_OBSERVATION} AND (m.project_id = ? OR m.scope = 'global') "
+            f"AND {_NOT_OBSERVATION} AND (m.project_id = ? OR m.scope = 'global') "
             "ORDER BY bm25(memories_fts, 1.0, 1.0, 0.0), m.id LIMIT ?",
             (f"{{content concepts}} : ({match}) AND {owned}", project_id, limit),
         ).fetchall()
@@ -84,7 +83,7 @@ def project_matches(conn: Connection, project_id: str, match: str, *, limit: int
     owned = owners.match_filter([owners.token(project_id), owners.GLOBAL])
     rows = conn.execute(
         "SELECT m.learning_id, m.content FROM memories_fts f JOIN memories m ON m.id = f.rowid "
-        f"WHERE memories_fts MATCH ? AND m.project_id = ? AND m.valid_until IS NULL AND {NOT_OBSERVATION} "
+        f"WHERE memories_fts MATCH ? AND m.project_id = ? AND m.valid_until IS NULL AND {_NOT_OBSERVATION} "
         "ORDER BY bm25(memories_fts, 1.0, 1.0, 0.0) LIMIT ?",
         (f"{{content concepts}} : ({match}) AND {owned}", project_id, limit),
     ).fetchall()
