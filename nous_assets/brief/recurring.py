@@ -1,7 +1,7 @@
 """Recurring commands: the project commands its sessions ran successfully again and again (``cmd:more``).
 
 The purpose items (:mod:`.commands`) name one canonical command per purpose; a project's sessions also keep
-running others — ``mix credo``, ``npm run db:migrate``, ``gh pr create``, ``bash scripts/sync.sh`` — and a new
+running others — ``mix credo``, ``npm run db:migrate``, ``bd ready``, ``bash scripts/sync.sh`` — and a new
 session that knows them does not rediscover them. A command is recurring when its normalised form
 (:func:`~nous_assets.extract.rules.forms.command_forms`: program plus subcommand or script; exploration,
 version-control porcelain, housekeeping and inline code never count) succeeded inside the repository in at least
@@ -9,7 +9,10 @@ version-control porcelain, housekeeping and inline code never count) succeeded i
 init``, ``openspec validate``, ``bash scripts/sync.sh``; not a bare ``curl`` nor a lookup such as ``qmd search``
 or ``mise registry``: research the session did, not the project's workflow), :data:`MIN_RUNS` times in one: what
 the first session ran again and again the second needs too — and its latest run did not fail. Forms another brief
-item already names are left out: the line adds only what the rest of the brief does not say.
+item already names are left out: the line adds only what the rest of the brief does not say. So are the everyday
+tools every session already knows (:data:`EVERYDAY`: ``git worktree``, ``gh pr edit``, ``docker run``, ``npx
+prettier``): the bare form of one says nothing of how this project uses it (a fresh reader judged 2 of 16
+recurring-command lines useful, and named those tools as what made a line a grab-bag).
 """
 
 from __future__ import annotations
@@ -22,15 +25,15 @@ from nous_assets.brief.item import BriefItem, Proof, make_item
 from nous_assets.brief.timeline import SessionView, Step
 from nous_assets.extract.rules import filters
 from nous_assets.extract.rules.forms import command_forms
+from nous_assets.extract.rules.shell import LOOKUP_VERBS
 
 MIN_SESSIONS = 2
 MIN_RUNS = 2
 MAX_FORMS = 8
 KEY = "cmd:more"
-LOOKUP_VERBS = frozenset({"list", "ls", "show", "view", "status", "info", "search", "find", "query", "registry",
-                          "parse", "get", "describe", "cat", "help", "version", "log", "whoami", "doctor", "inspect",
-                          "outdated", "why", "which", "env", "config"})  # fmt: skip
-"""Subcommands that look something up: one session's repeats of them are research, not the project's workflow."""
+EVERYDAY = frozenset({"git", "gh", "docker", "podman", "npx", "bunx", "pnpx", "uvx", "pip", "pip3", "brew", "apt",
+                      "apt-get", "curl", "wget"})  # fmt: skip
+"""Programs every session knows how to use: that a project's sessions ran one again and again teaches nothing."""
 
 
 @dataclass
@@ -64,7 +67,7 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
                     tally.last = step
     named = " ".join(span for item in others for span in re.findall(r"`([^`]+)`", item.content))
     chosen = sorted(
-        (f for f, t in forms.items() if _recurs(f, t) and not _named(f, named)),
+        (f for f, t in forms.items() if _recurs(f, t) and not _named(f, named) and f.split(" ")[0] not in EVERYDAY),
         key=lambda f: forms[f].order(f),
     )[:MAX_FORMS]
     if not chosen:

@@ -43,10 +43,11 @@ from typing import Any
 import polars as pl
 
 from nous_assets.capture.redact import redact
+from nous_assets.extract.rules.conventions import loaded_rule
 from nous_assets.retrieve import native as native_memory
 from nous_assets.retrieve.confidence import confidence, earns_line, sessions_of
 from nous_assets.retrieve.observations import fold, is_observation
-from nous_assets.retrieve.packet import AlreadySaid, format_packet
+from nous_assets.retrieve.packet import ALREADY_NATIVE, AlreadySaid, format_packet
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.search import retrieve
 from nous_assets.retrieve.stale_check import check_project
@@ -234,6 +235,8 @@ def exclusion(result: Any, project_id: str, guarded: Guarded) -> str | None:
         return "a note (intervention) in the packet already says it"
     if memory_id in guarded.stale:
         return "stale: a file or command it cites no longer resolves in the project's checkout"
+    if result.kind == "convention" and loaded_rule(result.content or ""):
+        return f"{ALREADY_NATIVE}: a session wrote it into a file Claude Code loads into every session"
     if not earns_line(result, guarded.bar):
         status = getattr(result, "status", None) or OBSERVED
         if status not in INJECTABLE:

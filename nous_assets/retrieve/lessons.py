@@ -5,6 +5,8 @@ The heuristic extractor writes a command that failed and what then made it pass 
 
     `CMD` failed with "ERROR" (later "ERROR2"); fixed by editing F1, F2 and running `FIX` (then `OK` passed). Cause: WHY
 
+(``showed`` instead of ``failed with`` when CMD is a lookup that printed a failure elsewhere, a CI run's log.)
+
 A fresh reader judged such lines mostly noise (the failure of the day), but the same evidence says something
 the next session can act on: *if CMD fails with ERROR, do FIX* — and, when the fix was only a command run
 instead (no file edited), the lesson applies as it stands in any later session: a **workaround**. This module
@@ -19,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 _INCIDENT_RE = re.compile(
-    r'^`(?P<cmd>[^`]+)` failed with (?P<err>".*?"(?: \(later ".*?"\))?)'
+    r'^`(?P<cmd>[^`]+)` (?P<verb>failed with|showed) (?P<err>".*?"(?: \(later ".*?"\))?)'
     r"; fixed by (?P<fix>.+?)(?P<then> \(then `[^`]+` passed\))?(?:\. Cause: (?P<cause>.+))?$",
     re.DOTALL,
 )
@@ -42,6 +44,7 @@ class Incident:
     instead: bool  # the fix was the same step run another way
     cause: str  # the assistant's one-sentence explanation ("" when none)
     then: str = ""  # the command that passed afterwards, when it was not the failed one
+    shown: bool = False  # a lookup that showed a failure elsewhere (a CI run's log), not a command that failed
 
 
 def parse(content: str) -> Incident | None:
@@ -63,7 +66,8 @@ def parse(content: str) -> Incident | None:
     if not edited and not ran:
         return None
     then = found["then"].strip()[len("(then `"):-len("` passed)")] if found["then"] else ""
-    return Incident(found["cmd"], found["err"], edited, ran, instead, (found["cause"] or "").strip(), then)
+    return Incident(found["cmd"], found["err"], edited, ran, instead, (found["cause"] or "").strip(), then,
+                    found["verb"] == "showed")  # fmt: skip
 
 
 def is_workaround(content: str) -> bool:
@@ -89,4 +93,5 @@ def as_lesson(content: str) -> str:
     else:  # a step before the same command passed
         todo = f"run {incident.ran}, then " + (f"`{incident.then}`" if incident.then else f"`{incident.command}` again")
     why = f" Why: {incident.cause}" if incident.cause else ""
-    return _RUN_ID_RE.sub("<id>", f"If `{incident.command}` fails with {incident.error}: {todo}.{why}")
+    verb = "shows" if incident.shown else "fails with"
+    return _RUN_ID_RE.sub("<id>", f"If `{incident.command}` {verb} {incident.error}: {todo}.{why}")

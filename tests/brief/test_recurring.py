@@ -30,6 +30,12 @@ def test_a_command_two_sessions_ran_is_recurring_by_its_form():
     assert _content(a, b).endswith("again and again: `bash scripts/sync.sh`, `mix credo`.")
 
 
+def test_everyday_tools_are_not_the_projects_commands():
+    a, b = _sessions(("git worktree list", False), ("docker run --rm img", False), ("npx prettier --check .", False),
+                     ("gh pr edit 12 --body x", False), ("bd ready", False))
+    assert _content(a, b).endswith("again and again: `bd ready`.")
+
+
 def test_one_session_porcelain_exploration_and_a_form_whose_last_run_failed_are_not():
     a, b = _sessions(("git commit -m x && git push", False), ("grep -rn foo .", False), ("npm run db:seed", True))
     a.bash("just deploy", "ok")

@@ -22,6 +22,16 @@ def test_real_rules_restored_into_agents_md():
     assert any("in-progress" in t and t.startswith("AGENTS.md: ") for t in texts)
 
 
+def test_rules_written_into_a_file_claude_code_loads_are_marked_as_such():
+    memory = contents(conventions.conventions(stream_of(excerpt(CIPHER_MIGRATION, 215, 240))))
+    agents = contents(conventions.conventions(stream_of(excerpt(AGENTV_DOCS, 15, 25))))
+    index = [t for t in memory if t.startswith("MEMORY.md: ")]  # memory/MEMORY.md: in every session
+    assert index and all(conventions.loaded_rule(t) for t in index)
+    assert not any(conventions.loaded_rule(t) for t in memory if t not in index)  # a topic file: read on demand
+    assert agents and not any(conventions.loaded_rule(t) for t in agents)  # AGENTS.md: only when CLAUDE.md imports it
+    assert conventions.loaded_rule(conventions.CITED_PREFIX + "Never push to main.")
+
+
 def test_headings_and_vague_lines_are_not_rules():
     new = "## Notes\n\nSome thoughts about the project.\n- Nice ideas for later\n"
     turns = [assistant("", edit("/home/dev/proj/CLAUDE.md", "e1", "", new)), result("e1", "updated")]

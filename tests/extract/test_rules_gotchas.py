@@ -21,6 +21,7 @@ from excerpts import (
 )
 
 from nous_assets.extract.rules import gotchas
+from nous_assets.retrieve.lessons import as_lesson
 
 
 def test_real_error_then_fix_names_command_error_fix_and_cause():
@@ -169,6 +170,23 @@ def test_a_run_whose_summary_says_nothing_failed_is_no_failure():
         result("b2", " 42 pass\n 0 fail"),
     )
     assert len(of_kind(failing, "gotcha")) == 1
+
+
+def test_a_lookup_that_shows_a_failure_elsewhere_did_not_fail():
+    # cipher-box: `gh run view <id> --log-failed` prints a CI run's failed E2E test: the lookup worked
+    def steps(lookup: str):
+        return run(
+            assistant("", bash(lookup, "b1")),
+            result("b1", "E2E Tests\tRun E2E tests\t2026-02-22T01:41:26Z 1 failed\nerror: expect(locator) failed"),
+            assistant("", bash("gh run rerun 22268187205 --failed", "b2")), result("b2", "Requested rerun"),
+            assistant("", bash(lookup, "b3")), result("b3", "E2E Tests\tRun E2E tests\t 12 passed"),
+        )
+
+    shown = [c["content"] for c in of_kind(steps("gh run view 22268187205 --log-failed"), "gotcha")]
+    assert len(shown) == 1 and shown[0].startswith("`gh run view 22268187205 --log-failed` showed \"")
+    assert as_lesson(shown[0]).startswith("If `gh run view <id> --log-failed` shows \"")
+    acted = [c["content"] for c in of_kind(steps("gh workflow run e2e.yml"), "gotcha")]
+    assert len(acted) == 1 and acted[0].startswith("`gh workflow run e2e.yml` failed with \"")
 
 
 def test_steps_labels_and_run_together_cells_are_no_diagnoses():

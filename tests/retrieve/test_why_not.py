@@ -47,6 +47,8 @@ def test_exclusion_names_the_rule_that_applies_and_agrees_with_the_filter():
          "a global memory of kind command"),
         (Memory(7, "g", "x", kind="preference", scope="global", project_id="q", status="stated"), _guarded(),
          "a global memory learned elsewhere"),
+        (Memory(9, "i", "CLAUDE.md: Never run the e2e suite without `--workers 1`.", kind="convention",
+                project_id="p", status="stated"), _guarded(), "already in CLAUDE.md/MEMORY.md"),
     ]
     for memory, guarded, reason in cases:
         found = exclusion(memory, "p", guarded)
@@ -54,4 +56,7 @@ def test_exclusion_names_the_rule_that_applies_and_agrees_with_the_filter():
         assert not _injectable(memory, "p", guarded)
     kept = Memory(8, "h", "x", kind="preference", project_id="p", status="stated")
     assert exclusion(kept, "p", _guarded()) is None and _injectable(kept, "p", _guarded())
+    agents = Memory(10, "j", "AGENTS.md: Never run the e2e suite without `--workers 1`.", kind="convention",
+                    project_id="p", status="stated")  # Claude Code loads AGENTS.md only when imported
+    assert exclusion(agents, "p", _guarded()) is None
     assert "the global packet carries only global ones" in exclusion(kept, GLOBAL, _guarded())

@@ -58,6 +58,19 @@ def auto_loaded(path: str) -> bool:
     return name in ("claude.md", "claude.local.md") or path.endswith("/memory/MEMORY.md") or "/.claude/rules/" in path
 
 
+CITED_PREFIX = "Project rule (from the instruction files): "
+_LOADED_RULE_RE = re.compile(r"^(?:CLAUDE(?:\.local)?|MEMORY)\.md: |^" + re.escape(CITED_PREFIX), I)
+
+
+def loaded_rule(content: str) -> bool:
+    """Whether a convention is a rule a session wrote into a file Claude Code loads itself (``CLAUDE.md: …``,
+    ``MEMORY.md: …``, see :func:`auto_loaded`) or Claude's quote of an instruction file. The next session has it in
+    context already, or, when the user took it out again, it no longer holds: either way a packet line would only
+    repeat or contradict the file (a fresh reader judged 2 of 13 such lines useful, most "already loaded", one
+    quote harmful: the product's prompt text taken for a rule of the repository). It stays searchable."""
+    return bool(_LOADED_RULE_RE.match(content))
+
+
 def conventions(s: Stream) -> list[Cand]:
     out: list[Cand] = []
     for call in s.calls:
@@ -158,7 +171,7 @@ def _cited(s: Stream) -> list[Cand]:
                 continue
             rule = re.sub(r"^.*?\b(?:documented|stated|written|says?|rule)\b[^:]*:\s*", "", sent, flags=I)
             ref = first_code_ref(rule)
-            content = cap(f"Project rule (from the instruction files): {upper_first(rule)}", MAX_CONTENT)
+            content = cap(CITED_PREFIX + upper_first(rule), MAX_CONTENT)
             out.append(cand("convention", content, turn, s.gpos[pos], [turn], rule, sub=90 + k, source_ref=ref,
                             score=2.5, basis="prose"))  # fmt: skip
     return out

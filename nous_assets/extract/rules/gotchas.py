@@ -203,6 +203,12 @@ def _families(cmd: str) -> set[str]:
     }
 
 
+def _verb(command: str) -> str:
+    """``showed`` for a lookup that printed a failure elsewhere (``gh run view <id> --log-failed`` showing a CI
+    run's failed test: the command worked), else ``failed with``."""
+    return "showed" if shell.looks_up(command) else "failed with"
+
+
 def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | None:
     first, last = chain[0], chain[-1]
     cwd = first.turn.cwd
@@ -250,7 +256,7 @@ def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | 
     err_text = f'"{errors[0]}"' + (f' (later "{cap(errors[-1], 90)}")' if len(errors) > 1 else "")
     content = fit(
         [
-            f"`{failed_cmd}` failed with {err_text.replace(chr(34) * 2, chr(34))}",
+            f"`{failed_cmd}` {_verb(first.command)} {err_text.replace(chr(34) * 2, chr(34))}",
             "; fixed by " + " and ".join(fix_parts),
             tail,
             f". Cause: {explanation}" if explanation else "",

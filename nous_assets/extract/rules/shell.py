@@ -23,6 +23,11 @@ READ_ONLY_FAMILIES = {
     "git fetch", "git stash", "git blame", "git config", "python -c", "node -e", "bd", "gh pr", "gh api", "type",
     "true", "false", "test", "[", "date", "whoami", "uname", "id", "ps", "lsof", "curl", "wget", "open", "tmux",
 }  # fmt: skip
+LOOKUP_VERBS = frozenset({"list", "ls", "show", "view", "status", "info", "search", "find", "query", "registry",
+                          "parse", "get", "describe", "cat", "help", "version", "log", "whoami", "doctor", "inspect",
+                          "outdated", "why", "which", "env", "config"})  # fmt: skip
+"""Subcommands that look something up (``gh run view``, ``kubectl get``): a repeat of one is research, not the
+project's workflow, and what one prints may report a failure elsewhere, which is no failure of the command."""
 CMD_PREFIX_SKIP = {"cd", "source", ".", "export", "set", "echo", "sleep", "true", "pushd", "popd", "unset", "mkdir"}
 _ENV_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _INTERPRETERS = {"python", "python3", "node", "ruby", "bash", "sh", "zsh", "perl", "deno", "bun", "tsx", "ts-node"}
@@ -128,6 +133,13 @@ def workspace_split(toks: list[str]) -> tuple[list[str], str]:
         kept.append(tok)
         i += 1
     return kept, where
+
+
+def looks_up(cmd: str) -> bool:
+    """Every segment of ``cmd`` looks something up (``gh run view 123 --log-failed``): its program's first or second
+    word is one of :data:`LOOKUP_VERBS`."""
+    segs = [seg for seg in split_segments(cmd) if seg and seg[0] not in CMD_PREFIX_SKIP]
+    return bool(segs) and all(set([w for w in seg[1:] if not w.startswith("-")][:2]) & LOOKUP_VERBS for seg in segs)
 
 
 def family_of(toks: list[str]) -> str:
