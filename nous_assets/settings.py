@@ -53,6 +53,9 @@ class Thresholds:
     recency_half_life_days: float = 30.0
     injection_budget_chars: int = 8000  # a ceiling, not a target: lines must earn their place
     packet_min_confidence: float = 0.65  # retrieve/confidence.py: the bar a memory's evidence must reach
+    # consolidation (issue 24): the cohesion a cluster needs, and how far its quality may tighten it
+    consolidation_cohesion: float = 0.6
+    consolidation_cohesion_max: float = 0.75
     # observers and interventions (issue 10, deliverable 5): when a candidate is emitted, kept, shown
     intervention_min_confidence: float = 0.6
     intervention_ttl_seconds: int = 7 * 86400
@@ -278,6 +281,9 @@ def _parse_thresholds(path: Path, raw: Any) -> Thresholds:
     for name in ("intervention_min_confidence", "packet_min_confidence"):
         if not 0 <= getattr(thresholds, name) <= 1:
             raise ConfigError(f"{path}: key 'thresholds.{name}' must be in [0, 1]")
+    if not 0 < thresholds.consolidation_cohesion <= thresholds.consolidation_cohesion_max <= 1:
+        raise ConfigError(f"{path}: keys 'thresholds.consolidation_cohesion' <= "
+                          "'thresholds.consolidation_cohesion_max' must be in (0, 1]")  # fmt: skip
     for name in ("intervention_ttl_seconds", "intervention_cooldown_seconds", "intervention_max_per_packet",
                  "intervention_repeat_sessions", "intervention_relearn_sessions", "intervention_failure_sessions",
                  "intervention_contradiction_min_pairs", "claude_md_min_sessions"):  # fmt: skip

@@ -3,7 +3,8 @@
 Held memories (the packet guard), contradictions, re-learning flags, injection failures and active
 interventions are listed; answers are ``user_review`` events (approve, validate, supersede, reject as a
 tombstone) or an audited dismissal of an intervention; ``claude-md`` proposes a ``CLAUDE.md`` patch for what
-a project keeps re-learning, written only with ``--apply``.
+a project keeps re-learning, written only with ``--apply``; ``map`` prints each project's topics
+(:mod:`nous_assets.consolidate.topics`).
 """
 
 from __future__ import annotations
@@ -258,6 +259,8 @@ def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
             return status or _rebuilt(settings, True)  # the packets carry active interventions as notes
         if args.action == "claude-md":
             return _claude_md(conn, settings, args)
+        if args.action == "map":
+            return _map(conn, args)
         try:
             outcome = _answer(conn, settings, args)
         except ReviewError as exc:
@@ -278,6 +281,31 @@ def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
     else:
         print(f"memory #{outcome.memory_id} rejected{again}: archived ({review_line(outcome.reason, 200)})")
     return _rebuilt(settings, outcome.created)
+
+
+def _map(conn, args: argparse.Namespace) -> int:
+    """The project map: each project's topics (communities of its memories) with their observations and the
+    best-evidenced memories, largest topic first."""
+    from nous_assets.consolidate.topics import project_map
+    from nous_assets.store.reads.project_timeline import known_projects
+
+    projects = [canonical(conn, args.project)] if args.project else known_projects(conn)
+    found = {p: project_map(conn, p) for p in projects}
+    if args.json:
+        print(json.dumps({p: [t.as_dict() for t in topics] for p, topics in found.items()}, indent=2))
+        return 0
+    for project_id, topics in found.items():
+        print(f"\n== {project_id}: {len(topics) or 'no'} topics")
+        for topic in topics:
+            print(f"  {review_line(topic.label, 100)} ({len(topic.memory_ids)} memories, "
+                  f"{len(topic.observation_ids)} observations)")  # fmt: skip
+            for memory_id in topic.observation_ids:
+                print(f"    observation #{memory_id}: {review_line(topic.texts.get(memory_id, ''), 160)}")
+            for memory_id in topic.memory_ids[:3]:
+                print(f"    #{memory_id}: {review_line(topic.texts.get(memory_id, ''), 160)}")
+    if not any(found.values()):
+        print("    (topics form once a project has three or more related memories; `nous run` consolidates them)")
+    return 0
 
 
 def _rebuilt(settings: Settings, changed: bool) -> int:
@@ -304,18 +332,20 @@ def register(add: AddCommand) -> None:
         "several sessions but never injected; active interventions. Answers are events with source user_review: "
         "approve a held memory (injected as a recalled note, never as an instruction), validate one as it stands, "
         "supersede one by a newer one, reject one (archived, a tombstone); dismiss ends an intervention. "
-        "claude-md prints a CLAUDE.md patch for what a project keeps re-learning, written only with --apply.",
+        "claude-md prints a CLAUDE.md patch for what a project keeps re-learning, written only with --apply; map "
+        "prints each project's topics (communities of related memories) with their observations.",
     )
     p.add_argument("action", nargs="?", default="list",
-                   choices=["list", "approve", "reject", "validate", "supersede", "dismiss", "claude-md"],
+                   choices=["list", "approve", "reject", "validate", "supersede", "dismiss", "claude-md", "map"],
                    help="list (default); approve/validate/supersede/reject ID (a memory); dismiss ID (an "
-                        "intervention); claude-md (a suggested CLAUDE.md patch)")  # fmt: skip
+                        "intervention); claude-md (a suggested CLAUDE.md patch); map (each project's topics)",
+                   )  # fmt: skip
     p.add_argument("target", nargs="?", metavar="ID",
                    help="the memory's #id, or an intervention's id (a prefix will do)")  # fmt: skip
     p.add_argument("--by", type=int, metavar="NEWER_ID", help="supersede: the memory that replaces ID")
     p.add_argument("--reason", help="reject/dismiss: why (kept in the event or the audit trail)")
     p.add_argument("--project", metavar="PROJECT", type=project_arg,
-                   help="list: only this project's items; claude-md: the project; " + PROJECT_HELP)  # fmt: skip
+                   help="list, map: only this project's; claude-md: the project; " + PROJECT_HELP)  # fmt: skip
     p.add_argument("--all", action="store_true", help="list: approved memories too")
     p.add_argument("--section", choices=["all", "holds", *SECTIONS],
                    help="list: one section only (default all; with --json and no --section: the held memories)")

@@ -53,7 +53,7 @@ def _guarded(conn, results: list) -> dict[tuple, str]:
             for r in results}  # fmt: skip
 
 
-def _print_json(results: list, sources: dict[tuple, str], texts: dict[tuple, str]) -> None:
+def _print_json(results: list, sources: dict[tuple, str], texts: dict[tuple, str], members: dict[tuple, list]) -> None:
     print(
         json.dumps(
             [
@@ -64,6 +64,7 @@ def _print_json(results: list, sources: dict[tuple, str], texts: dict[tuple, str
                     "episodic": r.is_episode,
                     "breakdown": r.breakdown,
                     "source": sources.get(r.key),
+                    **({"members": members[r.key]} if r.key in members else {}),
                 }
                 for r in results
             ],
@@ -73,7 +74,8 @@ def _print_json(results: list, sources: dict[tuple, str], texts: dict[tuple, str
 
 
 def _print_results(
-    results: list, sources: dict[tuple, str], texts: dict[tuple, str], *, explain: bool, now: Any, half_life: float
+    results: list, sources: dict[tuple, str], texts: dict[tuple, str], members: dict[tuple, list], *, explain: bool,
+    now: Any, half_life: float,
 ) -> None:
     if not results:
         print("no matching memories")
@@ -86,6 +88,9 @@ def _print_results(
             print(f"#{r.memory_id} [{r.type}/{r.kind or '-'} · {r.status} · {when}] score={r.score:.3f} "
                   f"project={r.project_id}")
         print(f"    {' '.join(texts[r.key].split())[:400]}")
+        if members.get(r.key):
+            print(f"    an observation of {len(members[r.key])} memories: "
+                  + " ".join(f"#{i}" for i in members[r.key]) + " (MCP `explain` shows how it was formed)")
         if explain:
             from nous_assets.retrieve.explain import explain_lines
 
@@ -93,6 +98,7 @@ def _print_results(
 
 
 def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
+    from nous_assets.retrieve.observations import is_observation, member_ids
     from nous_assets.retrieve.query import Query
     from nous_assets.retrieve.search import retrieve
 
@@ -116,11 +122,12 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
         )
         sources = _episode_sources(conn, results)
         texts = _guarded(conn, results)
+        members = {r.key: member_ids(conn, r) for r in results if is_observation(r)}
     if args.json:
-        _print_json(results, sources, texts)
+        _print_json(results, sources, texts, members)
         return 0
     half_life = settings.thresholds.recency_half_life_days
-    _print_results(results, sources, texts, explain=args.explain, now=query.now, half_life=half_life)
+    _print_results(results, sources, texts, members, explain=args.explain, now=query.now, half_life=half_life)
     return 0
 
 

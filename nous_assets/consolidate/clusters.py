@@ -16,18 +16,21 @@ from __future__ import annotations
 from collections import defaultdict
 
 from nous_assets.consolidate.similarity import Item, distances
+from nous_assets.settings import Thresholds
 
-COHESION = 0.6
-"""Mean pairwise similarity a cluster needs. On the dev sets' stores, 0.72 groups only near-verbatim repeats
-(5 groups in 228 memories); 0.6 groups one topic's statements (12: one hook failure seen twice, three rules of
-one runbook, one library swap told three ways) and nothing looser."""
+COHESION = Thresholds.consolidation_cohesion
+"""The configured gate (``thresholds.consolidation_cohesion``): mean pairwise similarity a cluster needs. On the dev
+sets' stores, 0.72 groups only near-verbatim repeats (5 groups in 228 memories); 0.6 groups one topic's statements
+(12: one hook failure seen twice, three rules of one runbook, one library swap told three ways) and nothing looser.
+Quality may tighten it (:mod:`~nous_assets.consolidate.tuning`)."""
 
 MAX_MEMBERS = 12
 """A larger group is a topic, not one observation: communities hold those."""
 
 
-def clusters(items: list[Item], edges: set[frozenset[str]]) -> list[tuple[str, ...]]:
-    """Groups of two or more keys of ``items`` that say one thing, each sorted, the list sorted."""
+def clusters(items: list[Item], edges: set[frozenset[str]], cohesion: float = COHESION) -> list[tuple[str, ...]]:
+    """Groups of two or more keys of ``items`` that say one thing, each sorted, the list sorted; ``cohesion``: the
+    gate (the configured one, or as quality tuned it: :mod:`~nous_assets.consolidate.tuning`)."""
     ordered = sorted(items, key=lambda i: i.key)
     if len(ordered) < 2:
         return []
@@ -48,18 +51,20 @@ def clusters(items: list[Item], edges: set[frozenset[str]]) -> list[tuple[str, .
     for index, label in enumerate(labels):
         if label >= 0:
             groups[int(label)].append(index)
-    _assign_noise([i for i, label in enumerate(labels) if label < 0], groups, labels, near)
+    _assign_noise([i for i, label in enumerate(labels) if label < 0], groups, labels, near, cohesion)
     out = []
     for members in groups.values():
         if len(members) > 2 * MAX_MEMBERS:
             continue  # a topic: no trimming makes it one statement
-        kept = _cohesive(members, near)
+        kept = _cohesive(members, near, cohesion)
         if 2 <= len(kept) <= MAX_MEMBERS:
             out.append(tuple(sorted(ordered[i].key for i in kept)))
     return sorted(out)
 
 
-def _assign_noise(noise: list[int], groups: dict[int, list[int]], labels, near: dict[int, dict[int, float]]) -> None:
+def _assign_noise(
+    noise: list[int], groups: dict[int, list[int]], labels, near: dict[int, dict[int, float]], cohesion: float
+) -> None:
     """A memory HDBSCAN left as noise joins the cluster it is most alike, when its mean similarity to the members
     passes the gate (exemplar-based assignment, seed 004): density picks the tightest core of a topic, and a third
     telling of the same failure belongs with the two that are closest to each other. Only clusters holding one of
@@ -67,7 +72,7 @@ def _assign_noise(noise: list[int], groups: dict[int, list[int]], labels, near: 
     for index in noise:
         options = sorted({int(labels[j]) for j in near[index] if labels[j] >= 0})
         scored = [(_affinity(index, groups[g], near), -g) for g in options if len(groups[g]) < MAX_MEMBERS]
-        if scored and max(scored)[0] >= COHESION:
+        if scored and max(scored)[0] >= cohesion:
             groups[-max(scored)[1]].append(index)
 
 
@@ -75,13 +80,13 @@ def _affinity(index: int, members: list[int], near: dict[int, dict[int, float]])
     return sum(near[index].get(m, 0.0) for m in members) / len(members)
 
 
-def _cohesive(members: list[int], near: dict[int, dict[int, float]]) -> list[int]:
+def _cohesive(members: list[int], near: dict[int, dict[int, float]], cohesion: float) -> list[int]:
     """``members`` without their least cohesive ones until the mean pairwise similarity reaches the gate."""
     kept = sorted(members)
 
     def ties(m: int) -> float:
         return sum(near[m].get(k, 0.0) for k in kept if k != m)
 
-    while len(kept) >= 2 and sum(ties(m) for m in kept) / (len(kept) * (len(kept) - 1)) < COHESION:
+    while len(kept) >= 2 and sum(ties(m) for m in kept) / (len(kept) * (len(kept) - 1)) < cohesion:
         kept.remove(min(kept, key=lambda m: (ties(m), m)))
     return kept

@@ -12,21 +12,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from nous_assets.consolidate import topics, tuning
 from nous_assets.consolidate.clusters import clusters
+from nous_assets.consolidate.communities import Topic
+from nous_assets.consolidate.gate import gate
 from nous_assets.consolidate.observation import Member, Observation, observe
-from nous_assets.consolidate.similarity import item
 from nous_assets.ids import learning_id_for
+from nous_assets.settings import Thresholds
 from nous_assets.status import SUPERSEDED
+from nous_assets.store import tuning as tuning_store
 from nous_assets.store.db import Connection, atomic
 from nous_assets.store.log.events import LearningEvent
 from nous_assets.store.projection.memory_state import Policy
 from nous_assets.store.reads import consolidation as reads
-from nous_assets.store.reads.consolidation import OBSERVATION, HeldObservation, Scoped
+from nous_assets.store.reads.consolidation import OBSERVATION, HeldObservation, Quality, Scoped
 from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.store.sqlite.projection import project
+from nous_assets.timeutil import now_iso
 
 VERSION = "consolidation-v1"
 MAX_CONCEPTS = 12
@@ -48,23 +53,44 @@ class ConsolidationStats:
     largest: int = 0
     events_written: int = 0
     scopes_waiting: int = 0  # scopes with memories still to embed: left as they are until the vectors come
+    cohesion: float = 0.0  # the cohesion gate this run clustered with
+    tuned: str = ""  # why the gate moved this run ("" when it did not)
+    quality: Quality | None = None  # CX15 figures before this run
+    deferred: int = 0  # clusters the recall gate held back: their members are not found by what they are about
     sizes: dict[int, int] = field(default_factory=dict)
+    topics: dict[str, list[Topic]] = field(default_factory=dict)  # project -> its communities, largest first
 
     @property
     def compression(self) -> float | None:
         """Characters of the clustered memories over characters of their observations."""
         return round(self.member_chars / self.observation_chars, 3) if self.observation_chars else None
 
+    def cx15(self) -> dict[str, float | None]:
+        """Seed 003's CX15 figures: this run's compression, and the store's precision, contradiction rate,
+        retrieval lift and stability before it (None: not enough history to say)."""
+        q = self.quality
+        return {"compression": self.compression, "precision_30d": q and q.precision,
+                "contradiction_rate": q and q.contradiction_rate, "retrieval_lift": q and q.lift,
+                "stability": q and q.stability}  # fmt: skip
 
-def consolidate(conn: Connection, *, source: str, policy: Policy | None = None) -> ConsolidationStats:
-    """Bring every scope's observations up to date with its current memories (see the module docstring).
+
+def consolidate(
+    conn: Connection, *, source: str, thresholds: Thresholds | None = None, embedder: Any = None
+) -> ConsolidationStats:
+    """Bring every scope's observations up to date with its current memories (see the module docstring);
+    ``embedder`` (a query embedder) runs the recall gate (:mod:`~nous_assets.consolidate.gate`), which passes every
+    cluster without one. The cohesion gate is the configured one as quality tuned it
+    (:mod:`~nous_assets.consolidate.tuning`).
 
     Clustering runs outside any transaction (seconds for thousands of memories: other writers must not wait on
     it); the events are appended under the write lock. A memory that changed in between is seen by the next run.
     """
     stats = ConsolidationStats()
+    thresholds = thresholds or Thresholds()
+    policy = Policy.of(thresholds)
     with atomic(conn):
         project(conn, policy=policy)
+        stats.cohesion = _tune(conn, thresholds, stats)
     groups = reads.candidates(conn)
     held = reads.held_observations(conn)
     events: list[LearningEvent] = []
@@ -76,11 +102,15 @@ def consolidate(conn: Connection, *, source: str, policy: Policy | None = None) 
             stats.scopes_waiting += 1
             slots.update({(project_id, h.slot): h.learning_id for h in held if h.project_id == project_id})
             continue
-        for observation in _observations(conn, scoped):
+        formed: dict[str, tuple[str, ...]] = {}
+        for observation in _observations(conn, scoped, embedder, stats):
             _count(stats, observation)
             lid = learning_id_for(_key(scope, project_id, observation.member_ids))
             slots[(project_id, observation.slot)] = lid
+            formed[lid] = observation.member_ids
             events.append(_formed(lid, observation, scope, project_id, source))
+        if scope == "project":
+            stats.topics[project_id] = topics.scope_topics(conn, scoped, formed)
     events += _stale(held, slots, source, stats)
     held_ids = {h.learning_id for h in held}
     stats.formed = sum(1 for e in events if e.event_type == "LearningExtracted" and e.learning_id not in held_ids)
@@ -90,12 +120,30 @@ def consolidate(conn: Connection, *, source: str, policy: Policy | None = None) 
     return stats
 
 
-def _observations(conn: Connection, scoped: list[Scoped]) -> list[Observation]:
+def _tune(conn: Connection, thresholds: Thresholds, stats: ConsolidationStats) -> float:
+    """The cohesion gate for this run: the last tuned value (or the configured one), moved when the CX15 figures
+    call for it, the move recorded (the caller holds the transaction)."""
+    low, high = thresholds.consolidation_cohesion, thresholds.consolidation_cohesion_max
+    current = min(high, max(low, tuning_store.current(conn, tuning.PARAMETER) or low))
+    now = now_iso()
+    stats.quality = reads.quality(conn, now, thresholds.initial_reinforcement)
+    move = tuning.next_cohesion(current, stats.quality, low, high)
+    if move is None:
+        return current
+    tuning_store.record(conn, tuning.PARAMETER, move.old, move.new, move.reason, asdict(stats.quality), now)
+    stats.tuned = move.reason
+    return move.new
+
+
+def _observations(
+    conn: Connection, scoped: list[Scoped], embedder: Any, stats: ConsolidationStats
+) -> list[Observation]:
     by_key = {s.memory.learning_id: s for s in scoped}
-    items = [item(s.memory.learning_id, s.memory.content, s.vector, s.concepts) for s in scoped]
-    id_to_key = {s.memory.id: s.memory.learning_id for s in scoped}
-    edges = {frozenset(id_to_key[i] for i in pair) for pair in reads.edges_among(conn, id_to_key)}
-    return [observe([_member(by_key[k]) for k in keys]) for keys in clusters(items, edges)]
+    items = topics.scope_items(scoped)
+    passed, deferred = gate(clusters(items, topics.scope_edges(conn, scoped), stats.cohesion), items,
+                            {k: s.memory.content for k, s in by_key.items()}, embedder)  # fmt: skip
+    stats.deferred += len(deferred)
+    return [observe([_member(by_key[k]) for k in group]) for group in passed]
 
 
 def _member(s: Scoped) -> Member:

@@ -113,15 +113,27 @@ def candidate_pairs(items: list[Item], unit: np.ndarray | None) -> set[tuple[int
     return pairs
 
 
-def distances(items: list[Item], edges: set[frozenset[str]]) -> tuple[sparse.csr_matrix, dict[tuple[int, int], float]]:
-    """The sparse symmetric distance matrix over ``items`` (1 - similarity on candidate pairs) and the
-    similarity of every scored pair, by index pair."""
+def scored_pairs(items: list[Item], edges: set[frozenset[str]]) -> dict[tuple[int, int], float]:
+    """The similarity of every candidate pair of ``items`` (and of every pair an edge joins), by index pair."""
     unit = _unit_rows(items)
+    index = {it.key: n for n, it in enumerate(items)}
+    pairs = candidate_pairs(items, unit)
+    for edge in edges:
+        ends = sorted(index[k] for k in edge if k in index)
+        if len(ends) == 2:
+            pairs.add((ends[0], ends[1]))
     scored: dict[tuple[int, int], float] = {}
-    for a, b in sorted(candidate_pairs(items, unit)):
+    for a, b in sorted(pairs):
         cosine = float(unit[a] @ unit[b]) if unit is not None else None
         linked = frozenset((items[a].key, items[b].key)) in edges
         scored[(a, b)] = similarity(items[a], items[b], cosine, linked)
+    return scored
+
+
+def distances(items: list[Item], edges: set[frozenset[str]]) -> tuple[sparse.csr_matrix, dict[tuple[int, int], float]]:
+    """The sparse symmetric distance matrix over ``items`` (1 - similarity on scored pairs) and the similarity of
+    every scored pair, by index pair."""
+    scored = scored_pairs(items, edges)
     from scipy import sparse  # imported where clustering runs, not by every process that loads the pipeline
 
     rows = [a for a, b in scored] + [b for a, b in scored]

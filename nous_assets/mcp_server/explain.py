@@ -8,18 +8,22 @@ dropped it.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from nous_assets.consolidate.topics import topic_of
 from nous_assets.mcp_server import inputs, render
 from nous_assets.mcp_server.lines import TranscriptLines
 from nous_assets.settings import Settings
 from nous_assets.store.db import Connection
-from nous_assets.store.reads import memory_trail
+from nous_assets.store.reads import consolidation, memory_trail
+from nous_assets.store.reads.consolidation import OBSERVATION
 
 MAX_MEMORY_ID = 2**62
 MEMORY_TEXT_CHARS = 1200
 EVENT_TEXT_CHARS = 300
 RELATED_CHARS = 300
+MAX_RELATED = 8  # other memories of its topic, by id
 _PAYLOAD_FIELDS = ("reason", "slot", "similarity", "reinforcement_delta", "confidence")
 
 
@@ -85,6 +89,8 @@ def explain(conn: Connection, settings: Settings, *, memory_id: int) -> dict[str
             reinforcement=round(float(row["reinforcement_score"]), 3), contradiction_count=row["contradiction_count"],
             source=render.memory_source(row["provenance_json"], row["source_session"], lines),
         )  # fmt: skip
+    if row is not None:
+        memory.update(_consolidation(conn, row, guard))
     shaped = [_event(e, guard, memory_id, lines) for e in events]
     return {
         "memory": {k: v for k, v in memory.items() if v is not None},
@@ -96,6 +102,25 @@ def explain(conn: Connection, settings: Settings, *, memory_id: int) -> dict[str
         "contradicted_by": _related(memory_trail.contradictions(conn, memory_id), guard),
         "withheld": withheld,
     }
+
+
+def _consolidation(conn: Connection, row: Any, guard: render.Guard) -> dict[str, Any]:
+    """How an observation was formed (its members, each with its status), and the topic of the project map the
+    memory belongs to (:mod:`nous_assets.consolidate.topics`)."""
+    out: dict[str, Any] = {}
+    if row["kind"] == OBSERVATION:
+        provenance = json.loads(row["provenance_json"] or "{}") or {}
+        out["formed_from"] = [{"memory": m_id, "status": status, "current": until is None,
+                               "anchor": lid == provenance.get("anchor"),
+                               "text": guard.text(text, RELATED_CHARS, memory_id=m_id)[0]}
+                              for m_id, lid, text, status, until in
+                              consolidation.members_of(conn, provenance.get("members") or [])]  # fmt: skip
+    topic = topic_of(conn, row["project_id"], int(row["id"])) if row["scope"] == "project" else None
+    if topic is not None:
+        out["topic"] = {"label": guard.text(topic.label, RELATED_CHARS)[0], "memories": len(topic.memory_ids),
+                        "observations": list(topic.observation_ids),
+                        "related": [i for i in topic.memory_ids if i != row["id"]][:MAX_RELATED]}  # fmt: skip
+    return out
 
 
 def _state(row: Any, events: list[dict[str, Any]]) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from nous_assets.mcp_server import inputs, render
 from nous_assets.mcp_server.lines import TranscriptLines
 from nous_assets.retrieve.excerpt_shape import FACTOR as ANNOUNCES
+from nous_assets.retrieve.observations import member_ids
 from nous_assets.retrieve.query import Query
 from nous_assets.retrieve.scoring import DIMENSIONS
 from nous_assets.retrieve.search import Result, retrieve
@@ -57,6 +58,8 @@ def _item(
         source = render.memory_source(result.provenance_json, result.source_session, lines)
         if result.valid_until:
             head["valid_until"] = render.day(result.valid_until)
+        if members := member_ids(conn, result):
+            head["members"] = members  # an observation: the memories it was formed from (`explain` shows how)
     item = {
         **head,
         "date": render.day(result.valid_from or result.created_at),

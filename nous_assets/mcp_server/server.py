@@ -151,7 +151,8 @@ def build_server(tools: NousTools) -> MCPServer:
         memory_id: Annotated[int, Field(description="The 'memory' id from recall, timeline or predict.", ge=1)],
     ) -> CallToolResult:
         """Why a memory exists and how it changed: its events (learned, re-learned, superseded, contradicted,
-        archived), the sessions they came from, the memories it replaced or that replaced it, contradictions."""
+        archived), the sessions they came from, the memories it replaced or that replaced it, contradictions; for
+        an observation the memories it was formed from; the topic of the project it belongs to."""
         return tools.call(explain.explain, memory_id=memory_id)
 
     @server.tool(name="timeline", annotations=READ_ONLY)
@@ -165,7 +166,7 @@ def build_server(tools: NousTools) -> MCPServer:
         budget: Budget = None,
     ) -> CallToolResult:
         """What happened in a project around a day: its sessions (when, how long, what the user opened with),
-        the decisions made and the other learnings, oldest first."""
+        the decisions made and the other learnings, oldest first; then the project's topics (its map)."""
         return tools.call(timeline.timeline, project=project, day=day, days=days, budget=budget)
 
     @server.tool(name="predict", annotations=READ_ONLY)

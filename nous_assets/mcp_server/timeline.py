@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+from nous_assets.consolidate.topics import MapTopic, project_map
 from nous_assets.mcp_server import inputs, render
 from nous_assets.settings import RECALL_BUDGET_RANGE, Settings
 from nous_assets.store.db import Connection
@@ -23,6 +24,8 @@ DEFAULT_DAYS = 3
 MAX_ROWS = 200  # per list, before the budget decides
 OPENING_CHARS = 240
 LEARNING_CHARS = 300  # `explain` has the whole memory and its source
+TOPIC_CHARS = 120
+TOPIC_EXAMPLES = 5
 MIN_ACTIVE_TURNS = 6
 """Turns (user and assistant messages kept as transcript chunks) a session needs on a day for that day to be
 activity without a learning: more than an opening prompt, its answer and a tool call or two."""
@@ -62,7 +65,9 @@ def timeline(
     budget: int | None = None,
 ) -> dict[str, Any]:
     """Sessions, decisions and other learnings of ``project`` from ``day - days`` to ``day + days`` (UTC days),
-    oldest first, within ``budget`` characters (decisions first, then sessions, then the other learnings)."""
+    oldest first, and the project's topics (its map: :mod:`nous_assets.consolidate.topics`, largest first),
+    within ``budget`` characters (decisions first, then sessions, the topics, the other learnings: a topic is a
+    few ids and a name, and says more about the project than the hundredth learning of a busy day)."""
     project_id = inputs.project(conn, project, required=True)
     assert project_id is not None
     span = inputs.bounded(days, "days", 0, MAX_DAYS)
@@ -84,14 +89,24 @@ def timeline(
     used += sum(render.size(i) + 1 for i in kept_decisions)
     kept_sessions, left_s = render.fit(sessions, limit, used)
     used += sum(render.size(i) + 1 for i in kept_sessions)
+    kept_topics, left_t = render.fit([_topic(t, guard) for t in project_map(conn, project_id)], limit, used)
+    used += sum(render.size(i) + 1 for i in kept_topics)
     kept_learnings, left_l = render.fit(others, limit, used)
     return {
         **head,
         "decisions": kept_decisions,
         "sessions": kept_sessions,
         "learnings": kept_learnings,
-        "left_out": {"decisions": left_d, "sessions": left_s, "learnings": left_l},
+        "topics": kept_topics,
+        "left_out": {"decisions": left_d, "sessions": left_s, "learnings": left_l, "topics": left_t},
     }
+
+
+def _topic(topic: MapTopic, guard: render.Guard) -> dict[str, Any]:
+    """One topic of the project map: its name, size, observations and best-evidenced memories, by id (``explain``
+    or ``recall`` gives their text)."""
+    return {"topic": guard.text(topic.label, TOPIC_CHARS)[0], "memories": len(topic.memory_ids),
+            "observations": list(topic.observation_ids), "examples": list(topic.memory_ids[:TOPIC_EXAMPLES])}
 
 
 def _latest_day(conn: Connection, project_id: str) -> date:

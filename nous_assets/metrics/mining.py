@@ -29,7 +29,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from nous_assets.store.reads import consolidation
 from nous_assets.store.reads import metrics_source as source
+from nous_assets.store.reads.consolidation import Quality
 from nous_assets.timeutil import parse_time
 
 RECURRENCE_FLAG = 0.15  # the spec's "flag if > 15 %"
@@ -191,7 +193,7 @@ def _headline(con: duckdb.DuckDBPyConnection) -> dict[str, float | int | None]:
         "count(*) FILTER (WHERE injections = 0) FROM last"
     ).fetchone()
     flagged = _one(con, f"SELECT count(*) FROM recurrence_rate WHERE rate > {RECURRENCE_FLAG}") or 0
-    return _consolidation(con) | {
+    return {
         "sessions": int(sessions),
         "learnings": int(new_all),
         "active_memories": int(active),
@@ -212,25 +214,17 @@ def _headline(con: duckdb.DuckDBPyConnection) -> dict[str, float | int | None]:
     }
 
 
-_OBSERVATIONS_SQL = """
-SELECT count(*) FILTER (WHERE m.valid_until IS NULL),
-       count(*) FILTER (WHERE m.learned_at <= (SELECT as_of FROM params) - INTERVAL 30 DAY),
-       count(*) FILTER (WHERE m.learned_at <= (SELECT as_of FROM params) - INTERVAL 30 DAY AND EXISTS (
-           SELECT 1 FROM acc x WHERE x.memory_id = m.id AND x.accessed_at <= m.learned_at + INTERVAL 30 DAY)),
-       count(*), count(*) FILTER (WHERE m.contradiction_count > 0)
-FROM mem m WHERE m.domain = 'consolidation'
-"""
-
-
-def _consolidation(con: duckdb.DuckDBPyConnection) -> dict[str, float | int | None]:
-    """Seed 003's CX15 figures that the log and the access log give: observations held; precision (observations
-    at least 30 days old that a packet or recall used within 30 days of forming, over those); contradiction rate
-    (observations ever contradicted, over all formed)."""
-    active, judged, used, formed, contradicted = con.execute(_OBSERVATIONS_SQL).fetchone()
+def _consolidation(quality: Quality) -> dict[str, float | int | None]:
+    """Seed 003's CX15 figures (:func:`nous_assets.store.reads.consolidation.quality`): observations held;
+    precision (observations at least 30 days old that a packet or recall used within 30 days of forming, over
+    those); contradiction rate (observations ever contradicted, over all formed); retrieval lift (accesses per
+    observation over accesses per member); stability (one minus how far their reinforcement moved)."""
     return {
-        "observations": int(active),
-        "observation_precision_30d": _rounded(used / judged) if judged else None,
-        "observation_contradiction_rate": _rounded(contradicted / formed) if formed else None,
+        "observations": quality.active,
+        "observation_precision_30d": quality.precision,
+        "observation_contradiction_rate": quality.contradiction_rate,
+        "observation_retrieval_lift": quality.lift,
+        "observation_stability": quality.stability,
     }
 
 
@@ -307,13 +301,14 @@ def compute_series(
             "mem": _frame("mem", source.memories(conn)),
             "acc": _frame("acc", source.accesses(conn)),
         }
+        qualities = [consolidation.quality(conn, stamp) for stamp in stamps]
     reports = []
     with _duck(frames, stamps[0]) as con:
-        for stamp in stamps:
+        for stamp, quality in zip(stamps, qualities, strict=True):
             con.execute("UPDATE params SET as_of = CAST(? AS TIMESTAMP)", [stamp.replace("Z", "")])
             reports.append(MetricsReport(
                 as_of=stamp,
-                headline=_headline(con),
+                headline=_consolidation(quality) | _headline(con),
                 hotspots=_hotspots(con),
                 velocity_by_week=_velocity(con),
                 flagged_learnings=_flagged(con),
@@ -326,6 +321,7 @@ UNITS = {
     "injection_effectiveness": "%",
     "observation_precision_30d": "%",
     "observation_contradiction_rate": "%",
+    "observation_retrieval_lift": "x (1 = as found as its members)",
     "burst_index": "x (1 = steady)",
     "learning_velocity_30d": "learnings per session",
     "learning_velocity_all": "learnings per session",

@@ -167,13 +167,14 @@ def nli(run: IngestRun) -> NliRun:
 
 
 def consolidation(run: IngestRun) -> ConsolidationStats:
-    """Each scope's alike memories grouped into observations, stale ones closed, as events (issue 24). The
-    observations it formed are embedded at once: they come after the embed step, and a run must not end owing
-    vectors it could give (the reconcile schedule would start another run for them)."""
-    stats = consolidate(run.conn, source=run.source, policy=Policy.of(run.settings.thresholds))
+    """Each scope's alike memories grouped into observations behind the recall gate (the query embedder), stale
+    ones closed, as events (issue 24). The observations it formed are embedded at once: they come after the embed
+    step, and a run must not end owing vectors it could give (the reconcile schedule would start another run)."""
+    settings = run.settings
+    embedder = get_query_embedder(settings)
+    stats = consolidate(run.conn, source=run.source, thresholds=settings.thresholds, embedder=embedder)
     if stats.formed:
-        settings = run.settings
-        embed_pending(run.conn, get_query_embedder(settings), batch_size=settings.embed.batch_size,
+        embed_pending(run.conn, embedder, batch_size=settings.embed.batch_size,
                       deadline=time.monotonic() + settings.embed.run_budget_seconds)  # fmt: skip
     return stats
 

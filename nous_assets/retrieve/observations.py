@@ -1,4 +1,5 @@
-"""A packet shows an observation in place of its members when it says the same in fewer characters (issue 24).
+"""A packet shows an observation in place of its members when it says the same in fewer characters (issue 24);
+search and MCP ``recall`` show it with the ids of its members (:func:`member_ids`).
 
 An observation (:mod:`nous_assets.consolidate`) is the best-evidenced member's text plus the others' novel
 details. It enters a packet only by replacing members that earned their own lines: when two or more of its
@@ -16,6 +17,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from nous_assets.store.db import Connection
+from nous_assets.store.reads import consolidation
 from nous_assets.store.reads.consolidation import OBSERVATION
 
 
@@ -31,6 +34,18 @@ def members_of(result: Any) -> frozenset[str]:
     except (TypeError, ValueError):
         return frozenset()
     return frozenset(provenance.get("carried") or ())
+
+
+def member_ids(conn: Connection, result: Any) -> list[int]:
+    """The ids of the memories an observation result was formed from (still current or not; archived ones are
+    gone), for search and MCP ``recall`` to show under it: a reader expands them with ``explain``."""
+    if not is_observation(result):
+        return []
+    try:
+        provenance = json.loads(getattr(result, "provenance_json", None) or "{}") or {}
+    except (TypeError, ValueError):
+        return []
+    return [row[0] for row in consolidation.members_of(conn, provenance.get("members") or [])]
 
 
 def fold(results: list[Any], observations: list[Any]) -> list[Any]:

@@ -202,6 +202,43 @@ def test_timeline_shows_the_sessions_and_decisions_of_a_day(corpus_client, corpu
     assert starts == sorted(starts) and all(answer["from"] <= s < answer["until"] for s in starts)
 
 
+def test_explain_shows_how_an_observation_was_formed_and_timeline_the_project_map(corpus_client, corpus_pipeline):
+    conn = corpus_pipeline.conn()
+    try:
+        observation, project, provenance = conn.execute(
+            "SELECT id, project_id, provenance_json FROM memories WHERE kind = 'observation' AND valid_until IS NULL "
+            "AND scope = 'project' ORDER BY id LIMIT 1"
+        ).fetchone()
+        members = json.loads(provenance)["members"]
+        member_ids = {r[0]: r[1] for r in conn.execute(
+            "SELECT id, learning_id FROM memories WHERE learning_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(members),))}  # fmt: skip
+    finally:
+        conn.close()
+    answer = corpus_client.answer("explain", {"memory_id": observation})
+    formed = answer["memory"]["formed_from"]
+    assert {m["memory"] for m in formed} == set(member_ids) and len(formed) >= 2
+    anchors = [m["memory"] for m in formed if m["anchor"]]
+    assert len(anchors) == 1 and member_ids[anchors[0]] == json.loads(provenance)["anchor"]
+    assert all(m["text"] and m["status"] in ("verified", "stated", "observed") for m in formed)
+
+    conn = corpus_pipeline.conn()
+    try:
+        largest = conn.execute("SELECT project_id FROM memories WHERE scope = 'project' GROUP BY project_id "
+                               "ORDER BY count(*) DESC LIMIT 1").fetchone()[0]  # fmt: skip
+    finally:
+        conn.close()
+    timeline = corpus_client.answer("timeline", {"project": largest, "days": 0, "budget": 20_000})
+    topics = timeline["topics"]
+    assert timeline["left_out"]["topics"] == 0
+    assert topics and all(t["memories"] >= 3 and t["topic"] for t in topics)
+    sizes = [t["memories"] for t in topics]
+    assert sizes == sorted(sizes, reverse=True)
+    member = topics[0]["examples"][0]
+    placed = corpus_client.answer("explain", {"memory_id": member})["memory"]["topic"]
+    assert placed["label"] == topics[0]["topic"] and member not in placed["related"]
+
+
 def test_predict_follows_causal_edges_forward_from_the_action(corpus_client, corpus_pipeline, gold):
     conn = corpus_pipeline.conn()
     try:

@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from nous_assets.consolidate.topics import map_markdown
 from nous_assets.defs.assets.capture import ingest_run
 from nous_assets.defs.assets.memory import memories
 from nous_assets.defs.assets.retrieval import edges, embeddings
@@ -19,10 +20,13 @@ GROUP = "reconcile"
     kinds={"sqlite"},
     description="Current verified, stated and observed memories of each project (and the global scope) clustered "
     "by HDBSCAN on a composite signal (embedding cosine, shared cited files and commands, concepts, edges) behind "
-    "a cohesion gate; each cluster becomes an observation (a knowledge memory of kind observation: the best-"
-    "evidenced member's text plus the others' novel details, citing every member), written as a LearningExtracted "
+    "a cohesion gate and a recall gate (its key terms must find its members); each cluster becomes an observation "
+    "(a knowledge memory of kind observation: the best-evidenced member's text plus the others' novel details, "
+    "citing every member), written as a LearningExtracted "
     "keyed by its member set; an observation whose members no longer form a cluster is superseded or retired. "
-    "Packets show an observation in place of its members when it is shorter.",
+    "Packets show an observation in place of its members when it is shorter. Each project's memories also fall "
+    "into topics (Louvain communities over similarity, stored and co-occurrence edges): the map in `topic_map`, "
+    "`nous review map` and MCP `timeline`.",
 )
 def consolidation(context: dg.AssetExecutionContext, nous: NousResource) -> dg.MaterializeResult:
     with nous.connection() as conn:
@@ -36,8 +40,14 @@ def consolidation(context: dg.AssetExecutionContext, nous: NousResource) -> dg.M
             "observations_formed": dg.MetadataValue.int(stats.formed),
             "observations_superseded": dg.MetadataValue.int(stats.superseded),
             "observations_retired": dg.MetadataValue.int(stats.retired),
+            "clusters_deferred": dg.MetadataValue.int(stats.deferred),
             "compression_ratio": dg.MetadataValue.float(stats.compression or 0.0),
             "cluster_sizes": dg.MetadataValue.json({str(k): v for k, v in sorted(stats.sizes.items())}),
             "events_written": dg.MetadataValue.int(stats.events_written),
+            "cohesion": dg.MetadataValue.float(stats.cohesion),
+            "cohesion_tuned": dg.MetadataValue.text(stats.tuned or "unchanged"),
+            **{f"cx15_{k}": dg.MetadataValue.float(v) for k, v in stats.cx15().items() if v is not None},
+            "topics": dg.MetadataValue.int(sum(len(t) for t in stats.topics.values())),
+            "topic_map": dg.MetadataValue.md(map_markdown(stats.topics)),
         }
     )
