@@ -89,9 +89,12 @@ def main() -> None:
             stats = consolidate(conn, source="fs_watch")
             out[f"{run}_s"] = round(time.perf_counter() - t, 2)
             out[f"{run}_events"] = stats.events_written
+            topics = sum(len(t) for t in stats.topics.values())
             print(f"{run} consolidation: {out[f'{run}_s']} s, {stats.observations} observations of "
-                  f"{stats.clustered} memories, {stats.events_written} events, compression {stats.compression}")
-        out.update(observations=stats.observations, clustered=stats.clustered, compression=stats.compression)
+                  f"{stats.clustered} memories, {stats.events_written} events, compression {stats.compression}, "
+                  f"{topics} topics")
+        out.update(observations=stats.observations, clustered=stats.clustered, compression=stats.compression,
+                   topics=topics)
         conn.close()
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     print(f"peak resident memory {out['peak_rss_mb']} MB")

@@ -8,11 +8,12 @@ one node per current memory of a scope (the ones consolidation considers) and th
   embedding cosine, cited files and commands, concepts, a stored relates or causal edge) when at least
   :data:`LINK`;
 * **co-occurrence** — two memories learned in the same session that cite the same file or command
-  (:data:`CO_OCCURRENCE`, added to the pair's weight);
+  (:data:`CO_OCCURRENCE`, added to the pair's similarity);
 * a stored edge between two memories always joins them (its weight is the pair's similarity, at least ``LINK``).
 
-Louvain (``networkx``'s ``louvain_communities``, modularity resolution 1, seed 0) splits the graph; a community
-of at least :data:`MIN_TOPIC` memories is a topic, named by what most of its members cite or share. Smaller
+Louvain (``networkx``'s ``louvain_communities``, modularity resolution 1, seed 0) splits the graph, and splits again
+any community over :data:`MAX_TOPIC` (Leiden's refinement, in spirit); a community of at least :data:`MIN_TOPIC`
+memories is a topic, named by what most of its members cite or share. Smaller
 ones are memories without a topic yet. Deterministic: nodes and edges go in by key and the seed is fixed, so the
 same memories give the same map whatever order their events came in.
 """
@@ -31,6 +32,10 @@ LINK = 0.45
 """Similarity a pair needs to be an edge: clustering's cohesion gate is 0.6 (one statement); a topic is looser."""
 CO_OCCURRENCE = 0.3
 MIN_TOPIC = 3
+MAX_TOPIC = 60
+"""A community larger than this is split again (:func:`_split`): a map whose topic holds a thousand memories says
+nothing."""
+MAX_DEPTH = 4
 MAX_LABEL_TERMS = 3
 
 
@@ -65,8 +70,9 @@ def communities(
     graph.add_nodes_from(i.key for i in ordered)
     for (a, b), weight in sorted(_weights(ordered, edges, sessions).items()):
         graph.add_edge(ordered[a].key, ordered[b].key, weight=weight)
-    found = nx.community.louvain_communities(graph, weight="weight", resolution=1.0, seed=0)
+    found = _split(nx, graph, nx.community.louvain_communities(graph, weight="weight", resolution=1.0, seed=0))
     by_key = {i.key: i for i in ordered}
+    everywhere: Counter[str] = Counter(t for it in ordered for t in _terms(it))
     topics = []
     for group in found:
         members = tuple(sorted(group))
@@ -74,27 +80,41 @@ def communities(
             continue
         inside = set(members)
         held = tuple(sorted(o for o, keys in observations.items() if _mostly(keys, inside)))
-        topics.append(Topic(label([by_key[k] for k in members], ordered), members, held))
+        topics.append(Topic(label([by_key[k] for k in members], everywhere, len(ordered)), members, held))
     return sorted(topics, key=lambda t: (-len(t.members), t.members))
+
+
+def _split(nx, graph, found: list[set[str]], depth: int = 0) -> list[set[str]]:
+    """Communities larger than :data:`MAX_TOPIC` split again on their own subgraph (modularity's resolution limit
+    merges topics in a large graph: 10,000 memories came out as six communities), until none is larger or a split
+    finds nothing to cut."""
+    out: list[set[str]] = []
+    for group in sorted(found, key=lambda g: sorted(g)):
+        if len(group) <= MAX_TOPIC or depth >= MAX_DEPTH:
+            out.append(group)
+            continue
+        parts = nx.community.louvain_communities(graph.subgraph(sorted(group)), weight="weight", seed=0)
+        out += [group] if len(parts) < 2 else _split(nx, graph, parts, depth + 1)
+    return out
 
 
 def _weights(
     items: list[Item], edges: set[frozenset[str]], sessions: Mapping[str, str]
 ) -> dict[tuple[int, int], float]:
-    weights = {pair: value for pair, value in scored_pairs(items, edges).items()
-               if value >= LINK or frozenset((items[pair[0]].key, items[pair[1]].key)) in edges}  # fmt: skip
-    for pair in weights:
-        if frozenset((items[pair[0]].key, items[pair[1]].key)) in edges:
-            weights[pair] = max(weights[pair], LINK)
-    by_session: dict[str, list[int]] = {}
-    for n, it in enumerate(items):
-        if sessions.get(it.key):
-            by_session.setdefault(sessions[it.key], []).append(n)
-    for members in by_session.values():
-        for x, a in enumerate(members):
-            for b in members[x + 1 :]:
-                if (items[a].files | items[a].commands) & (items[b].files | items[b].commands):
-                    weights[(a, b)] = weights.get((a, b), 0.0) + CO_OCCURRENCE
+    """The edges of the graph: every scored pair (nearest neighbours, shared citations, stored edges) whose
+    similarity, plus :data:`CO_OCCURRENCE` when both were learned in one session citing the same file or command,
+    reaches :data:`LINK`; a stored edge always. Only scored pairs: a session's hundred memories citing the README
+    would otherwise join in ten thousand pairs and the graph would say nothing."""
+    weights = {}
+    for (a, b), value in scored_pairs(items, edges).items():
+        x, y = items[a], items[b]
+        together = sessions.get(x.key) and sessions.get(x.key) == sessions.get(y.key)
+        if together and (x.files | x.commands) & (y.files | y.commands):
+            value += CO_OCCURRENCE
+        if frozenset((x.key, y.key)) in edges:
+            value = max(value, LINK)
+        if value >= LINK:
+            weights[(a, b)] = value
     return weights
 
 
@@ -103,17 +123,18 @@ def _mostly(keys: tuple[str, ...], inside: set[str]) -> bool:
     return bool(keys) and 2 * sum(k in inside for k in keys) >= len(keys)
 
 
-def label(members: list[Item], scope: list[Item]) -> str:
-    """What the topic's members cite (files, commands) or share (concepts) and the rest of the scope mostly does
-    not: up to three terms two or more members have, by their share of the topic times their rarity in the scope
-    (TF-IDF, as seed 003 names a cluster), so a word every memory of the project shares (its language) names
-    nothing. The topic's commonest term alone when no term is shared."""
-    def terms(it: Item) -> set[str]:
-        return {f"`{f}`" for f in it.files} | {f"`{c}`" for c in it.commands} | set(it.concepts)
+def _terms(it: Item) -> set[str]:
+    return {f"`{f}`" for f in it.files} | {f"`{c}`" for c in it.commands} | set(it.concepts)
 
-    inside: Counter[str] = Counter(t for it in members for t in terms(it))
-    everywhere: Counter[str] = Counter(t for it in scope for t in terms(it))
-    weight = {t: n * math.log((1 + len(scope)) / everywhere[t]) for t, n in inside.items()}
+
+def label(members: list[Item], everywhere: Counter[str], scope_size: int) -> str:
+    """What the topic's members cite (files, commands) or share (concepts) and the rest of the scope mostly does
+    not (``everywhere``: in how many of the scope's ``scope_size`` memories each term is): up to three terms two or
+    more members have, by their share of the topic times their rarity in the scope (TF-IDF, as seed 003 names a
+    cluster), so a word every memory of the project shares (its language) names nothing. The topic's commonest
+    term alone when no term is shared."""
+    inside: Counter[str] = Counter(t for it in members for t in _terms(it))
+    weight = {t: n * math.log((1 + scope_size) / max(everywhere[t], 1)) for t, n in inside.items()}
     ranked = sorted(inside, key=lambda t: (-weight[t], t))
     shared: dict[str, str] = {}  # plain words -> the term: `mix test` and the concept mix test are one term
     for t in ranked:

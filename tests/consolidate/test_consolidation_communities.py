@@ -4,12 +4,13 @@ texts embedded by the real MiniLM (torch-free float32: the vectors the pipeline 
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
 from consolidation_texts import CHAKRA, HOOK_1, HOOK_2, HOOK_3, LABEL_1, LABEL_2, PORT
 
-from nous_assets.consolidate.communities import MIN_TOPIC, communities, label
+from nous_assets.consolidate.communities import MIN_TOPIC, _terms, communities, label
 from nous_assets.consolidate.similarity import item
 from nous_assets.embed.light import LightMiniLM
 
@@ -61,5 +62,6 @@ def test_the_label_names_what_the_topic_shares_and_the_rest_of_the_scope_does_no
     scope = [item(f"m{n}", f"`lib/app/{n}.ex` is Elixir code", None, ("elixir", f"part {n}")) for n in range(6)]
     topic = [item("t1", "`mix test` needs `config/test.exs`", None, ("elixir", "tests")),
              item("t2", "`mix test --seed 0` reads `config/test.exs`", None, ("elixir", "tests"))]
-    name = label(topic, scope + topic)
+    everywhere = Counter(term for it in scope + topic for term in _terms(it))
+    name = label(topic, everywhere, len(scope + topic))
     assert name.startswith("`config/test.exs`") and "elixir" not in name  # every memory says elixir
