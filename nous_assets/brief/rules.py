@@ -300,13 +300,7 @@ def _branch_prefix(steps: list[Step]) -> BriefItem | None:
     return make_item("rules", "rule:branch-prefix", lead + ".", "verified", list(prefixed.values()), runs=len(prefixed))
 
 
-_PR_ONLY = "Changes land through pull requests (`gh pr create`)"
-_PR_DRAFTS = "Changes land through pull requests (`gh pr create --draft`, opened as drafts)"
-
-
 def _pr_flow(steps: list[Step]) -> BriefItem | None:
-    """How changes land: as drafts, merged how. Not the bare fact that pull requests are opened (a fresh reader
-    judged 2 of 10 such lines useful: it names no draft, merge style or rule the session would otherwise miss)."""
     creates: list[tuple[tuple[str, ...], Proof]] = []
     merges: list[tuple[str, Proof]] = []
     direct = 0
@@ -325,7 +319,10 @@ def _pr_flow(steps: list[Step]) -> BriefItem | None:
     proofs: list[Proof] = []
     if len(creates) >= 2 and direct * 2 < len(creates):
         drafts = sum("--draft" in w or "-d" in w for w, _ in creates)
-        parts.append(_PR_DRAFTS if drafts * 2 > len(creates) else _PR_ONLY)
+        parts.append(
+            "Changes land through pull requests ("
+            + ("`gh pr create --draft`, opened as drafts)" if drafts * 2 > len(creates) else "`gh pr create`)")
+        )
         proofs += [p for _, p in creates]
     style = Counter(f for f, _ in merges if f).most_common(1)
     if style and style[0][1] >= 2:
@@ -333,7 +330,7 @@ def _pr_flow(steps: list[Step]) -> BriefItem | None:
         merged = f"merged with `gh pr merge <number> {flags}`"
         parts.append(merged if parts else f"Pull requests are {merged}")
         proofs += [p for f, p in merges if f == style[0][0]]
-    if not parts or parts == [_PR_ONLY]:  # that a project uses pull requests says nothing a session can act on
+    if not parts:
         return None
     content = parts[0] + (", " + parts[1] if len(parts) > 1 else "") + "."
     content = content[0].upper() + content[1:]
