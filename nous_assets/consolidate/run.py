@@ -17,9 +17,10 @@ from typing import Any
 
 from nous_assets.consolidate import topics, tuning
 from nous_assets.consolidate.clusters import clusters
-from nous_assets.consolidate.communities import Topic
+from nous_assets.consolidate.communities import Topic, communities
 from nous_assets.consolidate.gate import gate
 from nous_assets.consolidate.observation import Member, Observation, observe
+from nous_assets.consolidate.similarity import Item
 from nous_assets.ids import learning_id_for
 from nous_assets.settings import Thresholds
 from nous_assets.status import SUPERSEDED
@@ -103,14 +104,15 @@ def consolidate(
             slots.update({(project_id, h.slot): h.learning_id for h in held if h.project_id == project_id})
             continue
         formed: dict[str, tuple[str, ...]] = {}
-        for observation in _observations(conn, scoped, embedder, stats):
+        items, edges = topics.scope_items(scoped), topics.scope_edges(conn, scoped)
+        for observation in _observations(scoped, items, edges, embedder, stats):
             _count(stats, observation)
             lid = learning_id_for(_key(scope, project_id, observation.member_ids))
             slots[(project_id, observation.slot)] = lid
             formed[lid] = observation.member_ids
             events.append(_formed(lid, observation, scope, project_id, source))
         if scope == "project":
-            stats.topics[project_id] = topics.scope_topics(conn, scoped, formed)
+            stats.topics[project_id] = communities(items, edges, topics.sessions_of(scoped), formed)
     events += _stale(held, slots, source, stats)
     held_ids = {h.learning_id for h in held}
     stats.formed = sum(1 for e in events if e.event_type == "LearningExtracted" and e.learning_id not in held_ids)
@@ -136,11 +138,10 @@ def _tune(conn: Connection, thresholds: Thresholds, stats: ConsolidationStats) -
 
 
 def _observations(
-    conn: Connection, scoped: list[Scoped], embedder: Any, stats: ConsolidationStats
+    scoped: list[Scoped], items: list[Item], edges: set[frozenset[str]], embedder: Any, stats: ConsolidationStats
 ) -> list[Observation]:
     by_key = {s.memory.learning_id: s for s in scoped}
-    items = topics.scope_items(scoped)
-    passed, deferred = gate(clusters(items, topics.scope_edges(conn, scoped), stats.cohesion), items,
+    passed, deferred = gate(clusters(items, edges, stats.cohesion), items,
                             {k: s.memory.content for k, s in by_key.items()}, embedder)  # fmt: skip
     stats.deferred += len(deferred)
     return [observe([_member(by_key[k]) for k in group]) for group in passed]

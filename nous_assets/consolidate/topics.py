@@ -38,11 +38,9 @@ class MapTopic:
                 "observations": quoted(self.observation_ids), "examples": quoted(self.memory_ids[:shown])}
 
 
-def scope_topics(conn: Connection, scoped: list[Scoped], observations: dict[str, tuple[str, ...]]) -> list[Topic]:
-    """The topics of one scope's memories (``observations``: observation id -> member learning ids)."""
-    items = scope_items(scoped)
-    return communities(items, scope_edges(conn, scoped), {s.memory.learning_id: s.memory.source_session or ""
-                                                          for s in scoped}, observations)  # fmt: skip
+def sessions_of(scoped: list[Scoped]) -> dict[str, str]:
+    """Learning id -> the session it was learned in (co-occurrence)."""
+    return {s.memory.learning_id: s.memory.source_session or "" for s in scoped}
 
 
 def scope_items(scoped: list[Scoped]) -> list[Item]:
@@ -59,7 +57,8 @@ def project_map(conn: Connection, project_id: str) -> list[MapTopic]:
     """The project's topics, largest first (its project-scope memories; global ones belong to no project)."""
     scoped = reads.candidates(conn, project_id).get(("project", project_id), [])
     held = [h for h in reads.held_observations(conn, project_id) if h.scope == "project"]
-    topics = scope_topics(conn, scoped, {h.learning_id: h.members for h in held})
+    topics = communities(scope_items(scoped), scope_edges(conn, scoped), sessions_of(scoped),
+                         {h.learning_id: h.members for h in held})  # fmt: skip
     by_lid = {s.memory.learning_id: s for s in scoped}
     observations = {h.learning_id: h for h in held}
     out = []
