@@ -40,14 +40,19 @@ def _day(ago: float) -> str:
 
 def test_a_run_tightens_on_unused_observations_records_why_and_stops_at_the_bound(conn):
     extra = {"type": "knowledge", "kind": "observation", "domain": "consolidation"}
-    SqliteEventStore(conn).append_many([extracted(f"o{n}", f"observation {n}", key=f"o{n}", valid_from=_day(60),
-                                                  payload_extra=extra) for n in range(12)])  # fmt: skip
+    backfilled = [extracted(f"b{n}", f"backfilled {n}", key=f"b{n}", valid_from=_day(400), payload_extra=extra)
+                  for n in range(12)]  # formed today from last year's memories: too young to judge
+    SqliteEventStore(conn).append_many(backfilled)
+    assert consolidate(conn, source="fs_watch").cohesion == 0.6 and tuning_store.history(conn, "cohesion") == []
+    SqliteEventStore(conn).append_many([extracted(f"o{n}", f"observation {n}", key=f"o{n}", valid_from=_day(90),
+                                                  transaction_time=_day(60), payload_extra=extra)
+                                        for n in range(12)])  # fmt: skip
     thresholds = Thresholds()
     gates = [consolidate(conn, source="fs_watch", thresholds=thresholds).cohesion for _ in range(5)]
     assert gates == [0.65, 0.7, 0.75, 0.75, 0.75]  # 0 of 12 observations used in their first 30 days
     moves = tuning_store.history(conn, "cohesion")
     assert [(m["old"], m["new"]) for m in reversed(moves)] == [(0.6, 0.65), (0.65, 0.7), (0.7, 0.75)]
-    assert moves[0]["reason"] == "tightened: precision 0.00 < 0.7"
+    assert moves[0]["reason"] == "tightened: precision 0.00 < 0.7"  # the 12 formed 60 days ago
     with pytest.raises(Exception, match="append-only"):  # noqa: B017 - the driver's IntegrityError
         conn.execute("UPDATE consolidation_tuning SET new_value = 0.6")
     assert consolidate(conn, source="fs_watch", thresholds=Thresholds(consolidation_cohesion_max=0.7)).cohesion == 0.7

@@ -176,7 +176,8 @@ def test_consolidation_figures_count_observations_their_use_within_30_days_and_c
 
     def observation(lid: str, ago: float):
         extra = {"type": "knowledge", "kind": "observation", "domain": "consolidation"}
-        return extracted(lid, f"observation {lid}", key=lid, valid_from=_day(ago), payload_extra=extra)
+        return extracted(lid, f"observation {lid}", key=lid, valid_from=_day(ago + 100), transaction_time=_day(ago),
+                         payload_extra=extra)  # formed `ago` days back, of members learned long before
 
     SqliteEventStore(conn).append_many([
         observation("used", 60), observation("unused", 45), observation("young", 5),

@@ -157,7 +157,7 @@ class Quality:
 
 _QUALITY_SQL = f"""
 WITH obs AS (
-    SELECT id, coalesce(valid_from, created_at) AS learned_at, valid_until, contradiction_count,
+    SELECT id, created_at AS learned_at, valid_until, contradiction_count,
            reinforcement_score, provenance_json
     FROM memories WHERE kind = '{OBSERVATION}'
 ), mem AS (
@@ -185,7 +185,9 @@ SELECT
 def quality(conn: Connection, as_of: str, initial_reinforcement: float = 0.5) -> Quality:
     """The CX15 figures as of ``as_of`` (ISO time): precision (observations 30 days old that a packet or recall
     used within 30 days of forming), contradiction rate, retrieval lift and stability (one minus how far their
-    reinforcement moved from where it started)."""
+    reinforcement moved from where it started). An observation forms when its event is recorded (``created_at``),
+    not when its members were learned: a backfill of last year's history forms observations today, and judging
+    them by their members' dates would call every one of them unused."""
     row = conn.execute(_QUALITY_SQL, {"as_of": as_of, "initial": initial_reinforcement}).fetchone()
     *counts, drift = row
     return Quality(*(int(c or 0) for c in counts), None if drift is None else float(drift))
