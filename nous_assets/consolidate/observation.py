@@ -5,7 +5,8 @@
   the number of sessions its events came from, then its reinforcement; ties by learning id, so the choice
   never depends on order. Its text is the observation's base: the statement a reader should take away.
 * **Novel details** — sentences of the other members that say something the anchor does not (word overlap
-  with every anchor sentence and every detail already taken under :data:`NOVEL_OVERLAP`), in member order,
+  with every anchor sentence and every detail already taken under :data:`NOVEL_OVERLAP`), in member order, without
+  the label they share with the anchor (``User preference:`` is said once),
   while the observation stays under :data:`MAX_CHARS`: the details that would be lost if the members were
   dropped for the observation. A member whose every sentence is said is *carried*; only carried members may
   leave a packet for the observation.
@@ -30,6 +31,9 @@ SLOT = "observation:"
 _RANK = {VERIFIED: 0, STATED: 1, OBSERVED: 2}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
 _WORD = re.compile(r"[a-z0-9_./:-]+")
+_LABEL = re.compile(r"^[\w][\w .-]{0,38}: ")
+"""A memory's label (``User preference: ``, ``AGENTS.md: ``, ``Decision: ``): a detail with the anchor's label
+drops it, so the observation names its source once."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ def novel_details(anchor: Member, others: list[Member], room: int = MAX_CHARS) -
     ``room`` characters beyond the anchor; and the learning ids of the members whose every sentence the anchor
     and the details now carry (the others lose something if they are dropped for the observation)."""
     seen = [_words(s) for s in sentences(anchor.content)]
+    label = _LABEL.match(anchor.content)
     details: list[str] = []
     carried = [anchor.learning_id]
     room -= len(anchor.content)
@@ -100,6 +105,8 @@ def novel_details(anchor: Member, others: list[Member], room: int = MAX_CHARS) -
             words = _words(sentence)
             if len(words) < 4 or any(_overlap(words, s) >= NOVEL_OVERLAP for s in seen):
                 continue
+            if label and sentence.startswith(label.group(0)):  # "AGENTS.md: …" after "AGENTS.md: …": said once
+                sentence = sentence[label.end() :]
             if len(sentence) + 1 > room:
                 complete = False
                 continue

@@ -34,7 +34,7 @@ from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.store.sqlite.projection import project
 from nous_assets.timeutil import now_iso
 
-VERSION = "consolidation-v1"
+VERSION = "consolidation-v2"  # v2: a detail drops the label it shares with the anchor
 MAX_CONCEPTS = 12
 
 

@@ -85,3 +85,11 @@ def test_a_member_the_observation_has_no_room_for_is_not_carried():
     ]))
     details, carried = novel_details(anchor, [long])
     assert carried == ["a"] and len(" ".join([anchor.content, *details])) <= 600
+
+
+def test_a_detail_drops_the_label_it_shares_with_the_anchor():
+    # agentv: two AGENTS.md rules about the `in-progress` label; the observation names AGENTS.md once
+    observation = observe([_member("a", LABEL_1, sessions=2), _member("b", LABEL_2)])
+    assert observation.content.startswith("AGENTS.md: If the issue has the `in-progress` label")
+    assert observation.content.count("AGENTS.md:") == 1 and "claimed by an agent" in observation.content
+    assert len(observation.content) < len(LABEL_1) + len(LABEL_2)  # shorter than the two: a packet may fold it
