@@ -28,8 +28,22 @@ def test_rules_written_into_a_file_claude_code_loads_are_marked_as_such():
     index = [t for t in memory if t.startswith("MEMORY.md: ")]  # memory/MEMORY.md: in every session
     assert index and all(conventions.loaded_rule(t) for t in index)
     assert not any(conventions.loaded_rule(t) for t in memory if t not in index)  # a topic file: read on demand
-    assert agents and not any(conventions.loaded_rule(t) for t in agents)  # AGENTS.md: only when CLAUDE.md imports it
+    assert agents and all(conventions.loaded_rule(t) for t in agents)  # agentv's CLAUDE.md is `@AGENTS.md`
     assert conventions.loaded_rule(conventions.CITED_PREFIX + "Never push to main.")
+
+
+def test_a_rule_the_session_took_out_of_the_file_again_is_not_one_claude_code_loads():
+    rule = "- Never run `npm publish` from a feature branch; releases go through the release workflow.\n"
+    other = "- Always run `npm test` before pushing a branch to the remote repository.\n"
+    path = "/home/dev/proj/AGENTS.md"
+    turns = [assistant("", edit(path, "e1", "", rule + other)), result("e1", "updated"),
+             assistant("", edit(path, "e2", rule + other, other)), result("e2", "updated")]  # fmt: skip
+    texts = contents(conventions.conventions(stream_of(SessionBatch("p", "s", "d", turns))))
+    taken_out = [t for t in texts if "npm publish" in t]
+    kept = [t for t in texts if "npm test" in t]
+    assert taken_out and taken_out[0].startswith("AGENTS.md (since taken out): ")
+    assert not conventions.loaded_rule(taken_out[0])  # the file no longer says it: the packet may
+    assert kept and kept[0].startswith("AGENTS.md: ") and conventions.loaded_rule(kept[0])
 
 
 def test_headings_and_vague_lines_are_not_rules():

@@ -56,7 +56,7 @@ def test_exclusion_names_the_rule_that_applies_and_agrees_with_the_filter():
         assert not _injectable(memory, "p", guarded)
     kept = Memory(8, "h", "x", kind="preference", project_id="p", status="stated")
     assert exclusion(kept, "p", _guarded()) is None and _injectable(kept, "p", _guarded())
-    agents = Memory(10, "j", "AGENTS.md: Never run the e2e suite without `--workers 1`.", kind="convention",
-                    project_id="p", status="stated")  # Claude Code loads AGENTS.md only when imported
-    assert exclusion(agents, "p", _guarded()) is None
+    docs = Memory(10, "j", "CONTRIBUTING.md: Never run the e2e suite without `--workers 1`.", kind="convention",
+                  project_id="p", status="stated")  # a file Claude Code does not load
+    assert exclusion(docs, "p", _guarded()) is None
     assert "the global packet carries only global ones" in exclusion(kept, GLOBAL, _guarded())

@@ -29,6 +29,7 @@ from nous_assets.extract.rules.text import (
 
 MAX_CONTENT = 300
 MAX_PER_FILE = 12
+TAKEN_OUT_SHARE = 0.8  # of a rule's words a later version of the file must hold for the rule to still be there
 _INSTRUCTION_NAMES = frozenset({
     "claude.md", "agents.md", "memory.md", "contributing.md", ".cursorrules", "copilot-instructions.md", "gemini.md",
     "claude.local.md", "conventions.md",
@@ -59,15 +60,17 @@ def auto_loaded(path: str) -> bool:
 
 
 CITED_PREFIX = "Project rule (from the instruction files): "
-_LOADED_RULE_RE = re.compile(r"^(?:CLAUDE(?:\.local)?|MEMORY)\.md: |^" + re.escape(CITED_PREFIX), I)
+_LOADED_RULE_RE = re.compile(r"^(?:CLAUDE(?:\.local)?|MEMORY|AGENTS)\.md: |^" + re.escape(CITED_PREFIX), I)
 
 
 def loaded_rule(content: str) -> bool:
     """Whether a convention is a rule a session wrote into a file Claude Code loads itself (``CLAUDE.md: …``,
-    ``MEMORY.md: …``, see :func:`auto_loaded`) or Claude's quote of an instruction file. The next session has it in
-    context already, or, when the user took it out again, it no longer holds: either way a packet line would only
-    repeat or contradict the file (a fresh reader judged 2 of 13 such lines useful, most "already loaded", one
-    quote harmful: the product's prompt text taken for a rule of the repository). It stays searchable."""
+    ``MEMORY.md: …``, see :func:`auto_loaded`; ``AGENTS.md: …``, which Claude Code reads where no CLAUDE.md is
+    (2.1.277 on) and which a CLAUDE.md of ``@AGENTS.md`` or a symlink loads elsewhere) or Claude's quote of an
+    instruction file. The next session has it in context already, or, when the user took it out again, it no longer
+    holds: either way a packet line would only repeat or contradict the file. Fresh readers judged 2 of 13 such
+    CLAUDE.md, MEMORY.md and quoted lines useful (one quote harmful: the product's prompt text taken for a rule),
+    and 4 of 24 AGENTS.md lines (the rest trivial, "loaded every session", or fragments). It stays searchable."""
     return bool(_LOADED_RULE_RE.match(content))
 
 
@@ -101,8 +104,10 @@ def _rules(s: Stream, call: Call, text: str, *, strong_only: bool) -> list[Cand]
     rel = short_path(call.path, call.turn.cwd)
     name = posixpath.basename(call.path)
     out: list[Cand] = []
+    later = [c for c in s.calls if c.seq > call.seq and c.path == call.path and c.name in EDIT_TOOLS and c.ok]
     for k, line in enumerate(_rule_lines(text, strong_only=strong_only)):
-        content = cap(f"{name}: {line}" if not strong_only else f"{name} rule: {line}", MAX_CONTENT)
+        label = name if strong_only or not _taken_out(line, later) else f"{name} (since taken out)"
+        content = cap(f"{label}: {line}" if not strong_only else f"{name} rule: {line}", MAX_CONTENT)
         ref = first_code_ref(line) or rel
         turn = call.turn if not strong_only else (call.result_turn or call.turn)
         pos = call.pos if not strong_only or call.result_pos is None else call.result_pos
@@ -114,6 +119,26 @@ def _rules(s: Stream, call: Call, text: str, *, strong_only: bool) -> list[Cand]
         if len(out) >= MAX_PER_FILE:
             break
     return out
+
+
+def _taken_out(line: str, later: list[Call]) -> bool:
+    """A later edit of the session took the rule out of the file again (a rewrite without it, or an edit whose old
+    text held it and whose new text does not): the file no longer says it, so it is not one Claude Code loads."""
+    wanted = set(words(line.lower()))
+
+    def holds(text: str) -> bool:
+        return len(wanted & set(words(text.lower()))) >= TAKEN_OUT_SHARE * len(wanted)
+
+    for call in later:
+        inp = call.inp
+        before = str(inp.get("old_string") or "") if "content" not in inp else ""
+        after = str(inp.get("content") or inp.get("new_string") or "")
+        if isinstance(inp.get("edits"), list):
+            before = "\n".join(str(e.get("old_string") or "") for e in inp["edits"] if isinstance(e, dict))
+            after = "\n".join(str(e.get("new_string") or "") for e in inp["edits"] if isinstance(e, dict))
+        if ("content" in inp and not holds(after)) or (before and holds(before) and not holds(after)):
+            return True
+    return False
 
 
 _BLOCK_START_RE = re.compile(r"^\s*(?:[-*•+]\s|\d+[.)]\s|#{1,6}\s|>|\||```|~~~)")
