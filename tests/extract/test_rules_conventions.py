@@ -41,7 +41,7 @@ def test_a_rule_the_session_took_out_of_the_file_again_is_not_one_claude_code_lo
     texts = contents(conventions.conventions(stream_of(SessionBatch("p", "s", "d", turns))))
     taken_out = [t for t in texts if "npm publish" in t]
     kept = [t for t in texts if "npm test" in t]
-    assert taken_out and taken_out[0].startswith("AGENTS.md (since taken out): ")
+    assert taken_out and taken_out[0].startswith("AGENTS.md (text cut from the file later): ")
     assert not conventions.loaded_rule(taken_out[0])  # the file no longer says it: the packet may
     assert kept and kept[0].startswith("AGENTS.md: ") and conventions.loaded_rule(kept[0])
 

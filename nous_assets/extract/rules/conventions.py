@@ -106,7 +106,7 @@ def _rules(s: Stream, call: Call, text: str, *, strong_only: bool) -> list[Cand]
     out: list[Cand] = []
     later = [c for c in s.calls if c.seq > call.seq and c.path == call.path and c.name in EDIT_TOOLS and c.ok]
     for k, line in enumerate(_rule_lines(text, strong_only=strong_only)):
-        label = name if strong_only or not _taken_out(line, later) else f"{name} (since taken out)"
+        label = name if strong_only or not _taken_out(line, later) else f"{name} (text cut from the file later)"
         content = cap(f"{label}: {line}" if not strong_only else f"{name} rule: {line}", MAX_CONTENT)
         ref = first_code_ref(line) or rel
         turn = call.turn if not strong_only else (call.result_turn or call.turn)
