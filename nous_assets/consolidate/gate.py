@@ -69,13 +69,13 @@ def gate(clusters: list[tuple[str, ...]], items: list[Item], texts: dict[str, st
     unit = _unit(np.stack([i.vector for i in items]))
     index = {it.key: n for n, it in enumerate(items)}
     scope = [texts[i.key] for i in items]
-    terms = [key_phrases(key_terms([texts[k] for k in keys], scope)) for keys in clusters]
-    flat = sorted({t for ts in terms for t in ts})
+    phrases = [key_phrases(key_terms([texts[k] for k in keys], scope)) for keys in clusters]
+    flat = sorted({p for ps in phrases for p in ps})
     vectors = dict(zip(flat, _unit(np.asarray(embedder.embed(flat), dtype=np.float32)), strict=True)) if flat else {}
     passed, deferred = [], []
-    for keys, ts in zip(clusters, terms, strict=True):
-        hits = recalled([index[k] for k in keys], np.stack([vectors[t] for t in ts]), unit) if ts else 0
-        (passed if hits >= min(PASSES, len(ts)) and ts else deferred).append(keys)
+    for keys, ps in zip(clusters, phrases, strict=True):
+        hits = recalled([index[k] for k in keys], np.stack([vectors[p] for p in ps]), unit) if ps else 0
+        (passed if ps and hits >= min(PASSES, len(ps)) else deferred).append(keys)
     return passed, deferred
 
 
