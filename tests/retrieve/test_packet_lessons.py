@@ -26,7 +26,8 @@ EDITED = ('`mix test --seed 0` failed with "** (Mix) Could not start application
           ':opentelemetry_app.start(:normal, [])"; fixed by editing config/config.exs, config/dev.exs, config/test.exs '
           "and more and running `mix compile`")  # fmt: skip
 # agentv acc53d32: a rule read from AGENTS.md, and what the pre-push hook printed when it ran
-RULE = "AGENTS.md: *IMPORTANT: Never push directly to `main`. Always use branches and PRs."
+RULE = "CONTRIBUTING.md: *IMPORTANT: Never push directly to `main`. Always use branches and PRs."
+LOADED = "AGENTS.md: Always run `bun run validate` before opening a pull request."  # Claude Code loads AGENTS.md
 GATE = ("`git push` runs a pre-push hook (pre-commit): Build, Typecheck, Lint, Test, Validate eval YAML files; it "
         "blocks until they pass; fix what it reports rather than skipping it.")  # fmt: skip
 # cipher-box (transcripts-dev2): a rule quoted from a dated note of one day's deploy
@@ -59,7 +60,8 @@ def test_one_session_earns_a_line_only_with_evidence_beyond_its_own_words(store,
     _learn(store, "push", PUSH, "verified", "gotcha", applies_when="when running `git push`",
            source_ref="git push -u origin chore/enable-entire")  # fmt: skip
     _learn(store, "edited", EDITED, "verified", "gotcha", applies_when="when running `mix test`")
-    _learn(store, "rule", RULE, "observed", "convention", source_ref="AGENTS.md")
+    _learn(store, "rule", RULE, "observed", "convention", source_ref="CONTRIBUTING.md")
+    _learn(store, "loaded", LOADED, "observed", "convention", source_ref="AGENTS.md")
     _learn(store, "gate", GATE, "observed", "workflow", slot="tool:hook-pre-push")
     _learn(store, "dated", DATED, "observed", "convention")
     _learn(store, "branch", BRANCH, "observed", "gotcha", slot="tool:git-default-branch")
@@ -69,7 +71,7 @@ def test_one_session_earns_a_line_only_with_evidence_beyond_its_own_words(store,
     rows = {r[0]: r for r in conn.execute("SELECT learning_id, status, kind, content, slot FROM memories")}
     bar = load_settings({"HOME": str(tmp_path)}).thresholds.packet_min_confidence
     scores = {lid: confidence({"status": s, "kind": k, "content": c, "slot": sl}) for lid, s, k, c, sl in rows.values()}
-    assert {lid for lid, value in scores.items() if value >= bar} == {"workaround", "push", "rule"}
+    assert {lid for lid, value in scores.items() if value >= bar} == {"workaround", "push", "rule", "loaded"}
 
     build_cache(conn, load_settings({"HOME": str(tmp_path)}), lake_dir=tmp_path / "lake")
     text, injected = _packet(conn)
@@ -87,5 +89,6 @@ def test_one_session_earns_a_line_only_with_evidence_beyond_its_own_words(store,
                    "default branch"):  # fmt: skip
         assert absent not in text  # a fix by editing, prose, a hypothesis, a hook, a dated note, git's output
     assert f"- {RULE} (observed" in text
-    assert lines[-1].startswith("_6 more memories are not shown")
+    assert "bun run validate" not in text  # its evidence earns a line, but the session has AGENTS.md already
+    assert lines[-1].startswith("_7 more memories are not shown")
 
