@@ -50,8 +50,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         from nous_assets.store.pg.db import redact_dsn
 
         where = f"PostgreSQL {redact_dsn(settings.pg_dsn or '')}"
-    print(f"nous serve: listening on {transport.address(sock)} ({where}); Ctrl-C stops", flush=True)
-    transport.serve(app, sock)
+    transport.serve(app, sock, ready=f"nous serve: listening on {transport.address(sock)} ({where}); Ctrl-C stops")
     return 0
 
 
