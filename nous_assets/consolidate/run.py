@@ -56,6 +56,7 @@ class ConsolidationStats:
     scopes_waiting: int = 0  # scopes with memories still to embed: left as they are until the vectors come
     cohesion: float = 0.0  # the cohesion gate this run clustered with
     tuned: str = ""  # why the gate moved this run ("" when it did not)
+    tuning_history: list[dict[str, Any]] = field(default_factory=list)  # the gate's latest moves, newest first
     quality: Quality | None = None  # CX15 figures before this run
     deferred: int = 0  # clusters the recall gate held back: their members are not found by what they are about
     sizes: dict[int, int] = field(default_factory=dict)
@@ -130,11 +131,11 @@ def _tune(conn: Connection, thresholds: Thresholds, stats: ConsolidationStats) -
     now = now_iso()
     stats.quality = reads.quality(conn, now, thresholds.initial_reinforcement)
     move = tuning.next_cohesion(current, stats.quality, low, high)
-    if move is None:
-        return current
-    tuning_store.record(conn, tuning.PARAMETER, move.old, move.new, move.reason, asdict(stats.quality), now)
-    stats.tuned = move.reason
-    return move.new
+    if move is not None:
+        tuning_store.record(conn, tuning.PARAMETER, move.old, move.new, move.reason, asdict(stats.quality), now)
+        stats.tuned = move.reason
+    stats.tuning_history = tuning_store.history(conn, tuning.PARAMETER, limit=5)
+    return current if move is None else move.new
 
 
 def _observations(

@@ -48,8 +48,9 @@ def test_a_run_tightens_on_unused_observations_records_why_and_stops_at_the_boun
                                                   transaction_time=_day(60), payload_extra=extra)
                                         for n in range(12)])  # fmt: skip
     thresholds = Thresholds()
-    gates = [consolidate(conn, source="fs_watch", thresholds=thresholds).cohesion for _ in range(5)]
-    assert gates == [0.65, 0.7, 0.75, 0.75, 0.75]  # 0 of 12 observations used in their first 30 days
+    runs = [consolidate(conn, source="fs_watch", thresholds=thresholds) for _ in range(5)]
+    assert [r.cohesion for r in runs] == [0.65, 0.7, 0.75, 0.75, 0.75]  # 0 of 12 used in their first 30 days
+    assert runs[-1].tuned == "" and [m["new"] for m in runs[-1].tuning_history] == [0.75, 0.7, 0.65]
     moves = tuning_store.history(conn, "cohesion")
     assert [(m["old"], m["new"]) for m in reversed(moves)] == [(0.6, 0.65), (0.65, 0.7), (0.7, 0.75)]
     assert moves[0]["reason"] == "tightened: precision 0.00 < 0.7"  # the 12 formed 60 days ago

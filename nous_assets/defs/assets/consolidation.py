@@ -46,6 +46,7 @@ def consolidation(context: dg.AssetExecutionContext, nous: NousResource) -> dg.M
             "events_written": dg.MetadataValue.int(stats.events_written),
             "cohesion": dg.MetadataValue.float(stats.cohesion),
             "cohesion_tuned": dg.MetadataValue.text(stats.tuned or "unchanged"),
+            "cohesion_moves": dg.MetadataValue.json(stats.tuning_history),
             **{f"cx15_{k}": dg.MetadataValue.float(v) for k, v in stats.cx15().items() if v is not None},
             "topics": dg.MetadataValue.int(sum(len(t) for t in stats.topics.values())),
             "topic_map": dg.MetadataValue.md(map_markdown(stats.topics)),
