@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from nous_assets.consolidate.similarity import Item
+from nous_assets.consolidate.similarity import Item, unit
 
 TOP_K = 10
 PHRASES = 3
@@ -51,10 +51,11 @@ def key_phrases(terms: list[str]) -> list[str]:
     return [" ".join(terms[i : i + PHRASE_TERMS]) for i in range(min(PHRASES, len(terms) - PHRASE_TERMS + 1))]
 
 
-def recalled(members: Sequence[int], queries: np.ndarray, unit: np.ndarray, top_k: int = TOP_K) -> int:
-    """How many of the ``queries`` (unit rows) rank one of ``members`` (row indexes of ``unit``) in their top k."""
-    scores = queries @ unit.T
-    k = min(top_k, unit.shape[0])
+def recalled(members: Sequence[int], queries: np.ndarray, rows: np.ndarray, top_k: int = TOP_K) -> int:
+    """How many of the ``queries`` (unit rows) rank one of ``members`` (indexes of the unit ``rows``) in their
+    top k."""
+    scores = queries @ rows.T
+    k = min(top_k, rows.shape[0])
     top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
     wanted = set(members)
     return sum(bool(wanted & {int(i) for i in row}) for row in top)
@@ -66,19 +67,15 @@ def gate(clusters: list[tuple[str, ...]], items: list[Item], texts: dict[str, st
     every cluster passes: there is no index to test against."""
     if not clusters or embedder is None or any(i.vector is None for i in items):
         return clusters, []
-    unit = _unit(np.stack([i.vector for i in items]))
+    rows = unit(np.stack([i.vector for i in items]))
     index = {it.key: n for n, it in enumerate(items)}
     scope = [texts[i.key] for i in items]
     phrases = [key_phrases(key_terms([texts[k] for k in keys], scope)) for keys in clusters]
     flat = sorted({p for ps in phrases for p in ps})
-    vectors = dict(zip(flat, _unit(np.asarray(embedder.embed(flat), dtype=np.float32)), strict=True)) if flat else {}
+    vectors = dict(zip(flat, unit(embedder.embed(flat)), strict=True)) if flat else {}
     passed, deferred = [], []
     for keys, ps in zip(clusters, phrases, strict=True):
-        hits = recalled([index[k] for k in keys], np.stack([vectors[p] for p in ps]), unit) if ps else 0
+        hits = recalled([index[k] for k in keys], np.stack([vectors[p] for p in ps]), rows) if ps else 0
         (passed if ps and hits >= min(PASSES, len(ps)) else deferred).append(keys)
     return passed, deferred
 
-
-def _unit(matrix: np.ndarray) -> np.ndarray:
-    matrix = matrix.astype(np.float32)
-    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)

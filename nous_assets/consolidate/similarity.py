@@ -79,11 +79,16 @@ def similarity(a: Item, b: Item, cosine: float | None, linked: bool) -> float:
     return sum(WEIGHTS[s] * v for s, v in values.items() if v is not None) / weight
 
 
+def unit(matrix: np.ndarray) -> np.ndarray:
+    """``matrix``'s rows scaled to unit length (float32): a dot product of two rows is their cosine."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+
+
 def _unit_rows(items: list[Item]) -> np.ndarray | None:
     if not items or any(i.vector is None for i in items):
         return None
-    matrix = np.stack([i.vector for i in items]).astype(np.float32)
-    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return unit(np.stack([i.vector for i in items]))
 
 
 def _nearest(unit: np.ndarray, k: int, block: int = 512) -> np.ndarray:

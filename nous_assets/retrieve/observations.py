@@ -26,14 +26,17 @@ def is_observation(result: Any) -> bool:
     return getattr(result, "kind", None) == OBSERVATION
 
 
+def _provenance(result: Any) -> dict:
+    try:
+        return json.loads(getattr(result, "provenance_json", None) or "{}") or {}
+    except (TypeError, ValueError):
+        return {}
+
+
 def members_of(result: Any) -> frozenset[str]:
     """The learning ids of the members an observation says in full (its provenance's ``carried``): the ones a
     packet may drop for it."""
-    try:
-        provenance = json.loads(getattr(result, "provenance_json", None) or "{}") or {}
-    except (TypeError, ValueError):
-        return frozenset()
-    return frozenset(provenance.get("carried") or ())
+    return frozenset(_provenance(result).get("carried") or ())
 
 
 def member_ids(conn: Connection, result: Any) -> list[int]:
@@ -41,11 +44,7 @@ def member_ids(conn: Connection, result: Any) -> list[int]:
     gone), for search and MCP ``recall`` to show under it: a reader expands them with ``explain``."""
     if not is_observation(result):
         return []
-    try:
-        provenance = json.loads(getattr(result, "provenance_json", None) or "{}") or {}
-    except (TypeError, ValueError):
-        return []
-    return [row[0] for row in consolidation.members_of(conn, provenance.get("members") or [])]
+    return [row[0] for row in consolidation.members_of(conn, _provenance(result).get("members") or [])]
 
 
 def fold(results: list[Any], observations: list[Any]) -> list[Any]:

@@ -3,27 +3,10 @@ an observation with its members."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
-import pytest
-
 from nous_assets.consolidate.topics import project_map
-
-
-def _cli(pipe, argv: list[str]) -> tuple[int, str]:
-    """``nous ARGV`` in this process with the pipeline's environment: (exit status, stdout)."""
-    from nous_assets.cli import main
-
-    out = io.StringIO()
-    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        for key, value in pipe.env.items():
-            mp.setenv(key, value)
-        for key in ("NOUS_DB_PATH", "NOUS_CONFIG_FILE", "NOUS_EXTRACTOR", "XDG_DATA_HOME"):
-            mp.delenv(key, raising=False)
-        code = main(argv)
-    return code, out.getvalue()
+from tests.support.in_process import run_cli
 
 
 def _largest(pipe) -> str:
@@ -47,10 +30,10 @@ def test_review_map_lists_the_topics_the_store_gives(corpus_pipeline):
     assert topics and all(len(t.memory_ids) >= 3 for t in topics)
     assert all(memories[i] in ("verified", "stated", "observed") for t in topics for i in t.memory_ids)
     assert len({i for t in topics for i in t.memory_ids}) == sum(len(t.memory_ids) for t in topics)  # one topic each
-    code, out = _cli(corpus_pipeline, ["review", "map", f"--project={project}"])
+    code, out = run_cli(corpus_pipeline, ["review", "map", f"--project={project}"])
     assert code == 0 and f"== {project}: {len(topics)} topics" in out
     assert f"({len(topics[0].memory_ids)} memories, {len(topics[0].observation_ids)} observations)" in out
-    code, out = _cli(corpus_pipeline, ["review", "map", f"--project={project}", "--json"])
+    code, out = run_cli(corpus_pipeline, ["review", "map", f"--project={project}", "--json"])
     shown = json.loads(out)[project]
     assert [t["memories"] for t in shown] == [len(t.memory_ids) for t in topics]
 
@@ -66,11 +49,11 @@ def test_search_shows_an_observation_with_its_members(corpus_pipeline):
             (json.dumps(json.loads(provenance)["members"]),)))  # fmt: skip
     finally:
         conn.close()
-    code, out = _cli(corpus_pipeline, ["search", content[:120], f"--project={project}", "--json", "-k", "20",
+    code, out = run_cli(corpus_pipeline, ["search", content[:120], f"--project={project}", "--json", "-k", "20",
                                        "--no-episodes"])  # fmt: skip
     found = {r["memory_id"]: r for r in json.loads(out) if not r["episodic"]}
     assert code == 0 and observation in found
     assert found[observation]["members"] == members
     assert all("members" not in r for i, r in found.items() if i != observation and r["kind"] != "observation")
-    code, out = _cli(corpus_pipeline, ["search", content[:120], f"--project={project}", "-k", "20", "--no-episodes"])
+    code, out = run_cli(corpus_pipeline, ["search", content[:120], f"--project={project}", "-k", "20", "--no-episodes"])
     assert f"an observation of {len(members)} memories: " + " ".join(f"#{i}" for i in members) in out

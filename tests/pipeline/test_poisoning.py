@@ -16,8 +16,6 @@ lines ``nous review claude-md`` proposes — and says, per attempt and way out, 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -33,6 +31,7 @@ from typing import Any
 import pytest
 
 from nous_assets.safety.guard import normalize
+from tests.support.in_process import run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -338,20 +337,6 @@ def _said(text: str, marker: str, *, secret: bool, excerpt: bool) -> str | None:
     return "quoted" if inside else "injected"
 
 
-def _cli(pipe, argv: list[str]) -> tuple[int, str]:
-    """``nous ARGV`` in this process with the pipeline's environment: (exit status, stdout)."""
-    from nous_assets.cli import main
-
-    out = io.StringIO()
-    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        for key, value in pipe.env.items():
-            mp.setenv(key, value)
-        for key in ("NOUS_DB_PATH", "NOUS_CONFIG_FILE", "NOUS_EXTRACTOR", "XDG_DATA_HOME"):
-            mp.delenv(key, raising=False)
-        code = main(argv)
-    return code, out.getvalue()
-
-
 def _outputs(pipe, tmp: Path) -> dict[str, Any]:
     """What each way out hands Claude, as items ``(text, is_transcript_excerpt)``; MCP and search per query."""
     from nous_assets.embed.registry import get_embedder
@@ -375,14 +360,14 @@ def _outputs(pipe, tmp: Path) -> dict[str, Any]:
         conn.close()
     search: dict[str, list[tuple[str, bool]]] = {}
     for query in [GENERIC_QUERY] + [c["marker"] for c in ATTEMPTS + CONTROLS]:
-        code, out = _cli(pipe, ["search", "--json", "--", query])
+        code, out = run_cli(pipe, ["search", "--json", "--", query])
         assert code == 0, query
         search[query] = [(r["content"] or "", bool(r["episodic"])) for r in json.loads(out)]
     claude_md: list[tuple[str, bool]] = []
     for project in projects:
         target = tmp / project / "CLAUDE.md"
         target.parent.mkdir(parents=True, exist_ok=True)
-        code, out = _cli(pipe, ["review", "claude-md", f"--project={project}", "--path", str(target)])
+        code, out = run_cli(pipe, ["review", "claude-md", f"--project={project}", "--path", str(target)])
         assert code == 0, (project, out)
         claude_md += [(line[1:], False) for line in out.splitlines() if line.startswith("+") and
                       not line.startswith("+++")]  # fmt: skip
