@@ -54,7 +54,7 @@ def _texts(message: dict) -> list[str]:
 
 @pytest.fixture(scope="module")
 def real_texts() -> list[str]:
-    """300 distinct texts from the shared transcripts: whole messages (some past the 256-token limit, so
+    """150 distinct texts from the shared transcripts: whole messages (some past the 256-token limit, so
     truncation is compared too) and single sentences, in file order."""
     if not TRANSCRIPTS.is_dir():
         pytest.skip("../shared/data/transcripts is not present")
@@ -71,8 +71,8 @@ def real_texts() -> list[str]:
                     if len(sentence) > 15:
                         seen.setdefault(sentence, None)
     texts = list(seen)
-    step = max(1, len(texts) // 300)
-    return texts[::step][:300]
+    step = max(1, len(texts) // 150)
+    return texts[::step][:150]
 
 
 def test_vectors_match_sentence_transformers_on_real_text(real_texts):
