@@ -4,8 +4,10 @@
 holds: the release procedure, the quality gate, the canonical runner, mined from commands that ran and passed
 across sessions (:mod:`nous_assets.brief`). The transcripts say the same words far more often ("the release
 workflow is queued", "let me run the tests"), so by score alone chatter outranks the procedure. For a how-to
-question the brief's items that match it in words (or closely in meaning) come first, in score order; a question
-of another shape ranks as before.
+question the brief's items that match it in words nearly as well as the best match (or closely in meaning) come
+first, in score order; a question of another shape ranks as before. "Nearly as well": any shared word was enough
+once, and "how do I run the JS tests?" got the generic quality gate ("before committing: mix test, …") ahead of
+the `vitest run` script that answers it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ HOW_TO_RE = re.compile(
 )
 NOT_HOW = frozenset({BRIEF_SLOT + "layout"})  # the stack and folders: what the project is, not how to do a thing
 MIN_COSINE = 0.45  # a brief item matching in meaning only must be close: a how-to question shares words with most
+MIN_TEXT_SHARE = 0.75  # of the best text relevance among the candidates: a match in words must be a strong one
 
 
 def is_how_to(text: str) -> bool:
@@ -31,12 +34,14 @@ def is_how_to(text: str) -> bool:
     return bool(HOW_TO_RE.search(text or ""))
 
 
-def _answers(candidate: Candidate, scored: ScoredMemory) -> bool:
-    """A brief item that matches the question in words, or in meaning closely enough."""
+def _answers(candidate: Candidate, scored: ScoredMemory, best_text: float) -> bool:
+    """A brief item that matches the question in words nearly as well as the best candidate does, or in meaning
+    closely enough."""
     slot = str(candidate.slot or "")
     if candidate.is_episode or candidate.status in CLOSED or not slot.startswith(BRIEF_SLOT) or slot in NOT_HOW:
         return False
-    return scored.breakdown.get("s_text", 0.0) > 0.0 or scored.breakdown.get("s_vector", 0.0) >= MIN_COSINE
+    text = scored.breakdown.get("s_text", 0.0)
+    return (text > 0.0 and text >= MIN_TEXT_SHARE * best_text) or scored.breakdown.get("s_vector", 0.0) >= MIN_COSINE
 
 
 def procedures_first(
@@ -45,6 +50,7 @@ def procedures_first(
     """``scored`` with, for a how-to question, the brief items that answer it first (each group in its order)."""
     if not is_how_to(question):
         return list(scored)
-    first = [s for s in scored if _answers(candidates[s.key], s)]
+    best_text = max((s.breakdown.get("s_text", 0.0) for s in scored), default=0.0)
+    first = [s for s in scored if _answers(candidates[s.key], s, best_text)]
     chosen = {s.key for s in first}
     return first + [s for s in scored if s.key not in chosen]

@@ -51,6 +51,23 @@ def test_a_how_to_question_gets_the_procedure_first(history, tmp_path):
     assert _first(history, settings, "release notes release page release") != PROCEDURE
 
 
+GATE = "Before committing: `mix compile --warnings-as-errors`, then `mix test`, then `mix credo --strict`."
+JS_TESTS = "The JS tests run with `cd assets && npx vitest run`; the JS DOM tests opt in to happy-dom."
+
+
+def test_a_procedure_that_shares_a_word_with_the_question_does_not_jump_the_answer(conn, store, tmp_path):
+    """The quality gate shares "tests" with "how do I run the JS tests?": a weak match stays in score order."""
+    upsert_chunks(conn, [_turn(1, JS_TESTS)])
+    payload = {"content": GATE, "extractor_version": "t", "concepts": ["mix"], "edges": [], "scope": "project",
+               "kind": "workflow", "status": "verified", "slot": "brief:gate"}
+    store.append(LearningEvent("LearningExtracted", "brief-gate", payload, "s1", PROJECT, "historical_backfill",
+                               "k-brief-gate", valid_from="2026-02-10T10:00:00Z"))  # fmt: skip
+    project(conn)
+    settings = load_settings({"HOME": str(tmp_path)})
+    assert _first(conn, settings, "How do I run the JS tests?") == JS_TESTS
+    assert _first(conn, settings, "How do I run the checks before committing?") == GATE
+
+
 @pytest.mark.parametrize("text", ["How do I run the tests?", "how to deploy", "What's the command to lint?",
                                   "which script builds the docs", "  how can we release"])  # fmt: skip
 def test_how_to_questions(text):
