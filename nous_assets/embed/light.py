@@ -27,12 +27,11 @@ from typing import Any
 import numpy as np
 
 from nous_assets.embed.base import EmbedderUnavailable, EmbeddingError
-from nous_assets.embed.local import DIMENSIONS, MODEL_NAME, PACKAGE, variant_name
+from nous_assets.embed.local import DIMENSIONS, MAX_TOKENS, MODEL_NAME, PACKAGE, variant_name
 from nous_assets.embed.wordpiece import WordPiece
 
 __all__ = ["LightMiniLM", "MAX_TOKENS", "load_weights", "token_ids"]
 
-MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length: longer texts are truncated, as sentence-transformers
 LAYERS = 6
 HEADS = 12
 LN_EPS = 1e-12

