@@ -12,6 +12,8 @@ Conservative on purpose — a wrong command in a brief costs more than a missing
   that ran a project task by name (``bun run lint``, ``make test``, ``mise run check``: the task exists, and it
   passed);
 * a form whose latest use failed is not canonical (the next one may be);
+* a package script that another script for the same purpose runs as one step says so (``css:build`` inside
+  ``build``): it is a part of the project's way, not the whole;
 * a test command must have run at least once without a filter — ``pytest tests/test_x.py -k foo`` shows
   the runner works, not that the suite does; a linter run on named files generalises to the project;
 * commands run outside the repository (a scratch folder), masked (``|| true``, ``&``) or bypassing a check
@@ -26,7 +28,7 @@ from typing import TypeVar
 
 from nous_assets.brief.item import BriefItem, Proof, make_item
 from nous_assets.brief.manifests import Entry, Manifests
-from nous_assets.brief.runners import PURPOSES, Use
+from nous_assets.brief.runners import PURPOSES, Use, purpose_of_name
 from nous_assets.brief.shell_split import Segment
 from nous_assets.brief.timeline import SessionView, Step
 from nous_assets.extract.rules import filters
@@ -159,6 +161,18 @@ def _canonical(purpose: str, family: Tally, book: Manifests) -> tuple[Tally, Ent
     return None
 
 
+def _whole(purpose: str, entry: Entry | None, book: Manifests) -> str:
+    """", one step of `build` (`bun run css:build && bun build …`)" when another script for the same purpose runs
+    this one as a step: the line must not read as the whole build (a fresh reader judged "Build with `bun run
+    css:build`" harmful where ``build`` does more), and the whole was not seen to pass, so it is not offered."""
+    for caller in book.callers(entry) if entry is not None else []:
+        name = caller.name.removeprefix("scripts.")
+        if purpose_of_name(name) == purpose:
+            body = caller.body.strip()
+            return f", one step of `{name}`" + (f" (`{body}`)" if len(body) <= MAX_BODY and "`" not in body else "")
+    return ""
+
+
 def _render(purpose: str, tally: Tally, entry: Entry | None, book: Manifests) -> BriefItem:
     where, form = tally.last.where, tally.last.use.form
     content = f"{LABELS[purpose]} `{form}`"
@@ -166,6 +180,7 @@ def _render(purpose: str, tally: Tally, entry: Entry | None, book: Manifests) ->
     body = entry.body.strip() if entry else ""
     if body and len(body) <= MAX_BODY and body not in form and "`" not in body:
         content += f" (it runs `{body}`)"
+    content += _whole(purpose, entry, book)
     proofs = [r.proof() for r in tally.ok]
     backing = book.proof(entry) if entry is not None and entry.backs else None
     paths = [entry.ref] if entry else []

@@ -98,6 +98,18 @@ class Manifests:
         found = self.entries.get(_key(entry))
         return found[1] if found else None
 
+    def callers(self, entry: Entry) -> list[Entry]:
+        """The other scripts of the same ``package.json`` that run ``entry`` as one of their steps
+        (``"build": "bun run css:build && bun build server.ts"`` runs ``css:build``)."""
+        if entry.kind != "package":
+            return []
+        name = entry.name.removeprefix("scripts.")
+        runs = re.compile(rf"(?:\brun\s+|\b(?:pnpm|yarn)\s+){re.escape(name)}(?![\w:.-])")
+        return [
+            e for e, _ in self.entries.values()
+            if e.file == entry.file and e.kind == "package" and e.name != entry.name and runs.search(e.body)
+        ]  # fmt: skip
+
 
 def _key(entry: Entry) -> tuple[str, str, str]:
     """Entries are found from a command's folder upwards; scripts by their own path."""

@@ -85,6 +85,26 @@ def test_one_use_needs_a_manifest_entry_or_a_named_task():
     assert item.paths == ("package.json#scripts.typecheck",)
 
 
+def test_a_script_another_script_runs_as_a_step_says_it_is_one_step():
+    s = Sess()
+    s.read("frontend/package.json", '{"scripts": {"build": "bun run css:build && bun build server.ts --outdir dist",'
+           ' "css:build": "tailwindcss -i src/styles.css -o dist/output.css", "check": "bun run lint && bun test",'
+           ' "lint": "biome check ."}}')  # fmt: skip
+    s.bash("cd frontend && bun run css:build", "Done in 120ms")
+    s.bash("cd frontend && bun run lint", "Checked 40 files")
+    items = _mine(s)
+    assert items["cmd:build"].content == (  # `build` runs css:build and more: the line must not read as the build
+        "Build with `bun run css:build` from `frontend/` (it runs `tailwindcss -i src/styles.css -o dist/output.css`)"
+        ", one step of `build` (`bun run css:build && bun build server.ts --outdir dist`)."
+    )
+    assert items["cmd:lint"].content.startswith("Lint with `bun run lint`")  # `check` runs it, but for checking
+    alone = Sess()
+    alone.read("frontend/package.json", '{"scripts": {"css:build": "tailwindcss -i a.css -o b.css"}}')
+    alone.bash("cd frontend && bun run css:build", "Done in 120ms")
+    assert _mine(alone)["cmd:build"].content == "Build with `bun run css:build` from `frontend/` (it runs " \
+        "`tailwindcss -i a.css -o b.css`)."
+
+
 def test_masked_bypassed_and_scratch_runs_are_no_evidence():
     s = Sess()
     s.bash("cargo clippy || true", "warning: unused")
