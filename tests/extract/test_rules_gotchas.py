@@ -21,6 +21,7 @@ from excerpts import (
 )
 
 from nous_assets.extract.rules import gotchas
+from nous_assets.extract.rules.shell import error_line
 from nous_assets.retrieve.lessons import as_lesson
 
 
@@ -214,3 +215,12 @@ def test_a_diagnosis_of_code_the_session_then_changed_is_history():
     ]
     (d,) = gotchas.diagnoses(stream_of_turns(t))
     assert d.status == "superseded" and "notes.py" in d.evidence[-1]["what"]
+
+
+def test_a_log_lines_run_prefix_is_not_part_of_the_error():
+    log = (
+        "E2E Tests\tRun E2E tests\t2026-02-22T01:41:26.4913743Z   1 failed\n"
+        "E2E Tests\tRun E2E tests\t2026-02-22T01:41:26.4924117Z ##[error]Process completed with exit code 1.\n"
+    )
+    line = error_line(log)
+    assert "2026" not in line and "E2E Tests" not in line and line  # what failed, not when or in which step

@@ -332,12 +332,17 @@ def _junky(line: str) -> bool:
     return symbols > 6 or symbols > 0.12 * len(line)
 
 
+LOG_PREFIX_RE = re.compile(r"^.*?\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?Z?\s")
+"""A log line's prefix up to its timestamp (``gh run view --log``: job, step, ``2026-02-22T01:41:26.49Z``): one
+run's, never part of what failed (a fresh reader judged a lesson keyed on one such line noise)."""
+
+
 def _error_lines(text: str) -> list[str]:
     text = ANSI_RE.sub("", tail_text(text)).replace("\\n", "\n").replace("\r", "\n")
     text = re.sub("[\u2716\u2717\u274c]", "×", text)
     lines = []
     for raw in text.splitlines():
-        line = EMOJI_RE.sub("", BOX_RE.sub(" ", raw)).strip(" \t│┃|⠙✔")
+        line = EMOJI_RE.sub("", BOX_RE.sub(" ", LOG_PREFIX_RE.sub("", raw))).strip(" \t│┃|⠙✔")
         line = re.sub(r"^\s*\d+\s*[→│|]\s*|^E\s{2,}", "", line).strip()
         if line and not _ERR_NOISE_RE.match(line) and re.search(r"[A-Za-z]{3}", line) and not _junky(line):
             lines.append(line)
