@@ -20,7 +20,8 @@ from pathlib import Path
 from nous_assets.retrieve import episodic, scoring
 
 RESULTS = Path(__file__).parent / "results"
-BEFORE = {"CORPUS_CLOCK": False, "EPISODE_RECENCY": True, "SPEAKER_BOOST": 0.0, "HOP_WEIGHT": 0.0}
+BEFORE = {"CORPUS_CLOCK": False, "EPISODE_RECENCY": True, "SPEAKER_BOOST": 0.0, "HOP_WEIGHT": 0.0,
+          "RESOLUTION_BOOST": 0.0}
 AFTER = {name: getattr(scoring if hasattr(scoring, name) else episodic, name) for name in BEFORE}
 
 

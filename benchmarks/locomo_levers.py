@@ -26,6 +26,7 @@ LEVERS = {  # every lever off: the ranking before issue 23's part R
     "WHEN_BOOST": 0.0,
     "PERIOD_BOOST": 0.0,
     "HOP_WEIGHT": 0.0,
+    "RESOLUTION_BOOST": 0.0,
 }
 
 

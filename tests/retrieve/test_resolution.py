@@ -1,0 +1,54 @@
+"""A problem question on a real SQLite file: the turn that says how the problem ended answers before the guesses
+the debugging went through, which repeat the question's words more often."""
+
+from __future__ import annotations
+
+import pytest
+
+from nous_assets.embed.chunk_embedding import upsert_chunks
+from nous_assets.retrieve.query import Query
+from nous_assets.retrieve.scoring import ASKS_ABOUT_A_PROBLEM_RE, RESOLUTION_RE
+from nous_assets.retrieve.search import retrieve
+from nous_assets.settings import load_settings
+from tests.retrieve.chunk_turns import chunk_turn
+
+PROJECT = "-home-dev-app"
+GUESS = "The uploads fail with a 500 because the upload endpoint has no storage key; the 500 on upload is likely that."
+RESOLUTION = "Uploads work now. The fix was pointing STORAGE_API_URL at the storage node's own address."
+TURNS = ["why do uploads fail with a 500?", GUESS, "no, the key is set", RESOLUTION]
+
+
+@pytest.fixture
+def debugging(conn):
+    upsert_chunks(conn, [chunk_turn(i, t, role="user" if i % 2 == 0 else "assistant") for i, t in enumerate(TURNS)])
+    return conn
+
+
+def _order(conn, settings, text: str) -> list[str]:
+    results = retrieve(conn, Query.from_text(text, project_id=PROJECT), settings, include_episodes=True)
+    return [r.content for r in results if r.content in (GUESS, RESOLUTION)]
+
+
+def test_the_resolution_answers_a_problem_question_before_the_guesses(debugging, tmp_path):
+    settings = load_settings({"HOME": str(tmp_path)})
+    assert _order(debugging, settings, "Why do uploads fail with a 500?")[0] == RESOLUTION
+    # the same words asked as something else: score order, and the guess repeats them more
+    assert _order(debugging, settings, "uploads 500 upload endpoint")[0] == GUESS
+
+
+@pytest.mark.parametrize("text", ["The fix was pointing X at Y.", "fixed it by restarting the node",
+                                  "Root cause: the cache key.", "The tests are working now.",
+                                  "the bug was in parse()"])  # fmt: skip
+def test_resolutions(text):
+    assert RESOLUTION_RE.search(text)
+
+
+@pytest.mark.parametrize("text", ["The fix is complete.", "Let me check the logs.", "It might be the key.", ""])
+def test_not_resolutions(text):
+    assert not RESOLUTION_RE.search(text)
+
+
+def test_problem_questions():
+    assert ASKS_ABOUT_A_PROBLEM_RE.search("Why did the release fail?")
+    assert ASKS_ABOUT_A_PROBLEM_RE.search("the build doesn't work on macOS")
+    assert not ASKS_ABOUT_A_PROBLEM_RE.search("Where does the index live?")
