@@ -51,7 +51,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nous_assets import clocks
-from nous_assets.retrieve import timewords
+from nous_assets.retrieve import resolution, timewords
 from nous_assets.retrieve.fusion import competition_ranks, cosine, jaccard, rrf_from_ranks
 from nous_assets.retrieve.query import Query, fts_tokens
 from nous_assets.settings import Settings
@@ -320,14 +320,6 @@ EPISODE_RECENCY = False
 # share more. Coding questions hit@3 dev 0.65 -> 0.70, dev2 0.65 -> 0.70 (hit@1 0.45 -> 0.50), dev3 unchanged at
 # 0.1-0.3; 0.3 cost dev3 a rank-1 answer to a sub-agent's "fixed" report. LoCoMo dev unchanged (0.777).
 RESOLUTION_BOOST = 0.2
-RESOLUTION_RE = re.compile(
-    r"\b(?:the (?:fix|solution|workaround) (?:was|is to)|fixed (?:it )?by|(?:the )?root cause(?: was| is|:)"
-    r"|the (?:issue|problem|bug|culprit) was|(?:is|are) (?:now )?working now|works now|now works)(?!\w)",
-    re.I,
-)
-ASKS_ABOUT_A_PROBLEM_RE = re.compile(
-    r"\b(?:why|fail\w*|errors?|broke\w*|crash\w*|fix\w*|(?:does|did|do)n'?t work|not working|wrong)\b", re.I
-)
 _SPEAKER = re.compile(r"^([A-Z][\w'-]*(?: [A-Z][\w'-]*)?): ")
 
 
@@ -363,9 +355,9 @@ def lever_factors(kept: list[Candidate], query: Query, clock: str) -> dict[Candi
             for key, who in speakers.items():
                 if who in named:
                     factors[key] *= 1.0 + SPEAKER_BOOST
-    if RESOLUTION_BOOST and ASKS_ABOUT_A_PROBLEM_RE.search(query.text):
+    if RESOLUTION_BOOST and resolution.asks_about_a_problem(query.text):
         for c in kept:
-            if c.is_episode and RESOLUTION_RE.search(c.content or ""):
+            if c.is_episode and resolution.reports_resolution(c.content or ""):
                 factors[c.key] *= 1.0 + RESOLUTION_BOOST
     asks = WHEN_BOOST and timewords.asks_when(query.text)
     try:

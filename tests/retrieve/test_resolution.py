@@ -7,7 +7,7 @@ import pytest
 
 from nous_assets.embed.chunk_embedding import upsert_chunks
 from nous_assets.retrieve.query import Query
-from nous_assets.retrieve.scoring import ASKS_ABOUT_A_PROBLEM_RE, RESOLUTION_RE
+from nous_assets.retrieve.resolution import asks_about_a_problem, reports_resolution
 from nous_assets.retrieve.search import retrieve
 from nous_assets.settings import load_settings
 from tests.retrieve.chunk_turns import chunk_turn
@@ -40,15 +40,15 @@ def test_the_resolution_answers_a_problem_question_before_the_guesses(debugging,
                                   "Root cause: the cache key.", "The tests are working now.",
                                   "the bug was in parse()"])  # fmt: skip
 def test_resolutions(text):
-    assert RESOLUTION_RE.search(text)
+    assert reports_resolution(text)
 
 
 @pytest.mark.parametrize("text", ["The fix is complete.", "Let me check the logs.", "It might be the key.", ""])
 def test_not_resolutions(text):
-    assert not RESOLUTION_RE.search(text)
+    assert not reports_resolution(text)
 
 
 def test_problem_questions():
-    assert ASKS_ABOUT_A_PROBLEM_RE.search("Why did the release fail?")
-    assert ASKS_ABOUT_A_PROBLEM_RE.search("the build doesn't work on macOS")
-    assert not ASKS_ABOUT_A_PROBLEM_RE.search("Where does the index live?")
+    assert asks_about_a_problem("Why did the release fail?")
+    assert asks_about_a_problem("the build doesn't work on macOS")
+    assert not asks_about_a_problem("Where does the index live?")

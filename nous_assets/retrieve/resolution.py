@@ -1,0 +1,32 @@
+"""How a problem ended: the sentence a debugging session closes with ("the fix was …", "fixed by …", "the root
+cause: …", "works now").
+
+The turns before it hold the guesses the session went through, and they repeat the problem's words more often
+than the answer does; the report of the ending is what the session established. Search lifts such a transcript
+turn for a question about a problem (:data:`~nous_assets.retrieve.scoring.RESOLUTION_BOOST`), and a packet admits
+an observed gotcha that states its cause and fix on one session's evidence (:mod:`~nous_assets.retrieve.confidence`).
+"The fix is complete" reports that work ended, not what fixed it, and is not one.
+"""
+
+from __future__ import annotations
+
+import re
+
+_RESOLUTION_RE = re.compile(
+    r"\b(?:the (?:fix|solution|workaround) (?:was|is to)|fixed (?:it )?by|(?:the )?root cause(?: was| is|:)"
+    r"|the (?:issue|problem|bug|culprit) was|(?:is|are) (?:now )?working now|works now|now works)(?!\w)",
+    re.I,
+)
+_PROBLEM_RE = re.compile(
+    r"\b(?:why|fail\w*|errors?|broke\w*|crash\w*|fix\w*|(?:does|did|do)n'?t work|not working|wrong)\b", re.I
+)
+
+
+def reports_resolution(text: str) -> bool:
+    """Whether ``text`` says how a problem ended: its fix, its root cause, or that it works now."""
+    return bool(_RESOLUTION_RE.search(text))
+
+
+def asks_about_a_problem(question: str) -> bool:
+    """Whether ``question`` asks why something fails, errs, breaks or does not work, or how to fix it."""
+    return bool(_PROBLEM_RE.search(question))
