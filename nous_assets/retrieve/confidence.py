@@ -9,6 +9,10 @@ evidence is strong enough (:func:`confidence` ≥ ``thresholds.packet_min_confid
   session that learned it again: what was only read from a file, anyone can read in the file, and one verified
   fix is one incident (a fresh reader judged one-session restatements and error→fix lines mostly trivial or
   noise), while what recurs is what the next session needs;
+* so does a session's own account of a failure it fixed ("BadMapError in the OTEL config: … Fixed by using …",
+  "The root cause: …", :func:`~nous_assets.retrieve.resolution.reports_resolution`): admitted on one session, 12
+  of 14 such lines stated a gold learning, but fresh readers judged 9 of 33 useful (dev, dev2) and 2 harmful — a
+  fix the session later replaced, a cause it doubted; mostly bugs of the code at hand, already fixed;
 * but a verified fix that was only a command run instead (a *workaround*, :func:`~nous_assets.retrieve.lessons.
   is_workaround`: no file edited, no loop typed for the moment) clears the bar on one session: it is a lesson the
   next session can apply as it stands, rendered as one (if X fails with E: run Y), and it is the one-session

@@ -3,9 +3,9 @@ cause: …", "works now").
 
 The turns before it hold the guesses the session went through, and they repeat the problem's words more often
 than the answer does; the report of the ending is what the session established. Search lifts such a transcript
-turn for a question about a problem (:data:`~nous_assets.retrieve.scoring.RESOLUTION_BOOST`), and a packet admits
-an observed gotcha that states its cause and fix on one session's evidence (:mod:`~nous_assets.retrieve.confidence`).
-"The fix is complete" reports that work ended, not what fixed it, and is not one.
+turn for a question about a problem (:data:`~nous_assets.retrieve.scoring.RESOLUTION_BOOST`). A packet does not
+admit a memory for it alone (:mod:`~nous_assets.retrieve.confidence` says why). "The fix is complete" reports that
+work ended, not what fixed it, and is not one.
 """
 
 from __future__ import annotations
