@@ -127,6 +127,7 @@ def _tracker_step(seg: str) -> tuple[str, str, str] | None:
 def git_hooks(s: Stream) -> list[Cand]:
     """What the repository's git hooks run, from commit/push output (and whether --no-verify skips them)."""
     seen: dict[str, tuple[list[str], Call, bool, bool]] = {}
+    fixes: dict[str, list[str]] = {}
     for call in s.calls:
         fam = shell.family(call.command) if call.command else ""
         if fam not in ("git commit", "git push") or call.result is None:
@@ -137,6 +138,7 @@ def git_hooks(s: Stream) -> list[Cand]:
             continue
         hook = (m.group(1) if m.lastindex else None) or ("pre-push" if fam == "git push" else "pre-commit")
         checks, runner = _hook_checks(text)
+        fixes[hook] = list(dict.fromkeys(fixes.get(hook, []) + _HOOK_FIX_RE.findall(text.replace("\\n", "\n"))))[:3]
         failed = s.status(call) == "fail"
         unskippable = failed and "--no-verify" in call.command
         have = seen.get(hook)
@@ -156,6 +158,7 @@ def git_hooks(s: Stream) -> list[Cand]:
         verb = "git push" if hook == "pre-push" else "git commit"
         text = f"`{verb}` runs a {hook} hook{via}: {what}"
         text += "; it blocks until they pass" if blocked else ""
+        text += "; it says to run " + ", ".join(f"`{fix}`" for fix in fixes[hook]) + " to fix" if fixes[hook] else ""
         if unskippable:
             text += "; `--no-verify` does not skip it, so fix what it reports"
         elif blocked:
@@ -167,6 +170,10 @@ def git_hooks(s: Stream) -> list[Cand]:
         c.domain = "workflow"
         out.append(c)
     return out
+
+
+_HOOK_FIX_RE = re.compile(r"\brun ['\"`]([\w./:-]+(?: [\w./:=-]+){0,4})['\"`] to fix\b", I)
+"""The fix a hook's output names ("[FORMAT] Code is not formatted. Run 'mix format' to fix.")."""
 
 
 def _hook_checks(text: str) -> tuple[list[str], str]:
