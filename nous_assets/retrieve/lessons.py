@@ -20,6 +20,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nous_assets.brief.runners import classify
+from nous_assets.brief.shell_split import segments
+
 _INCIDENT_RE = re.compile(
     r'^`(?P<cmd>[^`]+)` (?P<verb>failed with|showed) (?P<err>".*?"(?: \(later ".*?"\))?)'
     r"; fixed by (?P<fix>.+?)(?P<then> \(then `[^`]+` passed\))?(?:\. Cause: (?P<cause>.+))?$",
@@ -30,6 +33,7 @@ _RUNNING_RE = re.compile(r"^running (?P<cmds>`.+`)(?P<instead> instead)?$", re.D
 _LOOP_RE = re.compile(r"^`(?:for|while|until|if)\s")  # a loop or a condition typed for one moment
 BRANCH = "<branch>"  # the session's own branch (extract/rules/render.py): an error naming it is that branch's state
 _RUN_ID_RE = re.compile(r"(?<![\w.-])\d{6,}(?![\w.-])")
+_BACKTICKED_RE = re.compile(r"`([^`]+)`")
 """A run or job id of six digits or more: the lesson names the kind of command, ``<id>`` for that one run."""
 
 
@@ -95,3 +99,26 @@ def as_lesson(content: str) -> str:
     why = f" Why: {incident.cause}" if incident.cause else ""
     verb = "shows" if incident.shown else "fails with"
     return _RUN_ID_RE.sub("<id>", f"If `{incident.command}` {verb} {incident.error}: {todo}.{why}")
+
+
+def command_families(text: str) -> frozenset[str]:
+    """The project commands ``text`` names in backticks, by family (``cargo fmt``, ``bun run lint:fix``)."""
+    return frozenset(use.family for span in _BACKTICKED_RE.findall(text) for use in _uses(span))
+
+
+def fixer_remedy(content: str) -> frozenset[str]:
+    """The families of the commands that fixed an incident when every one of them is a fixer — a formatter, or a
+    linter run to fix (``mix format``, ``cargo fmt``, ``bun run lint:fix``) — and no file was edited; else empty.
+    Such a lesson says "the check failed: run its fixer", which a brief line naming that fixer already says (a fresh
+    reader judged each of them trivial where the packet had the format command or the quality gate)."""
+    incident = parse(content)
+    if incident is None or incident.edited or not incident.ran:
+        return frozenset()
+    uses = [use for span in _BACKTICKED_RE.findall(incident.ran) for use in _uses(span)]
+    if not uses or not all(use.purpose == "format" or (use.purpose == "lint" and "fix" in use.form) for use in uses):
+        return frozenset()
+    return frozenset(use.family for use in uses)
+
+
+def _uses(command: str) -> list:
+    return [use for seg in segments(command, "/") if (use := classify(seg)) is not None]

@@ -27,7 +27,7 @@ from typing import Any
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
-from nous_assets.retrieve.lessons import as_lesson
+from nous_assets.retrieve.lessons import as_lesson, command_families, fixer_remedy
 from nous_assets.safety.guard import classify
 from nous_assets.safety.sanitize import clean
 
@@ -284,6 +284,13 @@ class _Fill:
         return True
 
 
+def _fixed_by_the_brief(memories: Mapping[int, Any]) -> list[int]:
+    """The lessons whose fix is only a formatter or fixer that one of the brief's lines names."""
+    briefed = frozenset().union(*(command_families(str(_get(m, "content") or "")) for m in memories.values()
+                                  if str(_get(m, "slot") or "").startswith(BRIEF_SLOT)))  # fmt: skip
+    return [i for i, m in memories.items() if (fix := fixer_remedy(str(_get(m, "content") or ""))) and fix <= briefed]
+
+
 def format_packet(
     results: Sequence[Any],
     memories: Mapping[int, Any],
@@ -307,7 +314,8 @@ def format_packet(
     one line per memory — when it applies, the memory, the day it was learned and a short source. A memory
     the guard holds is left out (listed in ``Packet.held``) unless its id is in ``approved``; a bullet that
     repeats one already chosen (same words, Jaccard >= 0.75) is left out, and so is a manifest's dependency list
-    when the brief's layout line (which names the stack) is there; at most ``max_global``
+    when the brief's layout line (which names the stack) is there, and a lesson whose fix is only a formatter or
+    fixer the brief already names (:func:`~nous_assets.retrieve.lessons.fixer_remedy`); at most ``max_global``
     scope-global memories are shown. ``interventions`` (observer notes) come first, under "Notes".
     A footer says how many of the ``known`` memories of the packet's scope are not shown (hypotheses, stale, below
     the bar or over the budget) and how to find them. ``native``: the statements Claude Code itself loads (objects
@@ -347,6 +355,8 @@ def format_packet(
     if any(_get(m, "slot") == BRIEF_LAYOUT for m, _ in ranked.values()):  # the layout line names the stack
         deps_dropped = [i for i, v in ranked.items() if str(_get(v[0], "slot") or "").endswith(DEPS_SLOT)]
         ranked = {i: v for i, v in ranked.items() if i not in deps_dropped}
+    remedied = _fixed_by_the_brief({i: m for i, (m, _) in ranked.items()})
+    ranked = {i: v for i, v in ranked.items() if i not in remedied}
 
     # every section first gets an equal share of the room, by rank within it, so the packet briefs on all of
     # them; then whatever is left goes to the best of the rest, whatever their section
@@ -367,6 +377,7 @@ def format_packet(
             included.extend(memory_id for memory_id, _ in bullets)
     left_out = tuple((i, fill.why_not.get(i, "budget")) for i in ranked if i not in fill.taken)
     left_out += tuple((i, "a dependency list: the brief's layout line already names the stack") for i in deps_dropped)
+    left_out += tuple((i, "its fix is the formatter or fixer the brief already gives") for i in remedied)
     if not included and not note_lines:
         return Packet("", (), 0, tuple(held), left_out)
     missing = known - len(included)

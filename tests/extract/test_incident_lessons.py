@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from excerpts import EVAL_TREE, FASTHOOKS, SPOTTER_FUM, excerpt, extract, of_kind
 
-from nous_assets.retrieve.lessons import as_lesson, is_workaround, parse
+from nous_assets.retrieve.lessons import as_lesson, command_families, fixer_remedy, is_workaround, parse
 
 
 def _incident(rel: str, first: int, last: int) -> str:
@@ -79,3 +79,14 @@ def test_a_command_about_one_ci_run_is_told_for_any_run():
     assert is_workaround(rerun)
     assert as_lesson(rerun) == ('If `gh run view <id> --log-failed` fails with "failed to get run log": run `gh '
                                 "run rerun <id> --failed`, then `gh run view <id> --log-failed` again.")  # fmt: skip
+
+
+def test_a_fix_that_only_ran_a_formatter_or_fixer_names_its_families():
+    fmt = '`cd orchestrator && cargo fmt -- --check` failed with "- x"; fixed by running `cd orchestrator && cargo fmt`'
+    lint = '`bun run lint` failed with "error: script "lint" exited with code 1"; fixed by running `bun run lint:fix`'
+    assert fixer_remedy(fmt) == {"cargo fmt"} and fixer_remedy(lint) == {"bun run lint:fix"}
+    other = ('`rtk bun run test` failed with "error: unrecognized subcommand \'bun\'"; fixed by running `bun run test`'
+             ", `bun run lint` (then `rtk git status` passed)")  # fmt: skip
+    edited = '`mix format --check-formatted` failed with "x"; fixed by editing mix.exs and running `mix format`'
+    assert fixer_remedy(other) == fixer_remedy(edited) == fixer_remedy("Format with `mix format`.") == frozenset()
+    assert command_families("Format the code with `cargo fmt --all` from `orchestrator/`.") == {"cargo fmt"}

@@ -92,3 +92,22 @@ def test_one_session_earns_a_line_only_with_evidence_beyond_its_own_words(store,
     assert "bun run validate" not in text  # its evidence earns a line, but the session has AGENTS.md already
     assert lines[-1].startswith("_7 more memories are not shown")
 
+
+
+# ironclaw (transcripts-dev3): the format check failed and the formatter fixed it; the brief names the formatter
+FORMAT_FIX = ('`cd orchestrator && cargo fmt -- --check` failed with "- assert!(whitelist.contains(&sys));"; fixed by '
+              "running `cd orchestrator && cargo fmt` instead")  # fmt: skip
+FORMAT_LINE = "Format the code with `cargo fmt --all` from `orchestrator/`."
+
+
+def test_a_lesson_whose_fix_is_the_formatter_the_brief_gives_is_not_said_twice(store, conn, tmp_path):
+    _learn(store, "format-fix", FORMAT_FIX, "verified", "gotcha")
+    _learn(store, "workaround", WORKAROUND, "verified", "gotcha")  # its fixer (lint:fix) is in no brief line
+    project(conn)
+    build_cache(conn, load_settings({"HOME": str(tmp_path)}), lake_dir=tmp_path / "lake")
+    assert _packet(conn)[1] == {"format-fix", "workaround"}  # no brief: the lesson is all there is
+    _learn(store, "brief-format", FORMAT_LINE, "verified", "command", slot="brief:cmd:format")
+    project(conn)
+    build_cache(conn, load_settings({"HOME": str(tmp_path)}), lake_dir=tmp_path / "lake")
+    text, injected = _packet(conn)
+    assert injected == {"brief-format", "workaround"} and "cargo fmt -- --check" not in text
