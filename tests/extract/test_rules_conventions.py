@@ -30,6 +30,8 @@ def test_rules_written_into_a_file_claude_code_loads_are_marked_as_such():
     assert not any(conventions.loaded_rule(t) for t in memory if t not in index)  # a topic file: read on demand
     assert agents and all(conventions.loaded_rule(t) for t in agents)  # agentv's CLAUDE.md is `@AGENTS.md`
     assert conventions.loaded_rule(conventions.CITED_PREFIX + "Never push to main.")
+    assert conventions.loaded_rule("AGENTS.md rule: Don't reference external projects, PRs, or issues in comments.")
+    assert not conventions.loaded_rule("CONTRIBUTING.md rule: *IMPORTANT: Never push directly to `main`.")
 
 
 def test_a_rule_the_session_took_out_of_the_file_again_is_not_one_claude_code_loads():

@@ -60,17 +60,19 @@ def auto_loaded(path: str) -> bool:
 
 
 CITED_PREFIX = "Project rule (from the instruction files): "
-_LOADED_RULE_RE = re.compile(r"^(?:CLAUDE(?:\.local)?|MEMORY|AGENTS)\.md: |^" + re.escape(CITED_PREFIX), I)
+_LOADED_RULE_RE = re.compile(r"^(?:CLAUDE(?:\.local)?|MEMORY|AGENTS)\.md(?: rule)?: |^" + re.escape(CITED_PREFIX), I)
 
 
 def loaded_rule(content: str) -> bool:
-    """Whether a convention is a rule a session wrote into a file Claude Code loads itself (``CLAUDE.md: …``,
-    ``MEMORY.md: …``, see :func:`auto_loaded`; ``AGENTS.md: …``, which Claude Code reads where no CLAUDE.md is
-    (2.1.277 on) and which a CLAUDE.md of ``@AGENTS.md`` or a symlink loads elsewhere) or Claude's quote of an
-    instruction file. The next session has it in context already, or, when the user took it out again, it no longer
-    holds: either way a packet line would only repeat or contradict the file. Fresh readers judged 2 of 13 such
-    CLAUDE.md, MEMORY.md and quoted lines useful (one quote harmful: the product's prompt text taken for a rule),
-    and 4 of 24 AGENTS.md lines (the rest trivial, "loaded every session", or fragments). It stays searchable."""
+    """Whether a convention is a rule a session wrote into or read from a file Claude Code loads itself
+    (``CLAUDE.md: …``, ``MEMORY.md: …``, see :func:`auto_loaded`; ``AGENTS.md: …``, which Claude Code reads where
+    no CLAUDE.md is (2.1.277 on) and which a CLAUDE.md of ``@AGENTS.md`` or a symlink loads elsewhere) or Claude's
+    quote of an instruction file. The next session has it in context already, or, when the user took it out again,
+    it no longer holds: either way a packet line would only repeat or contradict the file. Fresh readers judged 2 of
+    13 such CLAUDE.md, MEMORY.md and quoted lines useful (one quote harmful: the product's prompt text taken for a
+    rule), and 4 of 24 AGENTS.md lines (the rest trivial, "loaded every session", or fragments); the strong rules
+    read from it (``AGENTS.md rule: …``) were judged trivial by two readers for the same reason. It stays
+    searchable."""
     return bool(_LOADED_RULE_RE.match(content))
 
 
