@@ -284,11 +284,16 @@ class _Fill:
         return True
 
 
-def _fixed_by_the_brief(memories: Mapping[int, Any]) -> list[int]:
-    """The lessons whose fix is only a formatter or fixer that one of the brief's lines names."""
-    briefed = frozenset().union(*(command_families(str(_get(m, "content") or "")) for m in memories.values()
-                                  if str(_get(m, "slot") or "").startswith(BRIEF_SLOT)))  # fmt: skip
-    return [i for i, m in memories.items() if (fix := fixer_remedy(str(_get(m, "content") or ""))) and fix <= briefed]
+def _briefed(memories: Iterable[Any]) -> frozenset[str]:
+    """The command families the brief's lines name."""
+    return frozenset().union(*(command_families(str(_get(m, "content") or "")) for m in memories
+                               if str(_get(m, "slot") or "").startswith(BRIEF_SLOT)))  # fmt: skip
+
+
+def _fixed_by(briefed: frozenset[str], text: str) -> bool:
+    """Whether ``text`` (a lesson, or a note quoting one) is fixed only by a formatter or fixer the brief names."""
+    fix = fixer_remedy(text[text.find("`"):] if "`" in text else text)
+    return bool(fix) and fix <= briefed
 
 
 def format_packet(
@@ -316,7 +321,8 @@ def format_packet(
     repeats one already chosen (same words, Jaccard >= 0.75) is left out, and so is a manifest's dependency list
     when the brief's layout line (which names the stack) is there, and a lesson whose fix is only a formatter or
     fixer the brief already names (:func:`~nous_assets.retrieve.lessons.fixer_remedy`); at most ``max_global``
-    scope-global memories are shown. ``interventions`` (observer notes) come first, under "Notes".
+    scope-global memories are shown. ``interventions`` (observer notes) come first, under "Notes", but for a note
+    of a recurring failure whose fix is only a formatter or fixer the brief names.
     A footer says how many of the ``known`` memories of the packet's scope are not shown (hypotheses, stale, below
     the bar or over the budget) and how to find them. ``native``: the statements Claude Code itself loads (objects
     with ``text`` and ``where``, see :mod:`nous_assets.capture.native_memory`, or an :class:`AlreadySaid` built once
@@ -331,8 +337,9 @@ def format_packet(
     lines = [header] if header else []
     used = len(header)
 
+    briefed = _briefed(memories.get(_memory_id(r)) for r in results if _memory_id(r) in memories)
     note_lines: list[str] = []
-    for note in (n for n in (clean(x) for x in interventions) if n):
+    for note in (n for n in (clean(x) for x in interventions) if n and not _fixed_by(briefed, n)):
         block = ([] if note_lines else ["### Notes"]) + [_truncate("- " + note, max_bullet_chars)]
         if used + sum(len(x) + 1 for x in block) <= budget:
             note_lines.extend(block)
@@ -355,7 +362,7 @@ def format_packet(
     if any(_get(m, "slot") == BRIEF_LAYOUT for m, _ in ranked.values()):  # the layout line names the stack
         deps_dropped = [i for i, v in ranked.items() if str(_get(v[0], "slot") or "").endswith(DEPS_SLOT)]
         ranked = {i: v for i, v in ranked.items() if i not in deps_dropped}
-    remedied = _fixed_by_the_brief({i: m for i, (m, _) in ranked.items()})
+    remedied = [i for i, (m, _) in ranked.items() if _fixed_by(briefed, str(_get(m, "content") or ""))]
     ranked = {i: v for i, v in ranked.items() if i not in remedied}
 
     # every section first gets an equal share of the room, by rank within it, so the packet briefs on all of

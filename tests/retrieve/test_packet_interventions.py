@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from nous_assets.observe.reducer import dismiss, reduce
 from nous_assets.retrieve.cache_build import GLOBAL, build_cache
+from nous_assets.retrieve.packet import format_packet
 from nous_assets.settings import load_settings
 from nous_assets.store.db import atomic
 from nous_assets.store.log.events import LearningEvent
@@ -96,3 +97,16 @@ def test_a_memory_a_note_states_is_not_repeated_as_a_memory_line(store, conn, tm
     api = _packets(conn)["api"]
     assert api.count("mix credo --strict") == 1 and "never recalled" in api  # said once, by the note
     assert "port 4100" in api  # other memories keep their lines
+
+
+def test_a_recurring_failure_whose_fix_the_brief_gives_is_no_note():
+    """context-evaluator (transcripts-dev2): the lint script failed in 3 sessions and `bun run lint:fix` fixed it;
+    the brief's quality gate already says to run it first."""
+    gate = {"content": "Before committing: `bun run lint:fix`, then `bun run typecheck`, then `bun run lint`.",
+            "kind": "workflow", "slot": "brief:gate", "status": "verified"}  # fmt: skip
+    note = ('This failure came back in 3 sessions (2026-02-18 to 2026-02-19): `bun run lint` failed with "error: '
+            'script "lint" exited with code 1"; fixed by running `bun run lint:fix`')  # fmt: skip
+    other = 'This failure came back in 2 sessions: `git push` failed with "no upstream"; fixed by running `git pull`'
+    with_gate = format_packet([1], {1: gate}, budget_chars=4000, interventions=[note, other]).text
+    assert "came back in 3 sessions" not in with_gate and "came back in 2 sessions" in with_gate
+    assert "came back in 3 sessions" in format_packet([], {}, budget_chars=4000, interventions=[note]).text
