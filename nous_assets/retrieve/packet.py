@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
+from nous_assets.brief.recurring import KEY as RECURRING_KEY
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
 from nous_assets.retrieve.lessons import as_lesson, command_families, fixer_remedy
@@ -284,10 +285,16 @@ class _Fill:
         return True
 
 
+PURPOSE_SLOTS = (f"{BRIEF_SLOT}cmd:", f"{BRIEF_SLOT}gate")
+"""The brief's lines that say what a command is for (build, test, format …, the quality gate); the list of
+commands run again and again (``brief:cmd:more``) does not, so a lesson it names is not said by it."""
+
+
 def _briefed(memories: Iterable[Any]) -> frozenset[str]:
-    """The command families the brief's lines name."""
+    """The command families the brief's lines name for a purpose."""
     return frozenset().union(*(command_families(str(_get(m, "content") or "")) for m in memories
-                               if str(_get(m, "slot") or "").startswith(BRIEF_SLOT)))  # fmt: skip
+                               if (slot := str(_get(m, "slot") or "")).startswith(PURPOSE_SLOTS)
+                               and slot != f"{BRIEF_SLOT}{RECURRING_KEY}"))  # fmt: skip
 
 
 def _fixed_by(briefed: frozenset[str], text: str) -> bool:

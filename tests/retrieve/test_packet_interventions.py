@@ -110,3 +110,6 @@ def test_a_recurring_failure_whose_fix_the_brief_gives_is_no_note():
     with_gate = format_packet([1], {1: gate}, budget_chars=4000, interventions=[note, other]).text
     assert "came back in 3 sessions" not in with_gate and "came back in 2 sessions" in with_gate
     assert "came back in 3 sessions" in format_packet([], {}, budget_chars=4000, interventions=[note]).text
+    more = {"content": "Commands this project's sessions run again and again: `bun run lint:fix`.", "kind": "command",
+            "slot": "brief:cmd:more", "status": "verified"}  # a list of commands says nothing of what fixes what
+    assert "came back in 3 sessions" in format_packet([1], {1: more}, budget_chars=4000, interventions=[note]).text
