@@ -37,6 +37,7 @@ def test_real_hook_names_the_fix_it_prints():
     # spotter ae4a77f8 L661: "[FORMAT] Code is not formatted. Run 'mix format' to fix." blocks the commit
     (h,) = workflow.git_hooks(stream_of(excerpt(SPOTTER_4TE, 640, 680)))
     assert "[FORMAT]" in h.content and "it says to run `mix format` to fix" in h.content
+    assert '(the commit fails with "Pre-commit validation failed")' in h.content  # what the next session will see
 
 
 def test_commands_outside_a_tracker_are_no_workflow():

@@ -128,6 +128,7 @@ def git_hooks(s: Stream) -> list[Cand]:
     """What the repository's git hooks run, from commit/push output (and whether --no-verify skips them)."""
     seen: dict[str, tuple[list[str], Call, bool, bool]] = {}
     fixes: dict[str, list[str]] = {}
+    headlines: dict[str, str] = {}
     for call in s.calls:
         fam = shell.family(call.command) if call.command else ""
         if fam not in ("git commit", "git push") or call.result is None:
@@ -140,6 +141,8 @@ def git_hooks(s: Stream) -> list[Cand]:
         checks, runner = _hook_checks(text)
         fixes[hook] = list(dict.fromkeys(fixes.get(hook, []) + _HOOK_FIX_RE.findall(text.replace("\\n", "\n"))))[:3]
         failed = s.status(call) == "fail"
+        if failed and hook not in headlines and (found := _HEADLINE_RE.match(text.replace("\\n", "\n"))):
+            headlines[hook] = found.group(1)
         unskippable = failed and "--no-verify" in call.command
         have = seen.get(hook)
         merged = list(dict.fromkeys((have[0] if have else []) + checks))
@@ -158,6 +161,7 @@ def git_hooks(s: Stream) -> list[Cand]:
         verb = "git push" if hook == "pre-push" else "git commit"
         text = f"`{verb}` runs a {hook} hook{via}: {what}"
         text += "; it blocks until they pass" if blocked else ""
+        text += f' (the {verb.split()[1]} fails with "{headlines[hook]}")' if hook in headlines else ""
         text += "; it says to run " + ", ".join(f"`{fix}`" for fix in fixes[hook]) + " to fix" if fixes[hook] else ""
         if unskippable:
             text += "; `--no-verify` does not skip it, so fix what it reports"
@@ -172,6 +176,8 @@ def git_hooks(s: Stream) -> list[Cand]:
     return out
 
 
+_HEADLINE_RE = re.compile(r"^\s*(?:Error:\s*)?([A-Za-z][\w -]{0,50}\bfailed)\b:?\s*$", I | re.M)
+"""The failure a blocked commit prints first ("Pre-commit validation failed:"): what the next session will see."""
 _HOOK_FIX_RE = re.compile(r"\brun ['\"`]([\w./:-]+(?: [\w./:=-]+){0,4})['\"`] to fix\b", I)
 """The fix a hook's output names ("[FORMAT] Code is not formatted. Run 'mix format' to fix.")."""
 
