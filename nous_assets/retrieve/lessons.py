@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nous_assets.brief.runners import classify
+from nous_assets.brief.runners import Use, classify
 from nous_assets.brief.shell_split import segments
 
 _INCIDENT_RE = re.compile(
@@ -33,8 +33,8 @@ _RUNNING_RE = re.compile(r"^running (?P<cmds>`.+`)(?P<instead> instead)?$", re.D
 _LOOP_RE = re.compile(r"^`(?:for|while|until|if)\s")  # a loop or a condition typed for one moment
 BRANCH = "<branch>"  # the session's own branch (extract/rules/render.py): an error naming it is that branch's state
 _RUN_ID_RE = re.compile(r"(?<![\w.-])\d{6,}(?![\w.-])")
-_BACKTICKED_RE = re.compile(r"`([^`]+)`")
 """A run or job id of six digits or more: the lesson names the kind of command, ``<id>`` for that one run."""
+_BACKTICKED_RE = re.compile(r"`([^`]+)`")
 
 
 @dataclass(frozen=True)
@@ -120,5 +120,5 @@ def fixer_remedy(content: str) -> frozenset[str]:
     return frozenset(use.family for use in uses)
 
 
-def _uses(command: str) -> list:
+def _uses(command: str) -> list[Use]:
     return [use for seg in segments(command, "/") if (use := classify(seg)) is not None]

@@ -345,7 +345,7 @@ def _said_day(c: Candidate):
 
 
 def lever_factors(kept: list[Candidate], query: Query, clock: str) -> dict[CandidateKey, float]:
-    """Multipliers from the speaker, when-question and period levers (1.0 when none applies)."""
+    """Multipliers from the speaker, resolution, when-question and period levers (1.0 when none applies)."""
     factors = {c.key: 1.0 for c in kept}
     if SPEAKER_BOOST:
         speakers = {c.key: speaker_of(c.content) for c in kept}
