@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nous_assets.brief.runners import Use, classify
+from nous_assets.brief.runners import CHECK_PURPOSES, Use, classify
 from nous_assets.brief.shell_split import segments
 
 _INCIDENT_RE = re.compile(
@@ -107,12 +107,17 @@ def command_families(text: str) -> frozenset[str]:
 
 
 def fixer_remedy(content: str) -> frozenset[str]:
-    """The families of the commands that fixed an incident when every one of them is a fixer — a formatter, or a
-    linter run to fix (``mix format``, ``cargo fmt``, ``bun run lint:fix``) — and no file was edited; else empty.
-    Such a lesson says "the check failed: run its fixer", which a brief line naming that fixer already says (a fresh
-    reader judged each of them trivial where the packet had the format command or the quality gate)."""
+    """The families of the commands that fixed an incident when the command that failed was one of the project's
+    checks run directly (``cargo fmt -- --check``, ``bun run lint``) and every fix is a fixer — a formatter, or a
+    linter run to fix (``cargo fmt``, ``bun run lint:fix``) — with no file edited; else empty. Such a lesson says
+    "the check failed: run its fixer", which a brief line naming that fixer already says (a fresh reader judged each
+    of them trivial where the packet had the format command or the quality gate). Not when a commit or a push
+    failed: "the commit hook rejects unformatted code" is news the formatter's line does not tell (dev's replay lost
+    that error need when such a lesson was dropped)."""
     incident = parse(content)
     if incident is None or incident.edited or not incident.ran:
+        return frozenset()
+    if not any(use.purpose in CHECK_PURPOSES for use in _uses(incident.command)):
         return frozenset()
     uses = [use for span in _BACKTICKED_RE.findall(incident.ran) for use in _uses(span)]
     if not uses or not all(use.purpose == "format" or (use.purpose == "lint" and "fix" in use.form) for use in uses):

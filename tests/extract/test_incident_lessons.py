@@ -89,4 +89,7 @@ def test_a_fix_that_only_ran_a_formatter_or_fixer_names_its_families():
              ", `bun run lint` (then `rtk git status` passed)")  # fmt: skip
     edited = '`mix format --check-formatted` failed with "x"; fixed by editing mix.exs and running `mix format`'
     assert fixer_remedy(other) == fixer_remedy(edited) == fixer_remedy("Format with `mix format`.") == frozenset()
+    hook = ('`git add -A && git commit -m "…"` failed with "pre-commit validation failed (FORMAT)"; fixed by '
+            "running `mix format`")  # fmt: skip
+    assert fixer_remedy(hook) == frozenset()  # the commit failed: that its hook checks formatting is the news
     assert command_families("Format the code with `cargo fmt --all` from `orchestrator/`.") == {"cargo fmt"}
