@@ -19,7 +19,9 @@ so the decision is itself recorded as events and a replay reproduces it exactly:
   ordered among the memories of the same (project, slot) by validity time, never by score or by when it was
   ingested: the value in force before it is closed at its ``valid_from``, and if a later value is already
   held, the incoming one is closed at that value's ``valid_from``. Whatever the order of ingestion, the
-  value with the latest validity is the one left current, and the windows in between are contiguous.
+  value with the latest validity is the one left current, and the windows in between are contiguous. A later
+  value of a fact tools print that names only part of what the current value names reinforces it instead
+  (:func:`_seen_in_part`).
 
 Pure functions over plain values: the caller loads the comparable memories (``store.memory_lookup``)
 and writes the events; what a re-learning then does to the memory is :mod:`.decision_matrix`'s call.
@@ -180,12 +182,35 @@ def _slot_decision(new: Incoming, words: frozenset[str], same_slot: Sequence[Hel
             sim = jaccard(words, signature(neighbour.content))
             if sim >= threshold:  # the same value stated again: one memory, reinforced
                 return Decision("reinforce", neighbour.learning_id, sim)
+    if prev is not None and prev.valid_until is None and _seen_in_part(new, prev):
+        return Decision("reinforce", prev.learning_id, jaccard(words, signature(prev.content)))
     closes: list[Supersession] = []
     if prev is not None and (prev.valid_until is None or new.valid_from is None or prev.valid_until > new.valid_from):
         closes.append(Supersession(prev.learning_id, new.learning_id, new.valid_from))
     if succ is not None:
         closes.append(Supersession(new.learning_id, succ.learning_id, succ.valid_from))
     return Decision("new", supersessions=tuple(closes))
+
+
+PARTIAL_SLOT_PREFIX = "tool:"
+_NAMED = re.compile(r"`([^`\n]+)`|\[([A-Z][A-Z0-9_-]{2,})\]")
+
+
+def _named(text: str) -> frozenset[str]:
+    """The commands, flags and check names a fact names (backticked spans, ``[FORMAT]``)."""
+    return frozenset(a or b for a, b in _NAMED.findall(text))
+
+
+def _seen_in_part(new: Incoming, prev: Held) -> bool:
+    """A later value of a fact tools print (slot ``tool:…``) that names nothing the held value does not: the same
+    fact seen again or in part, not a new value. A hook prints only the checks that failed, so a session where only
+    [FORMAT] failed would otherwise close the value that named [FORMAT], [CREDO], [DIALYZER] and that
+    ``--no-verify`` does not skip it. A value that names something new (another branch, another check) still
+    supersedes. The brief's items are not such facts: each is recomputed from the whole history."""
+    if not (new.slot or "").startswith(PARTIAL_SLOT_PREFIX):
+        return False
+    mine = _named(new.content)
+    return bool(mine) and mine <= _named(prev.content)
 
 
 MIN_STEM = 4

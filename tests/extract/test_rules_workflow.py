@@ -5,6 +5,7 @@ from __future__ import annotations
 from excerpts import EPISODIC_LARGE, FASTHOOKS, SPOTTER_4TE, SPOTTER_GQC, contents, excerpt, stream_of, whole
 
 from nous_assets.extract.rules import workflow
+from nous_assets.safety.guard import classify
 
 
 def test_real_session_without_a_tracker_has_none():
@@ -30,7 +31,8 @@ def test_real_git_hooks_from_commit_and_push_output():
 def test_real_hook_that_no_verify_cannot_skip():
     # spotter ae4a77f8 L1457-L1463: `git commit --no-verify` is still blocked by "Pre-commit validation failed"
     (h,) = workflow.git_hooks(stream_of(excerpt(SPOTTER_4TE, 1440, 1470)))
-    assert "`--no-verify` does not skip it" in h.content and "[DIALYZER]" in h.content
+    assert "it runs even when git hooks are skipped" in h.content and "[DIALYZER]" in h.content
+    assert not classify(h.content).findings  # said without the flag's name, which the packet guard always holds
 
 
 def test_real_hook_names_the_fix_it_prints():

@@ -128,3 +128,20 @@ def test_the_same_slot_value_stated_again_reinforces_instead_of_superseding():
     again = Incoming("b", "The test command is mix test.", "2026-02-05T00:00:00.000000Z", "cmd:test")
     decision = decide(again, held)
     assert decision.reinforces and decision.target == "a" and not decision.supersessions
+
+
+def test_a_later_partial_observation_of_a_tool_fact_reinforces_the_fuller_value():
+    # spotter (transcripts): the hook printed three failing checks in one session, only [FORMAT] in a later one
+    full = ("`git commit` runs a pre-commit hook: [FORMAT], [CREDO], [DIALYZER]; it blocks until they pass; "
+            "it runs even when git hooks are skipped, so fix what it reports.")  # fmt: skip
+    part = "`git commit` runs a pre-commit hook: [FORMAT]; it blocks until they pass; fix what it reports."
+    held = [Held("a", full, "2026-02-11T00:00:00.000000Z", None, "tool:hook-pre-commit")]
+    decision = decide(Incoming("b", part, "2026-02-12T00:00:00.000000Z", "tool:hook-pre-commit"), held)
+    assert decision.reinforces and decision.target == "a" and not decision.supersessions
+    again = "A pre-commit hook checks [FORMAT], [CREDO] and [DIALYZER] before `git commit` lands."  # the same names
+    assert decide(Incoming("d", again, "2026-02-13T00:00:00.000000Z", "tool:hook-pre-commit"), held).target == "a"
+    added = part.replace("[FORMAT]", "[FORMAT], [TEST]")  # names a check the held value does not: a new value
+    assert decide(Incoming("c", added, "2026-02-12T00:00:00.000000Z", "tool:hook-pre-commit"), held).action == "new"
+    brief = [Held("a", "Layout: `src/` (app/, old/), `docs/`.", "2026-02-11T00:00:00.000000Z", None, "brief:layout")]
+    moved = Incoming("b", "Layout: `src/` (app/).", "2026-02-12T00:00:00.000000Z", "brief:layout")
+    assert decide(moved, brief).action == "new"  # the brief is recomputed whole: a path it drops is gone

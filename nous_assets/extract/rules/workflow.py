@@ -164,7 +164,8 @@ def git_hooks(s: Stream) -> list[Cand]:
         text += f' (the {verb.split()[1]} fails with "{headlines[hook]}")' if hook in headlines else ""
         text += "; it says to run " + ", ".join(f"`{fix}`" for fix in fixes[hook]) + " to fix" if fixes[hook] else ""
         if unskippable:
-            text += "; `--no-verify` does not skip it, so fix what it reports"
+            text += "; it runs even when git hooks are skipped, so fix what it reports"  # not the flag's name:
+            # the packet guard holds every line that names it (disable_checks), whatever the line says of it
         elif blocked:
             text += "; fix what it reports rather than skipping it"
         c = cand("workflow", cap(text + ".", MAX_CONTENT), call.turn, s.gpos[call.pos], call.turns(), text,
