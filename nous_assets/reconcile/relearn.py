@@ -204,8 +204,8 @@ def _named(text: str) -> frozenset[str]:
 def _seen_in_part(new: Incoming, prev: Held) -> bool:
     """A later value of a fact tools print (slot ``tool:…``) that names nothing the held value does not: the same
     fact seen again or in part, not a new value. A hook prints only the checks that failed, so a session where only
-    [FORMAT] failed would otherwise close the value that named [FORMAT], [CREDO], [DIALYZER] and that
-    ``--no-verify`` does not skip it. A value that names something new (another branch, another check) still
+    [FORMAT] failed would otherwise close the value that named [FORMAT], [CREDO], [DIALYZER] and said that skipping
+    git hooks does not get past it. A value that names something new (another branch, another check) still
     supersedes. The brief's items are not such facts: each is recomputed from the whole history."""
     if not (new.slot or "").startswith(PARTIAL_SLOT_PREFIX):
         return False
