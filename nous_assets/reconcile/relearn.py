@@ -193,12 +193,16 @@ def _slot_decision(new: Incoming, words: frozenset[str], same_slot: Sequence[Hel
 
 
 PARTIAL_SLOT_PREFIX = "tool:"
-_NAMED = re.compile(r"`([^`\n]+)`|\[([A-Z][A-Z0-9_-]{2,})\]")
+_CLAUSES = re.compile(r"[,;:()]")
+MAX_NAME_WORDS = 3
 
 
 def _named(text: str) -> frozenset[str]:
-    """The commands, flags and check names a fact names (backticked spans, ``[FORMAT]``)."""
-    return frozenset(a or b for a, b in _NAMED.findall(text))
+    """What a fact names: its backticked spans and its short list items (``[FORMAT]``, ``eslint --fix``,
+    ``lint-staged``: a clause of at most three words between commas, colons, semicolons or brackets)."""
+    spans = _CODE_SPAN.findall(text)
+    items = (c.strip(" .").lower() for c in _CLAUSES.split(_CODE_SPAN.sub(" ", text)))
+    return frozenset(spans) | {c for c in items if c and len(c.split()) <= MAX_NAME_WORDS}
 
 
 def _seen_in_part(new: Incoming, prev: Held) -> bool:

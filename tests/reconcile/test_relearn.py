@@ -145,3 +145,15 @@ def test_a_later_partial_observation_of_a_tool_fact_reinforces_the_fuller_value(
     brief = [Held("a", "Layout: `src/` (app/, old/), `docs/`.", "2026-02-11T00:00:00.000000Z", None, "brief:layout")]
     moved = Incoming("b", "Layout: `src/` (app/).", "2026-02-12T00:00:00.000000Z", "brief:layout")
     assert decide(moved, brief).action == "new"  # the brief is recomputed whole: a path it drops is gone
+
+
+def test_a_hook_list_that_names_other_checks_is_a_new_value_one_that_names_fewer_is_seen_in_part():
+    # cipher-box (transcripts-dev2): lint-staged printed eslint in one session, only markdownlint and prettier in others
+    more = "`git commit` runs a pre-commit hook (lint-staged): eslint --fix, markdownlint --fix, prettier --write."
+    some = ("`git commit` runs a pre-commit hook (lint-staged): markdownlint --fix, prettier --write; it blocks until "
+            "they pass; fix what it reports rather than skipping it.")  # fmt: skip
+    other = "`git commit` runs a pre-commit hook (lint-staged): stylelint --fix; it blocks until they pass."
+    slot = "tool:hook-pre-commit"
+    held = [Held("b", more, "2026-02-21T00:00:00.000000Z", None, slot)]
+    assert decide(Incoming("c", some, "2026-02-22T00:00:00.000000Z", slot), held).target == "b"
+    assert decide(Incoming("d", other, "2026-02-22T00:00:00.000000Z", slot), held).action == "new"
