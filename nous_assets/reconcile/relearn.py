@@ -178,7 +178,8 @@ def _slot_decision(new: Incoming, words: frozenset[str], same_slot: Sequence[Hel
     prev = max(before, key=lambda h: _order(h.valid_from, h.learning_id), default=None)
     succ = min(after, key=lambda h: _order(h.valid_from, h.learning_id), default=None)
     for neighbour in (prev, succ):
-        if neighbour is not None and not same_template(new.content, neighbour.content):
+        if neighbour is not None and not same_template(new.content, neighbour.content) \
+                and not _names_more(new, neighbour):  # fmt: skip
             sim = jaccard(words, signature(neighbour.content))
             if sim >= threshold:  # the same value stated again: one memory, reinforced
                 return Decision("reinforce", neighbour.learning_id, sim)
@@ -203,6 +204,12 @@ def _named(text: str) -> frozenset[str]:
     spans = _CODE_SPAN.findall(text)
     items = (c.strip(" .").lower() for c in _CLAUSES.split(_CODE_SPAN.sub(" ", text)))
     return frozenset(spans) | {c for c in items if c and len(c.split()) <= MAX_NAME_WORDS}
+
+
+def _names_more(new: Incoming, held: Held) -> bool:
+    """A value of a fact tools print that names more than a held one (a check it did not list): the fuller value,
+    which must replace the held one rather than reinforce it (the held text would stay, without the new check)."""
+    return (new.slot or "").startswith(PARTIAL_SLOT_PREFIX) and _named(new.content) > _named(held.content)
 
 
 def _seen_in_part(new: Incoming, prev: Held) -> bool:

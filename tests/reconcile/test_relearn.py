@@ -154,6 +154,10 @@ def test_a_hook_list_that_names_other_checks_is_a_new_value_one_that_names_fewer
             "they pass; fix what it reports rather than skipping it.")  # fmt: skip
     other = "`git commit` runs a pre-commit hook (lint-staged): stylelint --fix; it blocks until they pass."
     slot = "tool:hook-pre-commit"
+    first = [Held("a", "`git commit` runs a pre-commit hook (lint-staged): markdownlint --fix, prettier --write.",
+                  "2026-02-13T00:00:00.000000Z", None, slot)]  # fmt: skip
+    fuller = decide(Incoming("b", more, "2026-02-21T00:00:00.000000Z", slot), first)  # alike words, one check more
+    assert fuller.action == "new" and [s.old for s in fuller.supersessions] == ["a"]
     held = [Held("b", more, "2026-02-21T00:00:00.000000Z", None, slot)]
     assert decide(Incoming("c", some, "2026-02-22T00:00:00.000000Z", slot), held).target == "b"
     assert decide(Incoming("d", other, "2026-02-22T00:00:00.000000Z", slot), held).action == "new"
