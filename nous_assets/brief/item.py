@@ -15,6 +15,9 @@ from nous_assets.extract.rules.text import cap
 SLOT = "brief:"
 """The slot prefix of the brief's memories (``brief:cmd:test``, ``brief:layout`` …): how packets, the confidence
 bar and the history step know a memory is the brief's."""
+RECURRING_KEY = "cmd:more"
+"""The key of the commands the sessions ran again and again (:mod:`~nous_assets.brief.recurring`): a list, which
+says nothing of what each command is for, unlike the other ``cmd:`` keys."""
 SECTIONS = ("commands", "gate", "procedures", "rules", "layout")
 STATUSES = ("verified", "observed", "stated")
 MAX_EVIDENCE = 6

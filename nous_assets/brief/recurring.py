@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from nous_assets.brief.item import BriefItem, Proof, make_item
+from nous_assets.brief.item import RECURRING_KEY, BriefItem, Proof, make_item
 from nous_assets.brief.timeline import SessionView, Step
 from nous_assets.extract.rules import filters
 from nous_assets.extract.rules.forms import command_forms
@@ -30,7 +30,7 @@ from nous_assets.extract.rules.shell import LOOKUP_VERBS
 MIN_SESSIONS = 2
 MIN_RUNS = 2
 MAX_FORMS = 8
-KEY = "cmd:more"
+KEY = RECURRING_KEY
 EVERYDAY = frozenset({"git", "gh", "docker", "podman", "npx", "bunx", "pnpx", "uvx", "pip", "pip3", "brew", "apt",
                       "apt-get", "curl", "wget"})  # fmt: skip
 """Programs every session knows how to use: that a project's sessions ran one again and again teaches nothing."""

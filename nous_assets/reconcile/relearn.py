@@ -21,7 +21,7 @@ so the decision is itself recorded as events and a replay reproduces it exactly:
   held, the incoming one is closed at that value's ``valid_from``. Whatever the order of ingestion, the
   value with the latest validity is the one left current, and the windows in between are contiguous. A later
   value of a fact tools print that names only part of what the current value names reinforces it instead
-  (:func:`_seen_in_part`).
+  (:func:`_tool_fact`).
 
 Pure functions over plain values: the caller loads the comparable memories (``store.memory_lookup``)
 and writes the events; what a re-learning then does to the memory is :mod:`.decision_matrix`'s call.
@@ -179,11 +179,11 @@ def _slot_decision(new: Incoming, words: frozenset[str], same_slot: Sequence[Hel
     succ = min(after, key=lambda h: _order(h.valid_from, h.learning_id), default=None)
     for neighbour in (prev, succ):
         if neighbour is not None and not same_template(new.content, neighbour.content) \
-                and not _names_more(new, neighbour):  # fmt: skip
+                and _tool_fact(new, neighbour) != FULLER:  # fmt: skip
             sim = jaccard(words, signature(neighbour.content))
             if sim >= threshold:  # the same value stated again: one memory, reinforced
                 return Decision("reinforce", neighbour.learning_id, sim)
-    if prev is not None and prev.valid_until is None and _seen_in_part(new, prev):
+    if prev is not None and prev.valid_until is None and _tool_fact(new, prev) == IN_PART:
         return Decision("reinforce", prev.learning_id, jaccard(words, signature(prev.content)))
     closes: list[Supersession] = []
     if prev is not None and (prev.valid_until is None or new.valid_from is None or prev.valid_until > new.valid_from):
@@ -206,22 +206,24 @@ def _named(text: str) -> frozenset[str]:
     return frozenset(spans) | {c for c in items if c and len(c.split()) <= MAX_NAME_WORDS}
 
 
-def _names_more(new: Incoming, held: Held) -> bool:
-    """A value of a fact tools print that names more than a held one (a check it did not list): the fuller value,
-    which must replace the held one rather than reinforce it (the held text would stay, without the new check)."""
-    return (new.slot or "").startswith(PARTIAL_SLOT_PREFIX) and _named(new.content) > _named(held.content)
+FULLER, IN_PART = "fuller", "in part"
 
 
-def _seen_in_part(new: Incoming, prev: Held) -> bool:
-    """A later value of a fact tools print (slot ``tool:…``) that names nothing the held value does not: the same
-    fact seen again or in part, not a new value. A hook prints only the checks that failed, so a session where only
-    [FORMAT] failed would otherwise close the value that named [FORMAT], [CREDO], [DIALYZER] and said that skipping
-    git hooks does not get past it. A value that names something new (another branch, another check) still
-    supersedes. The brief's items are not such facts: each is recomputed from the whole history."""
+def _tool_fact(new: Incoming, held: Held) -> str:
+    """How a value of a fact tools print (slot ``tool:…``) compares with a held one: :data:`FULLER` when it names
+    all the held one names and more (a check it did not list): it replaces the held value, whose text a
+    reinforcement would keep without the new check; :data:`IN_PART` when it names nothing the held one does not:
+    the same fact seen again or in part, which reinforces it. A hook prints only the checks that failed, so a
+    session where only [FORMAT] failed would otherwise close the value that named [FORMAT], [CREDO], [DIALYZER] and
+    said that skipping git hooks does not get past it. "" for other slots (the brief's items are recomputed from the
+    whole history: a path one drops is gone) and for values that name other things (another branch, another
+    check), which supersede as any slot value does."""
     if not (new.slot or "").startswith(PARTIAL_SLOT_PREFIX):
-        return False
-    mine = _named(new.content)
-    return bool(mine) and mine <= _named(prev.content)
+        return ""
+    mine, theirs = _named(new.content), _named(held.content)
+    if mine > theirs:
+        return FULLER
+    return IN_PART if mine and mine <= theirs else ""
 
 
 MIN_STEM = 4

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from nous_assets.brief.runners import CHECK_PURPOSES, Use, classify
-from nous_assets.brief.shell_split import segments
+if TYPE_CHECKING:
+    from nous_assets.brief.runners import Use
 
 _INCIDENT_RE = re.compile(
     r'^`(?P<cmd>[^`]+)` (?P<verb>failed with|showed) (?P<err>".*?"(?: \(later ".*?"\))?)'
@@ -117,6 +118,8 @@ def fixer_remedy(content: str) -> frozenset[str]:
     incident = parse(content)
     if incident is None or incident.edited or not incident.ran:
         return frozenset()
+    from nous_assets.brief.runners import CHECK_PURPOSES
+
     if not any(use.purpose in CHECK_PURPOSES for use in _uses(incident.command)):
         return frozenset()
     uses = [use for span in _BACKTICKED_RE.findall(incident.ran) for use in _uses(span)]
@@ -126,4 +129,9 @@ def fixer_remedy(content: str) -> frozenset[str]:
 
 
 def _uses(command: str) -> list[Use]:
+    """The project commands of a command line. The brief's classifier is imported here, not with the module: the
+    MCP server renders lessons through the packet module and never classifies (it cost its start ~25 ms)."""
+    from nous_assets.brief.runners import classify
+    from nous_assets.brief.shell_split import segments
+
     return [use for seg in segments(command, "/") if (use := classify(seg)) is not None]

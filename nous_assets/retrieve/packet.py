@@ -24,8 +24,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nous_assets.brief.item import RECURRING_KEY
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
-from nous_assets.brief.recurring import KEY as RECURRING_KEY
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
 from nous_assets.retrieve.lessons import as_lesson, command_families, fixer_remedy

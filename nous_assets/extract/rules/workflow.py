@@ -139,9 +139,10 @@ def git_hooks(s: Stream) -> list[Cand]:
             continue
         hook = (m.group(1) if m.lastindex else None) or ("pre-push" if fam == "git push" else "pre-commit")
         checks, runner = _hook_checks(text)
-        fixes[hook] = list(dict.fromkeys(fixes.get(hook, []) + _HOOK_FIX_RE.findall(text.replace("\\n", "\n"))))[:3]
+        lines = text.replace("\\n", "\n")  # a tool result's escaped line breaks
+        fixes[hook] = list(dict.fromkeys(fixes.get(hook, []) + _HOOK_FIX_RE.findall(lines)))[:3]
         failed = s.status(call) == "fail"
-        if failed and hook not in headlines and (found := _HEADLINE_RE.match(text.replace("\\n", "\n"))):
+        if failed and hook not in headlines and (found := _HEADLINE_RE.match(lines)):
             headlines[hook] = found.group(1)
         unskippable = failed and "--no-verify" in call.command
         have = seen.get(hook)
