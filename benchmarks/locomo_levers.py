@@ -2,10 +2,10 @@
 
 Usage: ``python benchmarks/locomo_levers.py FILE:WORKDIR [FILE:WORKDIR ...] --config NAME=SPEC ...``
 where each WORKDIR was filled by ``locomo_variants.py ingest FILE --workdir WORKDIR`` and SPEC sets
-switches of :mod:`nous_assets.retrieve.scoring` and ``episodic.HOP_WEIGHT`` (``SPEAKER_BOOST=0.1``); ``base`` is
-every lever off. Query vectors are computed once per question and reused across configurations. Prints one
-row per configuration x file x conversation (categories 1-4 and overall) and saves them as JSON under
-``benchmarks/results/``. Nothing here knows any conversation's words.
+switches of :mod:`nous_assets.retrieve.scoring` and of ``episodic`` (``HOP_WEIGHT``, ``REPLY_WEIGHT``), e.g.
+``SPEAKER_BOOST=0.1``; ``base`` is every lever off. Query vectors are computed once per question and reused
+across configurations. Prints one row per configuration x file x conversation (categories 1-4 and overall) and
+saves them as JSON under ``benchmarks/results/``. Nothing here knows any conversation's words.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ LEVERS = {  # every lever off: the ranking before issue 23's part R
     "PERIOD_BOOST": 0.0,
     "HOP_WEIGHT": 0.0,
     "RESOLUTION_BOOST": 0.0,
+    "REPLY_WEIGHT": 0.0,
 }
 
 

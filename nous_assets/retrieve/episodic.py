@@ -31,6 +31,13 @@ HOP_WEIGHT = 0.5
 HOP_SEEDS = 3
 HOP_LIMIT = 20  # second-round hits kept: each one more candidate to load and score
 HOP_TERMS = 6
+# The answer to a question is the turn after it, which often shares none of its words ("What inspired you?" ->
+# "I painted this after I visited a LGBTQ center"): each of the first round's REPLY_SEEDS best turns whose question
+# sentence itself holds a word of the asked question lends the reply it got its bm25 and cosine, scaled by
+# REPLY_WEIGHT (0 = off), where they beat the reply's own. LoCoMo dev recall@10 (cat 1-4) 0.777 -> 0.792 (single-hop
+# .825 -> .851, multi-hop .430 -> .441; adversarial .887 -> .958); any question turn lending (no word test) 0.773.
+REPLY_WEIGHT = 1.0
+REPLY_SEEDS = 10
 _ENTITY = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)*)")
 _SPEAKER_PREFIX = re.compile(r"^[A-Z][\w'-]*(?: [A-Z][\w'-]*)?: ")
 
@@ -72,13 +79,48 @@ def hop_terms(texts: Sequence[str], question: str, limit: int = HOP_TERMS) -> li
     return list(seen)[:limit]
 
 
-def _entity_hop(conn, query, bm25, cosines, scope, limit, weights) -> dict[int, float]:
-    """Second round: bm25 of chunks matching the entities of the first round's best chunks (by rank sum)."""
+def _seeds(bm25: dict[int, float], cosines: dict[int, float], n: int) -> list[int]:
+    """The first round's best ``n`` chunks by rank sum over the text and the vector ranking."""
     rank: dict[int, float] = {}
     for ranking in (sorted(bm25, key=lambda i: bm25[i]), sorted(cosines, key=lambda i: -cosines[i])):
-        for n, cid in enumerate(ranking[:20]):
-            rank[cid] = rank.get(cid, 0.0) + 1.0 / (10 + n)
-    seeds = sorted(rank, key=lambda i: -rank[i])[:HOP_SEEDS]
+        for place, cid in enumerate(ranking[:20]):
+            rank[cid] = rank.get(cid, 0.0) + 1.0 / (10 + place)
+    return sorted(rank, key=lambda i: -rank[i])[:n]
+
+
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+
+
+def _stems(text: str) -> set[str]:
+    """A text's concept words cut to five letters: "painting" meets "painted", "inspired" "inspire"."""
+    return {t[:5] for t in concepts_from_text(text)}
+
+
+def asks_about(text: str, asked: set[str]) -> bool:
+    """Whether a question sentence of ``text`` holds one of the ``asked`` stems: a turn that matched on other
+    words and only ends with "How about you?" lends its reply nothing."""
+    return any(asked & _stems(q) for q in _QUESTION.findall(text))
+
+
+def _lend_to_replies(conn, query: Query, scope: dict, bm25: dict[int, float], cosines: dict[int, float]) -> None:
+    """Give the replies to the best question turns (in scope) the question's bm25 and cosine where better."""
+    asked = _stems(query.text)
+    seeds = _seeds(bm25, cosines, REPLY_SEEDS)
+    asking = [row[0] for row in transcript_chunks.rows_by_id(conn, seeds) if asks_about(row[-1], asked)]
+    replies = transcript_chunks.replies(conn, asking)
+    allowed = transcript_chunks.in_scope(conn, list(set(replies.values())), **scope)
+    for question, reply in replies.items():
+        if reply not in allowed:
+            continue
+        if question in bm25:
+            bm25[reply] = min(bm25.get(reply, 0.0), bm25[question] * REPLY_WEIGHT)
+        if question in cosines:
+            cosines[reply] = max(cosines.get(reply, 0.0), cosines[question] * REPLY_WEIGHT)
+
+
+def _entity_hop(conn, query, bm25, cosines, scope, limit, weights) -> dict[int, float]:
+    """Second round: bm25 of chunks matching the entities of the first round's best chunks (by rank sum)."""
+    seeds = _seeds(bm25, cosines, HOP_SEEDS)
     texts = [row[-1] for row in transcript_chunks.rows_by_id(conn, seeds)]
     terms = hop_terms(texts, query.text)
     match = " OR ".join(f'"{t}"' for t in terms) if terms else None
@@ -109,6 +151,8 @@ def chunk_candidates(
     if HOP_WEIGHT > 0 and (bm25 or cosines):
         hop = _entity_hop(conn, query, bm25, cosines, scope, limit, weights)
         bm25 = {**{cid: b * HOP_WEIGHT for cid, b in hop.items()}, **bm25}
+    if REPLY_WEIGHT > 0 and (bm25 or cosines):
+        _lend_to_replies(conn, query, scope, bm25, cosines)
     ids = sorted(set(bm25) | set(cosines))
     rows = list(transcript_chunks.rows_by_id(conn, ids))
     concepts = _concepts(conn, rows)

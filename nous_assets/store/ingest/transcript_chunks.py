@@ -211,6 +211,22 @@ def rows_by_id(conn: Connection, ids: Sequence[int]) -> Iterator[tuple[int, str,
         )
 
 
+def replies(conn: Connection, ids: Sequence[int]) -> dict[int, int]:
+    """{chunk id: the id of the next chunk in its session, when another role said it} for each of ``ids``: the
+    turn that answers a question is the one after it (the session index finds it)."""
+    out: dict[int, int] = {}
+    for chunk_id in ids:
+        row = conn.execute(
+            "SELECT n.id FROM transcript_chunks c JOIN transcript_chunks n ON n.session_id = c.session_id "
+            "AND (n.timestamp > c.timestamp OR (n.timestamp = c.timestamp AND n.id > c.id)) "
+            "WHERE c.id = ? AND n.role != c.role ORDER BY n.timestamp, n.id LIMIT 1",
+            (chunk_id,),
+        ).fetchone()
+        if row:
+            out[int(chunk_id)] = int(row[0])
+    return out
+
+
 def rejected_claims(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
     """The assistant chunks among ``ids`` that hold the turn of a claim the transcripts later refuted or
     superseded (a memory's anchor: the first uuid of its provenance), with that status. Search marks them and
