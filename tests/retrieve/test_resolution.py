@@ -38,12 +38,14 @@ def test_the_resolution_answers_a_problem_question_before_the_guesses(debugging,
 
 @pytest.mark.parametrize("text", ["The fix was pointing X at Y.", "fixed it by restarting the node",
                                   "Root cause: the cache key.", "The tests are working now.",
-                                  "the bug was in parse()"])  # fmt: skip
+                                  "the bug was in parse()", "Found it. The cache holds a stale copy.",
+                                  "Found the culprit — a second config file."])  # fmt: skip
 def test_resolutions(text):
     assert reports_resolution(text)
 
 
-@pytest.mark.parametrize("text", ["The fix is complete.", "Let me check the logs.", "It might be the key.", ""])
+@pytest.mark.parametrize("text", ["The fix is complete.", "Let me check the logs.", "It might be the key.", "",
+                                  "I have not found it yet.", "Let me see whether I found the cause."])  # fmt: skip
 def test_not_resolutions(text):
     assert not reports_resolution(text)
 
