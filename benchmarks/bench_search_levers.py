@@ -3,8 +3,9 @@
 ``python benchmarks/bench_search_levers.py --workdir DIR`` where DIR holds the ``search-10000.db`` /
 ``search-100000.db`` corpora a ``nous bench search --workdir DIR`` run built (vectors included). The same queries
 as that benchmark (seeded alike) run text-only and hybrid, ``--rounds`` times each way, alternating "before" (the
-wall clock, chunks ageing, no speaker lever, no entity hop) and "after" (the code's defaults), so machine load
-hits both alike. Prints p50/p95 per size, mode and configuration and saves them under ``benchmarks/results/``.
+wall clock, chunks ageing, no speaker lever, no entity hop, no reply lending) and "after" (the code's defaults), so
+machine load hits both alike. Prints p50/p95 per size, mode and configuration and saves them under
+``benchmarks/results/``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from nous_assets.retrieve import episodic, scoring
 
 RESULTS = Path(__file__).parent / "results"
 BEFORE = {"CORPUS_CLOCK": False, "EPISODE_RECENCY": True, "SPEAKER_BOOST": 0.0, "HOP_WEIGHT": 0.0,
-          "RESOLUTION_BOOST": 0.0}
+          "RESOLUTION_BOOST": 0.0, "REPLY_WEIGHT": 0.0}
 AFTER = {name: getattr(scoring if hasattr(scoring, name) else episodic, name) for name in BEFORE}
 
 

@@ -302,9 +302,12 @@ CORPUS_CLOCK = True
 # text is that speaker's turn ("Melanie: ...") gets this share more score. Not when it names every speaker seen.
 # LoCoMo dev recall@10 (cat 1-4) 0.777 -> 0.799 at 0.15 (multi-hop .430 -> .480, single-hop .825 -> .851, temporal
 # and open-domain unchanged); 0.2 cost a temporal question ("When did Melanie's friend ...": the other speaker's).
-# Off: adversarial questions name the wrong speaker on purpose, and the lever buries the other speaker's turn that
-# holds the evidence (category 5: .887 -> .796 at 0.05, .775 at 0.10, .739 at 0.15).
-SPEAKER_BOOST = 0.0
+# Adversarial questions name the wrong speaker on purpose, and the lever buries the other speaker's turn that holds
+# the evidence (category 5: .887 -> .796 at 0.05, .775 at 0.10, .739 at 0.15), so it shipped off. With the reply
+# lever (episodic.REPLY_WEIGHT, which lifts category 5 to .958), 0.05 gives 0.792 -> 0.804 (conv-26 .794 -> .802,
+# conv-30 .788 -> .808; multi-hop .441 -> .461, single-hop .851 -> .868) for category 5 .958 -> .937 (conv-30 .917 ->
+# .896), still above .887 without either lever; 0.03 leaves conv-30 at .796, 0.08 takes its category 5 to .854.
+SPEAKER_BOOST = 0.05
 # A question asking for a time ("When did ...") is answered by a turn that says when: a candidate whose text
 # carries a date or a relative time ("last week", "two days ago") gets this share more.
 WHEN_BOOST = 0.0

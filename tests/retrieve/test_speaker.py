@@ -36,7 +36,7 @@ def test_speaker_of_reads_the_turns_opening_name():
 
 
 def test_the_named_speakers_turn_outranks_a_better_text_match_by_the_other(monkeypatch):
-    assert scoring.SPEAKER_BOOST == 0.0  # shipped off (see scoring.py: it costs adversarial questions)
+    monkeypatch.setattr(scoring, "SPEAKER_BOOST", 0.0)
     assert _ranked("What does Melanie do to relax?") == [1, 2]  # without the lever the text match wins
     monkeypatch.setattr(scoring, "SPEAKER_BOOST", 0.15)
     assert _ranked("What does Melanie do to relax?") == [2, 1]
