@@ -352,7 +352,7 @@ def lever_factors(kept: list[Candidate], query: Query, clock: str) -> dict[Candi
     """Multipliers from the speaker, resolution, when-question and period levers (1.0 when none applies)."""
     factors = {c.key: 1.0 for c in kept}
     if SPEAKER_BOOST:
-        speakers = {c.key: speaker_of(c.content) for c in kept}
+        speakers = {c.key: speaker_of(c.content) for c in kept if c.is_episode}  # a memory's "Stack: …" is no one
         seen = {s for s in speakers.values() if s}
         named = {s for s in seen if re.search(r"\b" + re.escape(s) + r"\b", query.text)}
         if named and named != seen:

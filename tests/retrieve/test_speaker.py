@@ -46,3 +46,13 @@ def test_a_question_naming_both_speakers_or_none_is_left_as_it_is(monkeypatch):
     monkeypatch.setattr(scoring, "SPEAKER_BOOST", 0.15)
     assert _ranked("How do Caroline and Melanie relax?") == [1, 2]
     assert _ranked("What helps someone relax?") == [1, 2]
+
+
+def test_a_memory_opening_with_a_label_is_no_speaker(monkeypatch):
+    monkeypatch.setattr(scoring, "SPEAKER_BOOST", 0.15)
+    memory = Candidate(3, content="Melanie: a learning whose text opens like a turn", created_at=SAID,
+                       valid_from=SAID, bm25=-2.8, concepts=frozenset({"relax"}))  # fmt: skip
+    turn = Candidate(1, row_kind=EPISODE, content=TURNS[0][1], created_at=SAID, valid_from=SAID, bm25=-3.0,
+                     concepts=frozenset({"relax"}))  # fmt: skip
+    ranked = score([memory, turn], Query(text="What does Melanie do to relax?", concepts={"relax"}), _settings())
+    assert [r.breakdown["levers"] for r in ranked] == [1.0, 1.0]
