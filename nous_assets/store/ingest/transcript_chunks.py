@@ -212,8 +212,9 @@ def rows_by_id(conn: Connection, ids: Sequence[int]) -> Iterator[tuple[int, str,
 
 
 def replies(conn: Connection, ids: Sequence[int]) -> dict[int, int]:
-    """{chunk id: the id of the next chunk in its session, when another role said it} for each of ``ids``: the
-    turn that answers a question is the one after it (the session index finds it)."""
+    """{chunk id: the first later chunk of its session said by the other role} for each of ``ids``: the turn that
+    answers a question comes after it, and a turn of several messages (an assistant's) is answered after the last
+    (the session index finds them)."""
     out: dict[int, int] = {}
     for chunk_id in ids:
         row = conn.execute(
