@@ -216,15 +216,19 @@ def replies(conn: Connection, ids: Sequence[int]) -> dict[int, int]:
     answers a question comes after it, and a turn of several messages (an assistant's) is answered after the last
     (the session index finds them)."""
     out: dict[int, int] = {}
-    for chunk_id in ids:
-        row = conn.execute(
-            "SELECT n.id FROM transcript_chunks c JOIN transcript_chunks n ON n.session_id = c.session_id "
-            "AND (n.timestamp > c.timestamp OR (n.timestamp = c.timestamp AND n.id > c.id)) "
-            "WHERE c.id = ? AND n.role != c.role ORDER BY n.timestamp, n.id LIMIT 1",
-            (chunk_id,),
-        ).fetchone()
-        if row:
-            out[int(chunk_id)] = int(row[0])
+    for i in range(0, len(ids), MAX_PARAMS):
+        part = list(ids[i : i + MAX_PARAMS])
+        out.update(
+            (int(chunk_id), int(reply))
+            for chunk_id, reply in conn.execute(
+                "SELECT c.id, (SELECT n.id FROM transcript_chunks n WHERE n.session_id = c.session_id "
+                "AND n.role != c.role AND (n.timestamp > c.timestamp OR (n.timestamp = c.timestamp AND n.id > c.id)) "
+                "ORDER BY n.timestamp, n.id LIMIT 1) "
+                f"FROM transcript_chunks c WHERE c.id IN ({','.join('?' * len(part))})",
+                part,
+            )
+            if reply is not None
+        )
     return out
 
 
