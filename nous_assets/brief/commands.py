@@ -40,6 +40,7 @@ LABELS = {
     "format": "Format the code with",
     "typecheck": "Type-check with",
     "check": "Run the project's checks with",
+    "coverage": "Measure test coverage with",
     "run": "Start it locally with",
 }
 MAX_BODY = 80
@@ -178,8 +179,10 @@ def _render(purpose: str, tally: Tally, entry: Entry | None, book: Manifests) ->
     content = f"{LABELS[purpose]} `{form}`"
     content += f" from `{where}/`" if where else ""
     body = entry.body.strip() if entry else ""
-    if body and len(body) <= MAX_BODY and body not in form and "`" not in body:
-        content += f" (it runs `{body}`)"
+    runs = f"it runs `{body}`" if body and len(body) <= MAX_BODY and body not in form and "`" not in body else ""
+    about = f'"{entry.about}"' if entry and entry.about else ""
+    if about or runs:
+        content += f" ({'; '.join(x for x in (about, runs) if x)})"
     content += _whole(purpose, entry, book)
     proofs = [r.proof() for r in tally.ok]
     backing = book.proof(entry) if entry is not None and entry.backs else None

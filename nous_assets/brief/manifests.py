@@ -54,6 +54,7 @@ class Entry:
     kind: str  # package | make | mise | just | task | pyproject | cargo | go | mix | script
     name: str  # "scripts.test", "lint", "tasks.test:ci", "tool.ruff", "" (the manifest itself)
     body: str = ""  # what it runs, when the manifest says
+    about: str = ""  # what it is for, in the maintainers' words: a task's description, a target's help comment
 
     @property
     def ref(self) -> str:
@@ -261,7 +262,8 @@ def _makefile(rel: str, text: str) -> Parsed:
         if not m or line.startswith((".", "\t")):
             continue
         body = next((x.strip().lstrip("@-") for x in lines[i + 1 : i + 4] if x.startswith("\t")), "")
-        entries.extend(Entry(rel, "make", t, body) for t in m.group(1).split() if "%" not in t)
+        about = _about(help_.group(1) if (help_ := re.search(r"##\s*(.+)$", line)) else _comment_above(lines, i))
+        entries.extend(Entry(rel, "make", t, body, about) for t in m.group(1).split() if "%" not in t)
     return entries, [], ""
 
 
@@ -296,7 +298,8 @@ def _mise(rel: str, text: str) -> Parsed:
     for header, body in _toml_sections(text):
         if header.startswith("tasks."):
             name = header[len("tasks.") :]
-            entries.append(Entry(rel, "mise", f"tasks.{name}", _toml_value(body, "run")))
+            about = _about(_toml_value(body, "description"))
+            entries.append(Entry(rel, "mise", f"tasks.{name}", _toml_value(body, "run"), about))
         elif header == "tasks":
             for line in body:
                 m = re.match(r"^\s*[\"']?([\w:.-]+)[\"']?\s*=\s*[\"']([^\"']+)[\"']", line)
@@ -339,14 +342,34 @@ def _justfile(rel: str, text: str) -> Parsed:
         m = re.match(r"^@?([A-Za-z_][\w-]*)(?:\s+[^:=\n]*)?:(?!=)", line)
         if m and m.group(1) not in ("set", "alias", "export", "import", "mod"):
             body = next((x.strip().lstrip("@") for x in lines[i + 1 : i + 4] if x[:1] in " \t" and x.strip()), "")
-            entries.append(Entry(rel, "just", m.group(1), body))
+            entries.append(Entry(rel, "just", m.group(1), body, _about(_comment_above(lines, i))))
     return entries, [], ""
 
 
 def _taskfile(rel: str, text: str) -> Parsed:
     block = re.search(r"^tasks:\s*\n((?:[ \t]+.*\n?|\s*\n)*)", text, re.M)
-    names = re.findall(r"^  ([\w:.-]+):\s*$", block.group(1), re.M) if block else []
-    return [Entry(rel, "task", n) for n in names], [], ""
+    tasks = re.split(r"^  ([\w:.-]+):\s*$", block.group(1), flags=re.M)[1:] if block else []
+    entries = []
+    for name, body in zip(tasks[::2], tasks[1::2], strict=True):
+        desc = re.search(r"^    desc:\s*[\"']?(.+?)[\"']?\s*$", body, re.M)
+        entries.append(Entry(rel, "task", name, "", _about(desc.group(1) if desc else "")))
+    return entries, [], ""
+
+
+MAX_ABOUT = 100
+
+
+def _comment_above(lines: Sequence[str], i: int) -> str:
+    """The ``#`` comment on the line right above line ``i`` (a justfile recipe's doc comment, a Makefile
+    target's)."""
+    m = re.match(r"^#\s*(.+)$", lines[i - 1].strip()) if i > 0 else None
+    return m.group(1) if m and not m.group(1).startswith(("!", "-", "=")) else ""
+
+
+def _about(text: str) -> str:
+    """A one-line description as a line of the brief can quote it: no quotes or backticks of its own, capped."""
+    text = " ".join(text.replace('"', "").replace("`", "").split())
+    return text if len(text) <= MAX_ABOUT else ""
 
 
 def _pyproject(rel: str, text: str) -> Parsed:

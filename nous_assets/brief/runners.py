@@ -1,8 +1,8 @@
 """What a project command is for, and its canonical form: task runners, package scripts, toolchains, scripts.
 
 A :class:`~nous_assets.brief.shell_split.Segment` becomes a :class:`Use` when it builds, tests, lints,
-formats, type-checks, checks or runs the project, recognised generally — task runners (``mise run``,
-``make``, ``just``, ``task``), package scripts (``npm``/``pnpm``/``yarn``/``bun run``), wrappers
+formats, type-checks, checks, measures the test coverage of or runs the project, recognised generally — task
+runners (``mise run``, ``make``, ``just``, ``task``), package scripts (``npm``/``pnpm``/``yarn``/``bun run``), wrappers
 (``uv run``, ``poetry run``, ``npx``, ``bundle exec``, ``python -m`` …), toolchains (``cargo``, ``go``,
 ``mix``, ``dotnet`` …), linters/formatters/test runners, and scripts named for what they do
 (``scripts/test.sh``). Names say the purpose in any of their parts (``test:ci``, ``lint:fix``, ``css:build``).
@@ -25,7 +25,7 @@ from nous_assets.extract.rules import shell
 from nous_assets.extract.rules.session import Call
 from nous_assets.extract.rules.text import ANSI_RE
 
-PURPOSES = ("build", "test", "lint", "format", "typecheck", "check", "run")
+PURPOSES = ("build", "test", "lint", "format", "typecheck", "check", "coverage", "run")
 CHECK_PURPOSES = frozenset({"build", "test", "lint", "format", "typecheck", "check"})
 
 _NAME_PURPOSE = {
@@ -39,9 +39,10 @@ _NAME_PURPOSE = {
     "check": "check", "checks": "check", "ci": "check", "verify": "check", "validate": "check", "qa": "check",
     "precommit": "check", "preflight": "check",
     "build": "build", "compile": "build", "bundle": "build", "dist": "build",
+    "coverage": "coverage", "cov": "coverage", "tarpaulin": "coverage",
     "dev": "run", "start": "run", "serve": "run", "server": "run", "runserver": "run",
 }  # fmt: skip
-_PRIORITY = ("typecheck", "format", "lint", "test", "build", "run", "check")
+_PRIORITY = ("typecheck", "format", "lint", "coverage", "test", "build", "run", "check")
 _SCRIPT_EXT_RE = re.compile(r"\.(?:sh|bash|py|js|mjs|cjs|ts|rb|pl|ps1|cmd|bat)$")
 _SEPARATORS_RE = re.compile(r"[-_.:]")
 _PARTS_RE = re.compile(r"[-_.:/]+")
@@ -303,6 +304,7 @@ _JS_TEST = _Spec(
 _CARGO_VALUES = _fs("-p --package --features -F --target -j --jobs --manifest-path --profile")
 _CARGO_TEST = _Spec("test", "filter", _CARGO_VALUES, _fs("--test --bench --example -E"), _fs("--exact"))
 _GO_VALUES = _fs("-tags -count -timeout -parallel -p -coverprofile -covermode")
+_TARPAULIN_VALUES = _fs("--out -o --output-dir --exclude-files -e --exclude --timeout -t --engine")
 _LINT_VALUES = _fs("--config -c --select --ignore --extend-select --ext --max-warnings --format --output-format")
 _TOOLS: dict[str, _Spec] = {
     "pytest": _PYTEST, "py.test": _PYTEST,
@@ -315,6 +317,9 @@ _TOOLS: dict[str, _Spec] = {
     "cargo build": _Spec("build", "keep", _CARGO_VALUES), "cargo check": _Spec("typecheck", "keep", _CARGO_VALUES),
     "cargo clippy": _Spec("lint", "keep", _CARGO_VALUES), "cargo fmt": _Spec("format", "keep", _CARGO_VALUES),
     "cargo run": _Spec("run", "keep", _CARGO_VALUES),
+    "cargo tarpaulin": _Spec("coverage", "keep", _CARGO_VALUES | _TARPAULIN_VALUES),
+    "cargo llvm-cov": _Spec("coverage", "keep", _CARGO_VALUES | _fs("--output-path --fail-under-lines")),
+    "coverage run": _Spec("coverage", "keep", _fs("--source --rcfile -m")),
     "go test": _Spec("test", "packages", _GO_VALUES, _fs("-run -bench -skip")),
     "go vet": _Spec("lint", "packages", _GO_VALUES), "go build": _Spec("build", "packages", _GO_VALUES),
     "golangci-lint run": _Spec("lint", "paths", _LINT_VALUES), "gofmt": _Spec("format", "strict"),
@@ -356,7 +361,7 @@ _TOOLS: dict[str, _Spec] = {
 }  # fmt: skip
 _SUBCOMMAND_TOOLS = frozenset(
     "cargo go mix dotnet swift flutter dart deno ruff ty biome golangci-lint pre-commit lefthook uv vitest docker "
-    "docker-compose flask".split()
+    "docker-compose flask coverage".split()
 )
 
 

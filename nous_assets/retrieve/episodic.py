@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from nous_assets.retrieve.query import Query, concepts_from_text, fts_match_expression
+from nous_assets.retrieve.resolution import asks_about_a_problem
 from nous_assets.retrieve.scoring import EPISODE, Candidate
 from nous_assets.settings import Settings
 from nous_assets.store.db import Connection, atomic
@@ -102,11 +103,22 @@ def asks_about(text: str, asked: set[str]) -> bool:
     return any(asked & _stems(q) for q in _QUESTION.findall(text))
 
 
+def reports_a_problem(text: str, asked: set[str]) -> bool:
+    """Whether a user's turn reports a problem (an error, a failure) in words of the question: its reply answers it as
+    it would a question ("something wrong: `failed to verify jws signature`" → "the API restarted, so …")."""
+    return asks_about_a_problem(text) and bool(asked & _stems(text))
+
+
 def _lend_to_replies(conn, query: Query, scope: dict, bm25: dict[int, float], cosines: dict[int, float]) -> None:
     """Give the replies to the best question turns (in scope) the question's bm25 and cosine where better."""
     asked = _stems(query.text)
     seeds = _seeds(bm25, cosines, REPLY_SEEDS)
-    asking = [row[0] for row in transcript_chunks.rows_by_id(conn, seeds) if asks_about(row[-1], asked)]
+    problem = asks_about_a_problem(query.text)
+    asking = [
+        row[0]
+        for row in transcript_chunks.rows_by_id(conn, seeds)
+        if asks_about(row[-1], asked) or (problem and row[3] == "user" and reports_a_problem(row[-1], asked))
+    ]
     replies = transcript_chunks.replies(conn, asking)
     allowed = transcript_chunks.in_scope(conn, list(set(replies.values())), **scope)
     for question, reply in replies.items():

@@ -69,17 +69,26 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return value if math.isfinite(value) else 0.0
 
 
+VECTOR_BASELINE = 0.2
+"""The cosine two unrelated memories already share: MiniLM's median over every pair of a project's memories is
+0.19, 0.18 and 0.23 on the three dev stores. MMR counts only what lies above it, so a memory is not held back for
+being about the same project as one picked before (dev3's "use Java 17" preference fell out of the top 10 next to a
+note on the Java floor), and the scale matches the concept Jaccard turns are compared by, which is 0 for unrelated
+turns."""
+
+
 def similarity_from(
     vectors: Mapping[int, np.ndarray] | None, concepts: Mapping[int, Iterable[str]]
 ) -> Callable[[int, int], float]:
-    """Pairwise similarity for MMR: cosine of the two vectors when both exist, else concept Jaccard."""
+    """Pairwise similarity for MMR: cosine of the two vectors above :data:`VECTOR_BASELINE`, rescaled to [0, 1],
+    when both exist, else concept Jaccard."""
     vectors = vectors or {}
     concept_sets = {i: frozenset(c) for i, c in concepts.items()}
 
     def similarity(a: int, b: int) -> float:
         va, vb = vectors.get(a), vectors.get(b)
         if va is not None and vb is not None:
-            return max(0.0, cosine(va, vb))
+            return max(0.0, (cosine(va, vb) - VECTOR_BASELINE) / (1.0 - VECTOR_BASELINE))
         return jaccard(concept_sets.get(a, ()), concept_sets.get(b, ()))
 
     return similarity

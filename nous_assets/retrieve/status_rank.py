@@ -10,24 +10,40 @@ the guarantee that the replacement, whatever it is, comes first.
 
 A transcript chunk is no claim, but it can hold the turn where one was made: when that claim was later refuted
 or superseded (:func:`nous_assets.store.ingest.transcript_chunks.rejected_claims`), the chunk takes that status, is
-shown as such, and falls into the second tier, so an excerpt of a rejected explanation cannot answer first.
+shown as such, and falls into the second tier, so an excerpt of a rejected explanation cannot answer first. So
+does an assistant turn the assistant itself takes back in its next turn ("Wait, that's wrong — …", "Wait, I already
+tried this approach and it broke npm ci. Let me revert that"): the plan or claim just before it is refuted.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
 from nous_assets.retrieve.scoring import Candidate, CandidateKey, ScoredMemory
-from nous_assets.status import CLOSED
+from nous_assets.status import CLOSED, REFUTED
 from nous_assets.store.db import Connection
 from nous_assets.store.ingest import transcript_chunks
 
+_RETRACTION_RE = re.compile(
+    r"^\W*(?:wait|actually|hmm|oops|hold on|on second thought|scratch that)\b[^\n]{0,160}?"
+    r"\b(?:revert|undo|roll(?:ing)? back|back out|(?:that'?s|that is|this is|i was) (?:wrong|not right|incorrect)"
+    r"|(?:won'?t|doesn'?t|didn'?t) work|my mistake|already tried)",
+    re.I,
+)
+"""The assistant taking back what it just said or did, at the start of its next turn."""
+
 
 def mark_rejected_chunks(conn: Connection, candidates: list[Candidate]) -> list[Candidate]:
-    """``candidates`` with each chunk that holds a later-rejected claim carrying that claim's status."""
+    """``candidates`` with each chunk that holds a later-rejected claim carrying that claim's status, and each
+    assistant chunk its next turn takes back refuted."""
     chunk_ids = [c.id for c in candidates if c.is_episode]
     rejected = transcript_chunks.rejected_claims(conn, chunk_ids) if chunk_ids else {}
+    said = [c.id for c in candidates if c.is_episode and c.kind == "assistant" and c.id not in rejected]
+    for chunk_id, (role, text) in transcript_chunks.next_in_session(conn, said).items() if said else ():
+        if role == "assistant" and _RETRACTION_RE.search(text):
+            rejected[chunk_id] = REFUTED
     if not rejected:
         return candidates
     return [replace(c, status=rejected[c.id]) if c.is_episode and c.id in rejected else c for c in candidates]

@@ -31,9 +31,23 @@ def test_real_ironclaw_cargo_from_its_crate_folder():
     assert "make fmt" not in " ".join(i.content for i in items.values())  # `make fmt` failed: no such target
 
 
+def test_real_ironclaw_coverage_command_as_the_sessions_ran_it():
+    # ironclaw 005dee17 runs tarpaulin from orchestrator/ fourteen times while lowering the coverage ratchet
+    items = {i.key: i for i in _real("transcripts-dev3", "ironclaw")}
+    assert items["cmd:coverage"].content == (
+        'Measure test coverage with `cargo tarpaulin --out Xml --output-dir coverage --exclude-files "*/tests/*" '
+        "--timeout 300 -- --test-threads=1` from `orchestrator/`."
+    )
+    assert items["cmd:coverage"].runs >= 2
+
+
 def test_real_mise_task_with_its_manifest_entry():
     items = {i.key: i for i in _real("transcripts-dev3", "flutter-docker-image")}
-    assert items["cmd:lint"].content == "Lint with `mise run lint` (it runs `./script/renovate_validate.sh`)."
+    # the task's description as the last session left it (it was "Validate .github/renovate.json" at first)
+    assert items["cmd:lint"].content == (
+        'Lint with `mise run lint` ("Check .github/renovate.json before pushing"; '
+        "it runs `./script/renovate_validate.sh`)."
+    )
     assert items["cmd:lint"].paths == ("mise.toml#tasks.lint",)
     assert "cmd:check" not in items  # the script the task wraps is not said twice
 

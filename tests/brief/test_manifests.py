@@ -25,6 +25,22 @@ def test_task_runner_entries():
     assert _names("justfile", "set shell := ['bash']\ntest *ARGS:\n    cargo test\n") == ["justfile#test"]
 
 
+def test_what_an_entry_is_for_in_the_maintainers_words():
+    mise = '[tasks.lint]\ndescription = "Check `.github/renovate.json` before pushing"\nrun = "./v.sh"\n'
+    mise += '[tasks.docs]\nrun = "x"\n'
+    assert [e.about for e in parse("mise.toml", mise)[0]] == ["Check .github/renovate.json before pushing", ""]
+    make = "# Run the unit tests\ntest:\n\tpytest\nlint: ## Lint the code\n\truff check .\n"
+    make += "# ----\nfmt:\n\truff format\n"
+    assert [e.about for e in parse("Makefile", make)[0]] == ["Run the unit tests", "Lint the code", ""]
+    just = "# Build the site\nbuild:\n    hugo\n\nserve:\n    hugo serve\n"
+    assert [e.about for e in parse("justfile", just)[0]] == ["Build the site", ""]
+    task = "version: '3'\ntasks:\n  test:\n    desc: Run all tests\n    cmds:\n      - go test ./...\n"
+    task += "  vet:\n    cmds: [go vet]\n"
+    assert [(e.name, e.about) for e in parse("Taskfile.yml", task)[0]] == [("test", "Run all tests"), ("vet", "")]
+    long = '[tasks.x]\ndescription = "' + "word " * 30 + '"\n'
+    assert parse("mise.toml", long)[0][0].about == ""  # too long to quote on one line of the brief
+
+
 def test_package_json_whole_or_partial():
     entries, facts, name = parse(
         "web/package.json", '{"name": "@x/web", "scripts": {"test": "vitest run"}, "engines": {"node": ">=20"}}'

@@ -34,6 +34,11 @@ def _use(command: str):
         ("./scripts/test.sh --ci unit", "test", "./scripts/test.sh --ci", True),
         ("python manage.py test app.tests", "test", "python manage.py test", True),
         ("iex -S mix phx.server", "run", "iex -S mix phx.server", False),
+        ("cargo tarpaulin --out Xml --timeout 300 -- --test-threads=1", "coverage",
+         "cargo tarpaulin --out Xml --timeout 300 -- --test-threads=1", False),
+        ("uv run coverage run -m pytest", "coverage", "uv run coverage run -m pytest", False),
+        ("npm run test:coverage", "coverage", "npm run test:coverage", False),
+        ("uv run pytest --cov=src -q", "test", "uv run pytest --cov=src -q", False),  # the suite, with a report
     ],
 )
 def test_forms_drop_one_off_filters(command, purpose, form, filtered):

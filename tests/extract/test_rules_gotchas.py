@@ -5,6 +5,7 @@ from __future__ import annotations
 from excerpts import (
     EPISODIC_LARGE,
     FASTHOOKS,
+    FLUTTER_REVIEW,
     SPOTTER_4TE,
     SPOTTER_A0Y,
     SPOTTER_DOV,
@@ -18,6 +19,7 @@ from excerpts import (
     result,
     run,
     stream_of,
+    whole,
 )
 
 from nous_assets.extract.rules import gotchas
@@ -123,6 +125,26 @@ def test_real_fallout_of_a_conflicted_rebase_is_no_gotcha():
     texts = [c.content for c in fixes + gotchas.diagnoses(s)]
     assert not any("ClientChart" in t for t in texts)
     assert any(t.startswith("`npx knip` failed with") for t in texts)
+
+
+def test_a_why_comment_taken_out_later_in_the_session_is_not_kept():
+    path = "/home/dev/proj/src/app.py"
+    why = "# Keep the retry loop because the API drops the first request after a deploy\nretry(3)"
+    later = [assistant("", edit(path, "e2", why, "# Retry once: the API is stable now\nretry(1)")),
+             result("e2", "updated")]  # fmt: skip
+    first = [assistant("", edit(path, "e1", "retry(0)", why)), result("e1", "updated")]
+    assert gotchas.why_comments(stream_of_turns(first + later)) == []
+    unrelated = [assistant("", edit(path, "e3", "x = 1", "x = 2")), result("e3", "updated")]
+    (g,) = gotchas.why_comments(stream_of_turns(first + unrelated))
+    assert "drops the first request" in g.content
+
+
+def test_real_rewritten_task_comments_are_not_kept():
+    # flutter-docker-image 4382554b writes a comment above mise.toml's [tasks.lint] three times ("Static checks that
+    # need no image build …", "Local-only pre-flight …", then "Not in CI: …"); only the code's last word may stay
+    found = [g.content for g in gotchas.why_comments(stream_of(whole(FLUTTER_REVIEW)))]
+    assert not any(c.startswith("mise.toml:") for c in found)
+    assert any(c.startswith("config/debian_13_trixie.sources:") for c in found)  # written once, never taken out
 
 
 def test_a_comment_wrapped_over_lines_is_read_whole():

@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
-from excerpts import EPISODIC_LARGE, FASTHOOKS, SPOTTER_4TE, SPOTTER_GQC, contents, excerpt, stream_of, whole
+import json
+
+from excerpts import (
+    DUET_README,
+    EPISODIC_LARGE,
+    FASTHOOKS,
+    SPOTTER_4TE,
+    SPOTTER_GQC,
+    ToolUse,
+    assistant,
+    bash,
+    contents,
+    excerpt,
+    result,
+    stream_of,
+    whole,
+)
 
 from nous_assets.extract.rules import workflow
 from nous_assets.safety.guard import classify
@@ -40,6 +56,34 @@ def test_real_hook_names_the_fix_it_prints():
     (h,) = workflow.git_hooks(stream_of(excerpt(SPOTTER_4TE, 640, 680)))
     assert "[FORMAT]" in h.content and "it says to run `mix format` to fix" in h.content
     assert '(the commit fails with "Pre-commit validation failed")' in h.content  # what the next session will see
+
+
+def test_real_hook_read_from_the_file_the_session_wrote():
+    # duet 410c9611 L18 rewrites .git/hooks/pre-commit: regenerate the README tables, then prettier, then re-stage
+    (h,) = [c for c in workflow.git_hooks(stream_of(whole(DUET_README))) if c.slot == "tool:hook-pre-commit"]
+    assert h.content == (
+        "`git commit` runs a pre-commit hook (`.git/hooks/pre-commit`, not tracked: each clone installs it): "
+        "`scripts/generate-readme.sh`, then `prettier --write README.md`, then `git add README.md`."
+    )
+
+
+def _write(path: str, content: str, use_id: str) -> ToolUse:
+    return ToolUse(use_id, "Write", json.dumps({"file_path": path, "content": content}))
+
+
+def test_hook_file_steps_without_plumbing_and_gone_when_deleted():
+    husky = '#!/bin/sh\n. "$(dirname -- "$0")/_/husky.sh"\nif [ -z "$CI" ]; then\n  npx lint-staged\nfi\necho done\n'
+    written = [assistant("", _write("/home/dev/proj/.husky/pre-push", husky, "w1")), result("w1", "File created")]
+    (h,) = workflow.git_hooks(stream_of_turns(written))
+    assert h.content == "`git push` runs a pre-push hook (`.husky/pre-push`): `npx lint-staged`."
+    deleted = [assistant("", bash("rm .husky/pre-push", "b1")), result("b1", "")]
+    assert workflow.git_hooks(stream_of_turns(written + deleted)) == []
+
+
+def stream_of_turns(turns):
+    from nous_assets.extract.base import SessionBatch
+
+    return stream_of(SessionBatch("proj", "sess-1", "2026-02-12", turns))
 
 
 def test_commands_outside_a_tracker_are_no_workflow():

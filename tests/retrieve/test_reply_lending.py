@@ -59,3 +59,44 @@ def test_a_turn_that_matched_on_other_words_lends_its_reply_nothing(conn, tmp_pa
     _store(conn, matched)
     found = _found(conn, tmp_path)
     assert matched in found and REPLY not in found
+
+
+CODING = "-home-dev-api"
+REPORT = "hmm the staging deploy fails: `relation users does not exist`"
+ANSWER = "Staging was created before the last migration, so its schema lags; run the migrations there first."
+NOISE = [  # other sessions that share a word or two with the question and explain nothing
+    "The staging deploy went out on Friday.",
+    "Users like the new deploy page.",
+    "A relation table was added for users.",
+]
+
+
+def _coding_store(conn, report: str) -> None:
+    def turn(n: int, text: str, session: str):
+        return chunk_turn(n, text, role="user" if n % 2 == 0 else "assistant", project=CODING, session=session,
+                          day="2026-02-10", cwd="/home/dev/api")  # fmt: skip
+
+    upsert_chunks(conn, [turn(0, report, "s1"), turn(1, ANSWER, "s1")]
+                  + [turn(1, t, f"n{i}") for i, t in enumerate(NOISE)])  # fmt: skip
+
+
+def _text_match(conn, tmp_path, question: str) -> dict[str, float]:
+    """{result text: its text signal} for the question."""
+    settings = load_settings({"HOME": str(tmp_path)})
+    query = Query.from_text(question, project_id=CODING)
+    found = retrieve(conn, query, settings, k=5, include_episodes=True, explain=True)
+    return {r.content: r.breakdown["s_text"] for r in found}
+
+
+def test_a_users_problem_report_lends_its_reply_to_a_question_about_the_problem(conn, tmp_path, monkeypatch):
+    _coding_store(conn, REPORT)
+    question = "Why does the staging deploy fail with relation users does not exist?"
+    monkeypatch.setattr(episodic, "REPLY_WEIGHT", 0.0)
+    alone = _text_match(conn, tmp_path, question)
+    assert alone[ANSWER] < alone[REPORT]
+    monkeypatch.setattr(episodic, "REPLY_WEIGHT", 1.0)
+    lent = _text_match(conn, tmp_path, question)
+    assert lent[ANSWER] == lent[REPORT]  # the answer matches the question as well as the report does
+    # the same words asked about no problem: the report is no question, and lends nothing
+    other = _text_match(conn, tmp_path, "Which relation of users does the staging deploy list?")
+    assert other[ANSWER] < other[REPORT]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from nous_assets.retrieve import candidates as candidates_module
 from nous_assets.retrieve.candidates import gather, prune_common_tokens
-from nous_assets.retrieve.fusion import competition_ranks, mmr, rrf, similarity_from
+from nous_assets.retrieve.fusion import VECTOR_BASELINE, competition_ranks, mmr, rrf, similarity_from
 from nous_assets.retrieve.query import Query, concepts_from_text, fts_match_expression
 from nous_assets.retrieve.scoring import (
     MIN_VECTOR_COSINE,
@@ -194,6 +194,15 @@ def test_similarity_prefers_vectors_then_concepts():
     assert sim(1, 2) == pytest.approx(1.0)
     assert sim(1, 3) == pytest.approx(0.5)  # no vector for 3: Jaccard
     assert similarity_from(None, {1: set(), 2: set()})(1, 2) == 0.0
+
+
+def test_vector_similarity_counts_only_what_lies_above_unrelated_memories():
+    base = np.array([1.0, 0.0])
+    at = {1: base, 2: np.array([VECTOR_BASELINE, (1 - VECTOR_BASELINE**2) ** 0.5]), 3: np.array([0.6, 0.8])}
+    sim = similarity_from(at, {})
+    assert sim(1, 2) == pytest.approx(0.0)  # as alike as two unrelated memories of a project: no penalty
+    assert sim(1, 3) == pytest.approx((0.6 - VECTOR_BASELINE) / (1 - VECTOR_BASELINE))
+    assert similarity_from({1: base, 2: -base}, {})(1, 2) == 0.0
 
 
 def test_fts_expression_and_query_concepts():

@@ -88,3 +88,22 @@ def test_asked_about_the_past_a_claim_closed_later_still_held():
     assert closed_at(replaced, "2026-03-01T00:00:00Z")
     assert not closed_at(refuted, "2026-01-15T00:00:00Z")  # no date on a refutation: it held as far as we know
     assert not closed_at(Candidate(3, status="verified"), None)
+
+
+def test_a_turn_the_assistant_takes_back_next_ranks_below_what_holds(conn, tmp_path):
+    plan = "Step 1: add the unlisted prisma clients to package.json so knip stops reporting unlisted dependencies."
+    turns = [
+        chunk_turn(0, "knip reports unlisted dependencies for the prisma clients", role="user", session="k1"),
+        chunk_turn(1, plan, role="assistant", session="k1"),
+        chunk_turn(2, "Wait, I already tried this approach and it broke npm ci. Let me revert that and ignore "
+                      "them in knip.json instead.", role="assistant", session="k1"),  # fmt: skip
+        chunk_turn(3, "knip.json now ignores the generated clients; knip passes.", role="assistant", session="k1"),
+    ]
+    upsert_chunks(conn, turns)
+    settings = load_settings({"HOME": str(tmp_path)})
+    query = Query.from_text("knip reports the prisma clients as unlisted dependencies; how do I fix it?",
+                            project_id=PROJECT)  # fmt: skip
+    results = retrieve(conn, query, settings, include_episodes=True)
+    status = {r.content: shown_status(r) for r in results}
+    assert status[plan] == "refuted" and [r.content for r in results][-1] == plan
+    assert all(s is None for text, s in status.items() if text != plan)  # the retraction itself, and the rest, hold

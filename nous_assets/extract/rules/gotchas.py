@@ -491,6 +491,8 @@ def why_comments(s: Stream) -> list[Cand]:
         for k, text in enumerate(comments(_added_lines(call))):
             if len(words(text)) < 6 or not _WHY_RE.search(text) or _HEDGE_RE.search(text) or filters.one_off(text):
                 continue
+            if _removed_later(s, call, text):
+                continue  # rewritten or dropped later in the session: the code no longer says it
             rel = short_path(call.path, call.turn.cwd)
             content = cap(f"{rel}: {upper_first(text.rstrip('.'))}.", MAX_CONTENT)
             c = cand("gotcha", content, call.turn, s.gpos[call.pos], call.turns(), text, sub=70 + k,
@@ -501,6 +503,26 @@ def why_comments(s: Stream) -> list[Cand]:
         if len(out) >= MAX_COMMENTS:
             break
     return out
+
+
+def _removed_later(s: Stream, call: Call, comment: str) -> bool:
+    """A later edit of the same file took the comment out: its first words are in what the edit replaced and not
+    in what it wrote (or a later whole write of the file lacks them)."""
+    probe = " ".join(comment.split()[:5])
+    for later in s.calls:
+        if later.seq <= call.seq or later.path != call.path or later.name not in EDIT_TOOLS or not later.ok:
+            continue
+        inp = later.inp
+        if isinstance(inp.get("content"), str):
+            if probe not in " ".join(inp["content"].split()):
+                return True
+            continue
+        edits = inp["edits"] if isinstance(inp.get("edits"), list) else [inp]
+        for e in (e for e in edits if isinstance(e, dict)):
+            old, new = (" ".join(str(e.get(k) or "").split()) for k in ("old_string", "new_string"))
+            if probe in old and probe not in new:
+                return True
+    return False
 
 
 def comments(lines: list[str]) -> list[str]:

@@ -8,7 +8,9 @@ sessions, not one session's.
   / ``bd update <id> --status in_progress`` / ``bd close <id>``, or ``gh issue list`` / ``gh issue view``.
 * **Git hooks** (``slot`` ``tool:hook-<name>``): what a pre-commit / pre-push hook runs (lefthook, husky,
   lint-staged, pre-commit, a custom script) as seen in ``git commit`` / ``git push`` output; when a
-  ``--no-verify`` attempt fails the same way, the memory says the check cannot be bypassed.
+  ``--no-verify`` attempt fails the same way, the memory says the check cannot be bypassed. A hook no commit
+  showed is read from its file (``.git/hooks/<name>``, ``.husky/<name>``) as the session wrote or read it:
+  the commands it runs, in order.
 """
 
 from __future__ import annotations
@@ -151,7 +153,8 @@ def git_hooks(s: Stream) -> list[Cand]:
                       (have[3] if have else False) or unskippable)  # fmt: skip
         if runner and runner not in merged:
             seen[hook] = ([runner, *merged], *seen[hook][1:])
-    out = []
+    out = [_hook_file_cand(s, hook, commands, call) for hook, (commands, call) in _hook_files(s).items()
+           if hook not in seen]  # fmt: skip
     for hook, (checks, call, blocked, unskippable) in seen.items():
         names = [c for c in checks if c not in ("lefthook", "husky", "lint-staged", "pre-commit")]
         runner = next((c for c in checks if c in ("lefthook", "husky", "lint-staged", "pre-commit")), "")
@@ -176,6 +179,71 @@ def git_hooks(s: Stream) -> list[Cand]:
         c.domain = "workflow"
         out.append(c)
     return out
+
+
+_HOOK_FILE_RE = re.compile(
+    r"(?:^|/)(\.git/hooks|\.husky)/(pre-commit|pre-push|commit-msg|prepare-commit-msg|post-commit|post-merge"
+    r"|post-checkout|pre-rebase)$"
+)
+_NOT_A_STEP_RE = re.compile(
+    r"^(?:#|\.\s|source\s|set\s|if\s|elif\s|while\s|until\s|for\s|case\s|then\b|else\b|fi\b|do\b|done\b|esac\b"
+    r"|exit\b|echo\s|printf\s|return\b|[{}]|\w+\(\)|[\w]+=|export\s|local\s|\S+\)$|;;)"
+)
+_TOPLEVEL_RE = re.compile(r"([\"']?)\$\((?:git rev-parse --show-toplevel|dirname -- \"?\$0\"?)\)/([^\"'\s]*)\1")
+"""A path from the repository's root (``"$(git rev-parse --show-toplevel)/scripts/x.sh"``): said from the root."""
+_NUMBERED_RE = re.compile(r"^\s*\d+(?:→|\t)(.*)$")
+MAX_HOOK_STEPS = 5
+
+
+def _hook_files(s: Stream) -> dict[str, tuple[list[str], Call]]:
+    """{hook: (the commands its file runs, the call that showed it)}: the last whole sighting of each hook file
+    (a Write, or a Read of it), so a hook rewritten in the session reads as it ended."""
+    found: dict[str, tuple[list[str], Call]] = {}
+    for call in s.calls:
+        m = _HOOK_FILE_RE.search(call.path.replace("\\", "/")) if call.name in ("Write", "Read") else None
+        if m is None or not call.ok:
+            continue
+        if call.name == "Write":
+            text = call.inp.get("content")
+        else:  # Read shows the file with line numbers
+            lines = (call.result.text if call.result else "").splitlines()
+            text = "\n".join(n.group(1) for line in lines if (n := _NUMBERED_RE.match(line)))
+        steps = _hook_steps(text) if isinstance(text, str) else []
+        if steps:
+            found[m.group(2)] = (steps, call)
+    for hook, (_, call) in list(found.items()):
+        name = "/".join(call.path.replace("\\", "/").split("/")[-2:])  # hooks/pre-commit
+        if any(later.seq > call.seq and re.search(rf"\b(?:rm|git rm|mv)\s[^;&|]*{re.escape(name)}\b", later.command)
+               and s.status(later) == "ok" for later in s.calls):  # fmt: skip
+            del found[hook]  # deleted or moved away later in the session
+    return found
+
+
+def _hook_steps(script: str) -> list[str]:
+    """The commands a hook script runs, in order: no conditions, shell plumbing, output or redirections."""
+    steps: list[str] = []
+    for line in script.splitlines():
+        line = line.strip()
+        if not line or _NOT_A_STEP_RE.match(line):
+            continue
+        line = _TOPLEVEL_RE.sub(r"\2", line)
+        line = re.sub(r"\s*(?:[12&]?>>?\s*\S+|<\s*\S+|\|\|\s*true)(?=\s|$)", "", line).strip()
+        line = re.sub(r'^"([^"\s$]+)"', r"\1", line)
+        if line and not line.startswith(('"$', "$")) and len(line) <= 60 and line not in steps:
+            steps.append(line)
+    return steps[:MAX_HOOK_STEPS]
+
+
+def _hook_file_cand(s: Stream, hook: str, steps: list[str], call: Call) -> Cand:
+    rel = "." + call.path.replace("\\", "/").split("/.", 1)[1] if "/." in call.path else call.path
+    verb = "git push" if hook == "pre-push" else "git commit"
+    where = f"`{rel}`" + (", not tracked: each clone installs it" if rel.startswith(".git/") else "")
+    text = f"`{verb}` runs a {hook} hook ({where}): " + ", then ".join(f"`{step}`" for step in steps)
+    c = cand("workflow", cap(text + ".", MAX_CONTENT), call.turn, s.gpos[call.pos], call.turns(), text,
+             applies_when=f"before `{verb}`", source_ref=rel, score=4.0, basis="file")  # fmt: skip
+    c.slot = f"tool:hook-{hook}"
+    c.domain = "workflow"
+    return c
 
 
 _HEADLINE_RE = re.compile(r"^\s*(?:Error:\s*)?([A-Za-z][\w -]{0,50}\bfailed)\b:?\s*$", I | re.M)

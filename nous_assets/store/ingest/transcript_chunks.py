@@ -232,6 +232,23 @@ def replies(conn: Connection, ids: Sequence[int]) -> dict[int, int]:
     return out
 
 
+def next_in_session(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    """{chunk id: (role, text) of the next chunk of its session} for each of ``ids`` that has one."""
+    out: dict[int, tuple[str, str]] = {}
+    for i in range(0, len(ids), MAX_PARAMS):
+        part = list(ids[i : i + MAX_PARAMS])
+        for chunk_id, role, text in conn.execute(
+            "SELECT c.id, n.role, n.text FROM transcript_chunks c JOIN transcript_chunks n ON n.id = "
+            "(SELECT x.id FROM transcript_chunks x WHERE x.session_id = c.session_id "
+            "AND (x.timestamp > c.timestamp OR (x.timestamp = c.timestamp AND x.id > c.id)) "
+            "ORDER BY x.timestamp, x.id LIMIT 1) "
+            f"WHERE c.id IN ({','.join('?' * len(part))})",
+            part,
+        ):
+            out[int(chunk_id)] = (role, text)
+    return out
+
+
 def rejected_claims(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
     """The assistant chunks among ``ids`` that hold the turn of a claim the transcripts later refuted or
     superseded (a memory's anchor: the first uuid of its provenance), with that status. Search marks them and
