@@ -26,9 +26,8 @@ from nous_assets.brief.item import Proof
 from nous_assets.brief.runners import Use
 from nous_assets.brief.timeline import SessionView, Step
 from nous_assets.extract.rules.session import EDIT_TOOLS
-from nous_assets.extract.rules.text import ANSI_RE
+from nous_assets.extract.rules.text import ANSI_RE, unnumbered
 
-_NUMBERED_RE = re.compile(r"^\s*\d+(?:→|\t)(.*)$")
 _DOCKERFILE_RE = re.compile(r"(?:^|[./])(?:Dockerfile|Containerfile)(?:\.[\w.-]+)?$", re.I)
 _FRAMEWORKS = {
     "package.json": (
@@ -165,7 +164,7 @@ def _sightings(step: Step) -> list[tuple[str, str]]:
         if rel is None or not (is_manifest(rel) or _SCRIPT_FILE_RE.search(rel)) or step.status != "ok":
             return []
         if call.name == "Read":
-            return [(rel, _unnumbered(step.output))]
+            return [(rel, unnumbered(step.output))]
         new = call.inp.get("content") or call.inp.get("new_string") or call.inp.get("file_text") or ""
         return [(rel, new)] if isinstance(new, str) and new else []
     commands = [seg for seg, _ in step.parts if seg.tokens[0] not in ("echo", "printf")]
@@ -174,12 +173,6 @@ def _sightings(step: Step) -> list[tuple[str, str]]:
         if rel is not None and is_manifest(rel):
             return [(rel, ANSI_RE.sub("", step.output))]
     return []
-
-
-def _unnumbered(text: str) -> str:
-    lines = text.splitlines()
-    numbered = [m.group(1) for line in lines if (m := _NUMBERED_RE.match(line))]
-    return "\n".join(numbered) if numbered else text
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -53,6 +53,15 @@ _OPENER_RE = re.compile(
 )
 
 
+_NUMBERED_RE = re.compile(r"^\s*\d+(?:→|\t)(.*)$")
+
+
+def unnumbered(text: str) -> str:
+    """A file as the Read tool showed it (``  12→line``), without its line numbers; other text as it is."""
+    numbered = [m.group(1) for line in text.splitlines() if (m := _NUMBERED_RE.match(line))]
+    return "\n".join(numbered) if numbered else text
+
+
 def strip_noise(text: str) -> str:
     """ANSI codes and Claude Code's wrapper tags (system reminders, command wrappers) out."""
     text = ANSI_RE.sub("", text)

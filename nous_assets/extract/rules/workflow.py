@@ -20,7 +20,7 @@ import shlex
 
 from nous_assets.extract.rules import shell
 from nous_assets.extract.rules.session import Call, Cand, Stream, cand
-from nous_assets.extract.rules.text import ANSI_RE, I, cap
+from nous_assets.extract.rules.text import ANSI_RE, I, cap, unnumbered
 
 MAX_CONTENT = 360
 _ID_RE = re.compile(r"^(?:[A-Za-z][\w]*-[a-z0-9]{2,}(?:\.\d+)*|#?\d+|[a-z]+-\d+)$")
@@ -153,8 +153,7 @@ def git_hooks(s: Stream) -> list[Cand]:
                       (have[3] if have else False) or unskippable)  # fmt: skip
         if runner and runner not in merged:
             seen[hook] = ([runner, *merged], *seen[hook][1:])
-    out = [_hook_file_cand(s, hook, commands, call) for hook, (commands, call) in _hook_files(s).items()
-           if hook not in seen]  # fmt: skip
+    out = [_hook_file_cand(s, hook, *sighting) for hook, sighting in _hook_files(s).items() if hook not in seen]
     for hook, (checks, call, blocked, unskippable) in seen.items():
         names = [c for c in checks if c not in ("lefthook", "husky", "lint-staged", "pre-commit")]
         runner = next((c for c in checks if c in ("lefthook", "husky", "lint-staged", "pre-commit")), "")
@@ -191,31 +190,26 @@ _NOT_A_STEP_RE = re.compile(
 )
 _TOPLEVEL_RE = re.compile(r"([\"']?)\$\((?:git rev-parse --show-toplevel|dirname -- \"?\$0\"?)\)/([^\"'\s]*)\1")
 """A path from the repository's root (``"$(git rev-parse --show-toplevel)/scripts/x.sh"``): said from the root."""
-_NUMBERED_RE = re.compile(r"^\s*\d+(?:→|\t)(.*)$")
 MAX_HOOK_STEPS = 5
 
 
-def _hook_files(s: Stream) -> dict[str, tuple[list[str], Call]]:
-    """{hook: (the commands its file runs, the call that showed it)}: the last whole sighting of each hook file
-    (a Write, or a Read of it), so a hook rewritten in the session reads as it ended."""
-    found: dict[str, tuple[list[str], Call]] = {}
+def _hook_files(s: Stream) -> dict[str, tuple[str, list[str], Call]]:
+    """{hook: (its file, the commands it runs, the call that showed it)}: the last whole sighting of each hook file
+    (a Write, or a Read of it), so a hook rewritten in the session reads as it ended; none for a file deleted or
+    moved away later in the session."""
+    found: dict[str, tuple[str, list[str], Call]] = {}
     for call in s.calls:
         m = _HOOK_FILE_RE.search(call.path.replace("\\", "/")) if call.name in ("Write", "Read") else None
         if m is None or not call.ok:
             continue
-        if call.name == "Write":
-            text = call.inp.get("content")
-        else:  # Read shows the file with line numbers
-            lines = (call.result.text if call.result else "").splitlines()
-            text = "\n".join(n.group(1) for line in lines if (n := _NUMBERED_RE.match(line)))
+        text = call.inp.get("content") if call.name == "Write" else unnumbered(call.result.text if call.result else "")
         steps = _hook_steps(text) if isinstance(text, str) else []
         if steps:
-            found[m.group(2)] = (steps, call)
-    for hook, (_, call) in list(found.items()):
-        name = "/".join(call.path.replace("\\", "/").split("/")[-2:])  # hooks/pre-commit
-        if any(later.seq > call.seq and re.search(rf"\b(?:rm|git rm|mv)\s[^;&|]*{re.escape(name)}\b", later.command)
-               and s.status(later) == "ok" for later in s.calls):  # fmt: skip
-            del found[hook]  # deleted or moved away later in the session
+            found[m.group(2)] = (f"{m.group(1)}/{m.group(2)}", steps, call)
+    for hook, (rel, _, call) in list(found.items()):
+        gone = re.compile(rf"\b(?:rm|git rm|mv)\s[^;&|]*{re.escape('/'.join(rel.split('/')[-2:]))}\b")
+        if any(later.seq > call.seq and gone.search(later.command) and s.status(later) == "ok" for later in s.calls):
+            del found[hook]
     return found
 
 
@@ -234,8 +228,7 @@ def _hook_steps(script: str) -> list[str]:
     return steps[:MAX_HOOK_STEPS]
 
 
-def _hook_file_cand(s: Stream, hook: str, steps: list[str], call: Call) -> Cand:
-    rel = "." + call.path.replace("\\", "/").split("/.", 1)[1] if "/." in call.path else call.path
+def _hook_file_cand(s: Stream, hook: str, rel: str, steps: list[str], call: Call) -> Cand:
     verb = "git push" if hook == "pre-push" else "git commit"
     where = f"`{rel}`" + (", not tracked: each clone installs it" if rel.startswith(".git/") else "")
     text = f"`{verb}` runs a {hook} hook ({where}): " + ", then ".join(f"`{step}`" for step in steps)
