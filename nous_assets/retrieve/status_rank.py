@@ -17,22 +17,14 @@ tried this approach and it broke npm ci. Let me revert that"): the plan or claim
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from nous_assets.extract.rules.retraction import retracts
 from nous_assets.retrieve.scoring import Candidate, CandidateKey, ScoredMemory
 from nous_assets.status import CLOSED, REFUTED
 from nous_assets.store.db import Connection
 from nous_assets.store.ingest import transcript_chunks
-
-_RETRACTION_RE = re.compile(
-    r"^\W*(?:wait|actually|hmm|oops|hold on|on second thought|scratch that)\b[^\n]{0,160}?"
-    r"\b(?:revert|undo|roll(?:ing)? back|back out|(?:that'?s|that is|this is|i was) (?:wrong|not right|incorrect)"
-    r"|(?:won'?t|doesn'?t|didn'?t) work|my mistake|already tried)",
-    re.I,
-)
-"""The assistant taking back what it just said or did, at the start of its next turn."""
 
 
 def mark_rejected_chunks(conn: Connection, candidates: list[Candidate]) -> list[Candidate]:
@@ -42,7 +34,7 @@ def mark_rejected_chunks(conn: Connection, candidates: list[Candidate]) -> list[
     rejected = transcript_chunks.rejected_claims(conn, chunk_ids) if chunk_ids else {}
     said = [c.id for c in candidates if c.is_episode and c.kind == "assistant" and c.id not in rejected]
     for chunk_id, (role, text) in transcript_chunks.next_in_session(conn, said).items() if said else ():
-        if role == "assistant" and _RETRACTION_RE.search(text):
+        if role == "assistant" and retracts(text):
             rejected[chunk_id] = REFUTED
     if not rejected:
         return candidates

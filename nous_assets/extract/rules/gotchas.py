@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from nous_assets.extract.rules import evidence, filters, shell
+from nous_assets.extract.rules.retraction import retracts
 from nous_assets.extract.rules.session import EDIT_TOOLS, Call, Cand, Stream, cand
 from nous_assets.extract.rules.text import (
     PLAN_START_RE,
@@ -330,6 +331,8 @@ def diagnoses(s: Stream) -> list[Cand]:
         if _in(aftermath, pos):
             continue
         for k, (sent, fix) in enumerate(_diagnostic_sentences(turn.text)):
+            if retracts(sent):
+                continue  # the assistant taking back its own last step: narration, no finding
             confirm = _confirmation(s, pos, checks, failures, sent)
             body = strip_opener(sent).rstrip(":")
             text = upper_first(body)
