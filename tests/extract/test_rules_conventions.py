@@ -76,3 +76,20 @@ def test_a_memory_files_frontmatter_is_not_a_rule():
     assert _rule_lines(text, strong_only=True) == [
         "Never push `.github/renovate.json` without running `npx renovate-config-validator` first."
     ]
+
+
+def test_a_rule_carries_the_command_of_the_code_block_after_it():
+    text = (
+        "## Pull Requests\n\n**Always use squash merge** when merging PRs to main.\n\n"
+        "```bash\n# Using GitHub CLI to squash merge a PR\ngh pr merge <PR_NUMBER> --squash --delete-branch\n\n"
+        "# Or with auto-merge enabled\ngh pr merge <PR_NUMBER> --squash --auto\n```\n\n"
+        "- Always run `make test` before pushing, every time.\n"
+    )
+    assert _rule_lines(text, strong_only=True) == [
+        "Always use squash merge when merging PRs to main (`gh pr merge <PR_NUMBER> --squash --delete-branch`).",
+        "Always run `make test` before pushing, every time.",  # no code block after it
+    ]
+    # the bold that opens a line is no bullet: no stray "*" is left of it
+    assert _rule_lines("**Never** commit `.env` files to the repository.\n", strong_only=True) == [
+        "Never commit `.env` files to the repository."
+    ]

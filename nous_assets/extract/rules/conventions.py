@@ -169,22 +169,48 @@ _FRONTMATTER_RE = re.compile(r"\A\s*---\s*\n.*?\n---\s*(?:\n|\Z)", re.S)
 
 def _rule_lines(text: str, *, strong_only: bool) -> list[str]:
     out = []
-    pieces = []
-    for block in blocks(_FRONTMATTER_RE.sub("", text)):  # a memory file's frontmatter is metadata, not rules
-        block = re.sub(r"^\s*(?:[-*•+]|\d+[.)])\s*", "", block)
-        pieces.extend(sentences(block) if len(words(block)) > 60 else [block])
-    for raw in pieces:
+    pieces: list[tuple[str, str]] = []  # (sentence, the command of the code block right after its block)
+    found = blocks(_FRONTMATTER_RE.sub("", text))  # a memory file's frontmatter is metadata, not rules
+    fenced = False
+    for i, block in enumerate(found):
+        if block.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue  # code is no rule
+        example = _example(found[i + 1 :])
+        block = re.sub(r"^\s*(?:[-*•+]|\d+[.)])\s+", "", block)  # a bullet, not the bold that opens a line
+        parts = sentences(block) if len(words(block)) > 60 else [block]
+        pieces.extend((part, example if part is parts[-1] else "") for part in parts)
+    for raw, example in pieces:
         line = clean_md(raw).strip()
         n = len(words(line))
         if n < 6 or n > 60 or line.endswith(":") or line == "[code]":
             continue
         rule = _STRONG_RULE_RE if strong_only else _RULE_RE
-        if not rule.search(line) or not names_something(line):
+        if not rule.search(line) or not names_something(f"{line} `{example}`" if example else line):
             continue
         if filters.one_off(line) or filters.conflict(line) or filters.bypass(line) and not _STRONG_RULE_RE.search(line):
             continue
-        out.append(upper_first(line.rstrip(".")) + ".")
+        shown = f" (`{example}`)" if example and example not in line else ""
+        out.append(upper_first(line.rstrip(".")) + shown + ".")
     return out
+
+
+MAX_EXAMPLE = 80
+
+
+def _example(following: list[str]) -> str:
+    """The command a fenced code block right after a rule opens with ("Always use squash merge …" then
+    ```` ```bash\ngh pr merge <PR_NUMBER> --squash --delete-branch ````): how the rule is followed. Comments skipped."""
+    if not following or not following[0].startswith(("```", "~~~")):
+        return ""
+    for line in following[1:]:
+        if line.startswith(("```", "~~~")):
+            return ""
+        if not line.startswith(("#", "//", "--")):
+            return line if len(line) <= MAX_EXAMPLE and "`" not in line else ""
+    return ""
 
 
 def _cited(s: Stream) -> list[Cand]:
