@@ -215,38 +215,29 @@ def replies(conn: Connection, ids: Sequence[int]) -> dict[int, int]:
     """{chunk id: the first later chunk of its session said by the other role} for each of ``ids``: the turn that
     answers a question comes after it, and a turn of several messages (an assistant's) is answered after the last
     (the session index finds them)."""
-    out: dict[int, int] = {}
-    for i in range(0, len(ids), MAX_PARAMS):
-        part = list(ids[i : i + MAX_PARAMS])
-        out.update(
-            (int(chunk_id), int(reply))
-            for chunk_id, reply in conn.execute(
-                "SELECT c.id, (SELECT n.id FROM transcript_chunks n WHERE n.session_id = c.session_id "
-                "AND n.role != c.role AND (n.timestamp > c.timestamp OR (n.timestamp = c.timestamp AND n.id > c.id)) "
-                "ORDER BY n.timestamp, n.id LIMIT 1) "
-                f"FROM transcript_chunks c WHERE c.id IN ({','.join('?' * len(part))})",
-                part,
-            )
-            if reply is not None
-        )
-    return out
+    return {chunk_id: following for chunk_id, following, _, _ in _next_chunks(conn, ids, other_role=True)}
 
 
 def next_in_session(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
     """{chunk id: (role, text) of the next chunk of its session} for each of ``ids`` that has one."""
-    out: dict[int, tuple[str, str]] = {}
+    return {chunk_id: (role, text) for chunk_id, _, role, text in _next_chunks(conn, ids, other_role=False)}
+
+
+def _next_chunks(conn: Connection, ids: Sequence[int], *, other_role: bool) -> Iterator[tuple[int, int, str, str]]:
+    """(chunk id, id, role and text of the next chunk of its session, of the other role if asked), one statement per
+    batch of ids."""
+    role = "AND x.role != c.role " if other_role else ""
     for i in range(0, len(ids), MAX_PARAMS):
         part = list(ids[i : i + MAX_PARAMS])
-        for chunk_id, role, text in conn.execute(
-            "SELECT c.id, n.role, n.text FROM transcript_chunks c JOIN transcript_chunks n ON n.id = "
-            "(SELECT x.id FROM transcript_chunks x WHERE x.session_id = c.session_id "
+        for chunk_id, following, next_role, text in conn.execute(
+            "SELECT c.id, n.id, n.role, n.text FROM transcript_chunks c JOIN transcript_chunks n ON n.id = "
+            f"(SELECT x.id FROM transcript_chunks x WHERE x.session_id = c.session_id {role}"
             "AND (x.timestamp > c.timestamp OR (x.timestamp = c.timestamp AND x.id > c.id)) "
             "ORDER BY x.timestamp, x.id LIMIT 1) "
             f"WHERE c.id IN ({','.join('?' * len(part))})",
             part,
         ):
-            out[int(chunk_id)] = (role, text)
-    return out
+            yield int(chunk_id), int(following), next_role, text
 
 
 def rejected_claims(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
