@@ -118,7 +118,7 @@ def reports_a_problem(text: str, asked: set[str]) -> bool:
 
 def _lend_to_replies(conn, query: Query, scope: dict, bm25: dict[int, float], cosines: dict[int, float]) -> None:
     """Give the replies to the best question turns (in scope) the question's bm25 and cosine where better."""
-    asked = _stems(query.text)
+    asked = {c[:5] for c in query.concepts}  # the question's concept words, mined once with the query
     seeds = _seeds(bm25, cosines, REPLY_SEEDS)
     problem = asks_about_a_problem(query.text)
     asking = [
