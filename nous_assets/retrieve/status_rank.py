@@ -33,7 +33,7 @@ def mark_rejected_chunks(conn: Connection, candidates: list[Candidate]) -> list[
     chunk_ids = [c.id for c in candidates if c.is_episode]
     rejected = transcript_chunks.rejected_claims(conn, chunk_ids) if chunk_ids else {}
     said = [c.id for c in candidates if c.is_episode and c.kind == "assistant" and c.id not in rejected]
-    for chunk_id, (role, text) in transcript_chunks.next_in_session(conn, said).items() if said else ():
+    for chunk_id, (role, text) in transcript_chunks.next_in_session(conn, said).items():
         if role == "assistant" and retracts(text):
             rejected[chunk_id] = REFUTED
     if not rejected:

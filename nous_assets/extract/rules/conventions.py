@@ -14,7 +14,7 @@ import posixpath
 import re
 
 from nous_assets.extract.rules import filters
-from nous_assets.extract.rules.session import EDIT_TOOLS, Call, Cand, Stream, cand
+from nous_assets.extract.rules.session import EDIT_TOOLS, Call, Cand, Stream, cand, takes_out
 from nous_assets.extract.rules.text import (
     I,
     cap,
@@ -106,7 +106,7 @@ def _rules(s: Stream, call: Call, text: str, *, strong_only: bool) -> list[Cand]
     rel = short_path(call.path, call.turn.cwd)
     name = posixpath.basename(call.path)
     out: list[Cand] = []
-    later = [c for c in s.calls if c.seq > call.seq and c.path == call.path and c.name in EDIT_TOOLS and c.ok]
+    later = s.later_edits(call)
     for k, line in enumerate(_rule_lines(text, strong_only=strong_only)):
         label = name if strong_only or not _taken_out(line, later) else f"{name} (text cut from the file later)"
         content = cap(f"{label}: {line}" if not strong_only else f"{name} rule: {line}", MAX_CONTENT)
@@ -124,23 +124,10 @@ def _rules(s: Stream, call: Call, text: str, *, strong_only: bool) -> list[Cand]
 
 
 def _taken_out(line: str, later: list[Call]) -> bool:
-    """A later edit of the session took the rule out of the file again (a rewrite without it, or an edit whose old
-    text held it and whose new text does not): the file no longer says it, so it is not one Claude Code loads."""
+    """A later edit of the session took the rule out of the file again: the file no longer says it, so it is not
+    one Claude Code loads."""
     wanted = set(words(line.lower()))
-
-    def holds(text: str) -> bool:
-        return len(wanted & set(words(text.lower()))) >= TAKEN_OUT_SHARE * len(wanted)
-
-    for call in later:
-        inp = call.inp
-        before = str(inp.get("old_string") or "") if "content" not in inp else ""
-        after = str(inp.get("content") or inp.get("new_string") or "")
-        if isinstance(inp.get("edits"), list):
-            before = "\n".join(str(e.get("old_string") or "") for e in inp["edits"] if isinstance(e, dict))
-            after = "\n".join(str(e.get("new_string") or "") for e in inp["edits"] if isinstance(e, dict))
-        if ("content" in inp and not holds(after)) or (before and holds(before) and not holds(after)):
-            return True
-    return False
+    return takes_out(later, lambda text: len(wanted & set(words(text.lower()))) >= TAKEN_OUT_SHARE * len(wanted))
 
 
 _BLOCK_START_RE = re.compile(r"^\s*(?:[-*•+]\s|\d+[.)]\s|#{1,6}\s|>|\||```|~~~)")
@@ -181,7 +168,7 @@ def _rule_lines(text: str, *, strong_only: bool) -> list[str]:
         example = _example(found[i + 1 :])
         block = re.sub(r"^\s*(?:[-*•+]|\d+[.)])\s+", "", block)  # a bullet, not the bold that opens a line
         parts = sentences(block) if len(words(block)) > 60 else [block]
-        pieces.extend((part, example if part is parts[-1] else "") for part in parts)
+        pieces.extend((part, example if j == len(parts) - 1 else "") for j, part in enumerate(parts))
     for raw, example in pieces:
         line = clean_md(raw).strip()
         n = len(words(line))

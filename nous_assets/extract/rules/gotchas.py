@@ -20,7 +20,7 @@ import re
 
 from nous_assets.extract.rules import evidence, filters, shell
 from nous_assets.extract.rules.retraction import retracts
-from nous_assets.extract.rules.session import EDIT_TOOLS, Call, Cand, Stream, cand
+from nous_assets.extract.rules.session import EDIT_TOOLS, Call, Cand, Stream, cand, takes_out
 from nous_assets.extract.rules.text import (
     PLAN_START_RE,
     I,
@@ -509,23 +509,9 @@ def why_comments(s: Stream) -> list[Cand]:
 
 
 def _removed_later(s: Stream, call: Call, comment: str) -> bool:
-    """A later edit of the same file took the comment out: its first words are in what the edit replaced and not
-    in what it wrote (or a later whole write of the file lacks them)."""
+    """A later edit of the same file took the comment out: its first words, whitespace aside, are gone."""
     probe = " ".join(comment.split()[:5])
-    for later in s.calls:
-        if later.seq <= call.seq or later.path != call.path or later.name not in EDIT_TOOLS or not later.ok:
-            continue
-        inp = later.inp
-        if isinstance(inp.get("content"), str):
-            if probe not in " ".join(inp["content"].split()):
-                return True
-            continue
-        edits = inp["edits"] if isinstance(inp.get("edits"), list) else [inp]
-        for e in (e for e in edits if isinstance(e, dict)):
-            old, new = (" ".join(str(e.get(k) or "").split()) for k in ("old_string", "new_string"))
-            if probe in old and probe not in new:
-                return True
-    return False
+    return takes_out(s.later_edits(call), lambda text: probe in " ".join(text.split()))
 
 
 def comments(lines: list[str]) -> list[str]:

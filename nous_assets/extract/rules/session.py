@@ -14,7 +14,7 @@ chosen ones into records.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +101,10 @@ class Stream:
     def bash(self) -> list[Call]:
         return [c for c in self.calls if c.command]
 
+    def later_edits(self, call: Call) -> list[Call]:
+        """The successful edits of ``call``'s file after it, in order."""
+        return [c for c in self.calls if c.seq > call.seq and c.path == call.path and c.name in EDIT_TOOLS and c.ok]
+
     def assistant_texts(self, start: int = 0, end: int | None = None) -> list[tuple[int, Turn]]:
         """(position, turn) of assistant turns with text between two positions."""
         stop = len(self.turns) if end is None else end
@@ -163,6 +167,21 @@ def cand(
 
 # ---------------------------------------------------------------------------------------------------------
 # user turns
+
+
+def takes_out(edits: Sequence[Call], holds: Callable[[str], bool]) -> bool:
+    """Whether one of ``edits`` took out of its file what ``holds`` finds in a text: a whole rewrite without it, or
+    an edit whose old text held it and whose new text does not (the file no longer says it)."""
+    for call in edits:
+        inp = call.inp
+        before = str(inp.get("old_string") or "") if "content" not in inp else ""
+        after = str(inp.get("content") or inp.get("new_string") or "")
+        if isinstance(inp.get("edits"), list):
+            before = "\n".join(str(e.get("old_string") or "") for e in inp["edits"] if isinstance(e, dict))
+            after = "\n".join(str(e.get("new_string") or "") for e in inp["edits"] if isinstance(e, dict))
+        if ("content" in inp and not holds(after)) or (before and holds(before) and not holds(after)):
+            return True
+    return False
 
 
 def is_user_text(t: Turn) -> bool:
