@@ -29,7 +29,7 @@ from nous_assets.retrieve.query import Query, fts_tokens, match_expression
 from nous_assets.retrieve.scoring import Candidate, Recurrence, is_current
 from nous_assets.settings import Settings
 from nous_assets.store.db import Connection, DatabaseError
-from nous_assets.store.projection.memory_state import MEMORY_COLUMNS, Memory
+from nous_assets.store.projection.memory_state import Memory
 from nous_assets.store.reads import nli_results
 from nous_assets.store.reads import recurrence as recurrence_reads
 from nous_assets.store.search import memory_search
@@ -162,7 +162,7 @@ def gather(
         if not _in_scope(row, query):
             continue
         candidate = Candidate(
-            **{c: getattr(row, c) for c in MEMORY_COLUMNS},
+            *row.row(),
             concepts=frozenset(concepts.get(memory_id, ())),
             bm25=bm25.get(memory_id),
             vector_cosine=vectors.get(memory_id),

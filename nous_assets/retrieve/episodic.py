@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from nous_assets.retrieve.query import Query, concepts_from_text, fts_match_expression
+from nous_assets.retrieve.query import Query, concept_words, concepts_from_text, fts_match_expression
 from nous_assets.retrieve.resolution import asks_about_a_problem
 from nous_assets.retrieve.scoring import EPISODE, Candidate
 from nous_assets.settings import Settings
@@ -94,14 +94,12 @@ _QUESTION = re.compile(r"[^.!?\n]*\?")
 
 def _stems(text: str) -> set[str]:
     """A text's concept words cut to five letters: "painting" meets "painted", "inspired" "inspire"."""
-    return {t[:5] for t in concepts_from_text(text)}
+    return {t[:5] for t in concept_words(text)}
 
 
 def _shares(text: str, asked: set[str]) -> bool:
-    """Whether ``text`` holds one of the ``asked`` stems. Concept mining is the cost of this lever (2 ms a query at
-    10k), so a text none of whose letters spell a stem is not mined."""
-    squeezed = re.sub(r"[\s_-]+", "", text.lower())
-    return any(re.sub(r"[\s_-]+", "", stem) in squeezed for stem in asked) and bool(asked & _stems(text))
+    """Whether ``text`` holds one of the ``asked`` stems."""
+    return bool(asked & _stems(text))
 
 
 def asks_about(text: str, asked: set[str]) -> bool:

@@ -55,10 +55,12 @@ def rrf_from_ranks(
 
 
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
-    sa, sb = set(a), set(b)
+    sa = a if isinstance(a, (set, frozenset)) else set(a)  # scoring compares hundreds of sets a query: no copies
+    sb = b if isinstance(b, (set, frozenset)) else set(b)
     if not sa or not sb:
         return 0.0
-    return len(sa & sb) / len(sa | sb)
+    shared = len(sa & sb)
+    return shared / (len(sa) + len(sb) - shared)
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -81,14 +83,21 @@ def similarity_from(
     vectors: Mapping[int, np.ndarray] | None, concepts: Mapping[int, Iterable[str]]
 ) -> Callable[[int, int], float]:
     """Pairwise similarity for MMR: cosine of the two vectors above :data:`VECTOR_BASELINE`, rescaled to [0, 1],
-    when both exist, else concept Jaccard."""
-    vectors = vectors or {}
+    when both exist, else concept Jaccard. The cosines come from one matrix product over the unit vectors (MMR asks
+    for hundreds of pairs a query), so pass the vectors of the pool only."""
     concept_sets = {i: frozenset(c) for i, c in concepts.items()}
+    with_vectors = [i for i, v in (vectors or {}).items() if v is not None]
+    place = {i: n for n, i in enumerate(with_vectors)}
+    cosines = np.zeros((0, 0))
+    if with_vectors:
+        matrix = np.stack([np.asarray(vectors[i], dtype=np.float64) for i in with_vectors])
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        units = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+        cosines = np.nan_to_num(units @ units.T, nan=0.0, posinf=0.0, neginf=0.0)
 
     def similarity(a: int, b: int) -> float:
-        va, vb = vectors.get(a), vectors.get(b)
-        if va is not None and vb is not None:
-            return max(0.0, (cosine(va, vb) - VECTOR_BASELINE) / (1.0 - VECTOR_BASELINE))
+        if a in place and b in place:
+            return max(0.0, (float(cosines[place[a], place[b]]) - VECTOR_BASELINE) / (1.0 - VECTOR_BASELINE))
         return jaccard(concept_sets.get(a, ()), concept_sets.get(b, ()))
 
     return similarity

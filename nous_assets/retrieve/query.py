@@ -90,10 +90,13 @@ def concepts_from_text(text: str) -> frozenset[str]:
     if not text or not text.strip():
         return frozenset()
     phrases = {normalize_concept(p) for p in extract_concepts(text)} - _PAD_CONCEPTS
-    singles = {
-        t for t in _tokens(text) if len(t) >= 2 and not t.isdigit() and t not in CONCEPT_STOP_WORDS and "_" not in t
-    }
-    return frozenset(c for c in phrases | singles if c)
+    return frozenset(c for c in phrases | concept_words(text) if c)
+
+
+def concept_words(text: str) -> set[str]:
+    """The single words of :func:`concepts_from_text` (no phrases): cheap enough to run on many texts a query."""
+    words = _tokens(text)
+    return {t for t in words if len(t) >= 2 and not t.isdigit() and t not in CONCEPT_STOP_WORDS and "_" not in t}
 
 
 def fts_tokens(text: str | None) -> list[str]:

@@ -64,6 +64,7 @@ HIGH_RECURRENCE_SESSIONS = 3  # spec decision matrix: "High (3+ sessions)"
 EFFECTIVE_INJECTION = 0.5  # share of rated injections that helped, at or above which recurrence is a boost
 EXPIRED_SCORE, FRESH_SCORE, UNCERTAIN_SCORE, VALID_SCORE = 0.2, 1.0, 0.5, 0.8
 QUERY_DIMENSIONS = ("text", "concept", "vector", "graph")
+_BREAKDOWN_NAMES = tuple(f"s_{d}" for d in DIMENSIONS) + tuple(f"w_{d}" for d in DIMENSIONS)
 # MiniLM (all-MiniLM-L6-v2) cosine between a query and a document about something else: 95th percentile
 # 0.270 (LoCoMo questions vs turns of another conversation, n=4620) and 0.278 (dev transcripts: a memory's
 # concepts as a query vs memories of another project, n=1000). A cosine below this is no evidence.
@@ -348,11 +349,11 @@ def _said_day(c: Candidate):
         return None
 
 
-def lever_factors(kept: list[Candidate], query: Query, clock: str) -> dict[CandidateKey, float]:
+def lever_factors(kept: Mapping[CandidateKey, Candidate], query: Query, clock: str) -> dict[CandidateKey, float]:
     """Multipliers from the speaker, resolution, when-question and period levers (1.0 when none applies)."""
-    factors = {c.key: 1.0 for c in kept}
+    factors = dict.fromkeys(kept, 1.0)
     if SPEAKER_BOOST:
-        speakers = {c.key: speaker_of(c.content) for c in kept if c.is_episode}  # a memory's "Stack: …" is no one
+        speakers = {k: speaker_of(c.content) for k, c in kept.items() if c.is_episode}  # a memory's "Stack: …": no one
         seen = {s for s in speakers.values() if s}
         named = {s for s in seen if re.search(r"\b" + re.escape(s) + r"\b", query.text)}
         if named and named != seen:
@@ -360,9 +361,9 @@ def lever_factors(kept: list[Candidate], query: Query, clock: str) -> dict[Candi
                 if who in named:
                     factors[key] *= 1.0 + SPEAKER_BOOST
     if RESOLUTION_BOOST and resolution.asks_about_a_problem(query.text):
-        for c in kept:
+        for key, c in kept.items():
             if c.is_episode and resolution.reports_resolution(c.content or ""):
-                factors[c.key] *= 1.0 + RESOLUTION_BOOST
+                factors[key] *= 1.0 + RESOLUTION_BOOST
     asks = WHEN_BOOST and timewords.asks_when(query.text)
     try:
         asked = parse_time(clock).date()
@@ -370,15 +371,15 @@ def lever_factors(kept: list[Candidate], query: Query, clock: str) -> dict[Candi
         asked = None
     periods = timewords.question_ranges(query.text, asked) if PERIOD_BOOST and asked else []
     if asks or periods:
-        for c in kept:
+        for key, c in kept.items():
             said = _said_day(c)
             if said is None:
                 continue
             mentioned = timewords.event_ranges(c.content, said)
             if asks and mentioned:
-                factors[c.key] *= 1.0 + WHEN_BOOST
+                factors[key] *= 1.0 + WHEN_BOOST
             if periods and timewords.overlaps([(said, said), *mentioned], periods):
-                factors[c.key] *= 1.0 + PERIOD_BOOST
+                factors[key] *= 1.0 + PERIOD_BOOST
     return factors
 
 
@@ -419,6 +420,11 @@ def dimension_values(
             valid_from=c.valid_from,
         ),
     }
+
+
+def _breakdown(raw: list[float], weighted: list[float]) -> dict[str, float]:
+    """``s_<dim>`` (raw value) and ``w_<dim>`` (its weighted contribution) of every dimension."""
+    return dict(zip(_BREAKDOWN_NAMES, (*raw, *weighted), strict=True))
 
 
 def has_query_signal(query: Query) -> bool:
@@ -472,16 +478,17 @@ def score(
     Vector similarity comes from ``vector_scores`` (memory_id -> cosine), else the candidate's own
     ``vector_cosine``, else ``vectors`` and ``query.query_vector``; without any, s_vector = 0.
     """
-    kept = [c for c in candidates if query.include_expired or is_current(c, query)]
+    kept = {c.key: c for c in candidates if query.include_expired or is_current(c, query)}
     if not kept:
         return []
     retrieve = settings.retrieve
     weights = {d: float(getattr(retrieve.weights, d)) for d in DIMENSIONS}
-    best_text = best_text_relevance(c.bm25 for c in kept)
-    clock = corpus_clock(kept, query)
+    weight_list = [weights[d] for d in DIMENSIONS]
+    best_text = best_text_relevance(c.bm25 for c in kept.values())
+    clock = corpus_clock(kept.values(), query)
     now = parse_time(clock)
     raw = {
-        c.key: dimension_values(
+        key: dimension_values(
             c,
             query,
             settings,
@@ -489,11 +496,11 @@ def score(
             vector_score=_vector_score(c, query, vector_scores, vectors),
             now=now,
         )
-        for c in kept
+        for key, c in kept.items()
     }
     if has_query_signal(query):
-        kept = [c for c in kept if passes_relevance_floor(raw[c.key]) or _project_is_evidence(c, query)]
-        raw = {c.key: raw[c.key] for c in kept}
+        kept = {k: c for k, c in kept.items() if passes_relevance_floor(raw[k]) or _project_is_evidence(c, query)}
+        raw = {k: raw[k] for k in kept}
     breakdowns: dict[CandidateKey, dict[str, float]] = {}
     totals: dict[CandidateKey, float] = {}
     if retrieve.mode == "rrf":
@@ -502,20 +509,17 @@ def score(
             shares = {
                 d: weights[d] / (retrieve.rrf_k + ranks[d][key]) for d in DIMENSIONS if key in ranks[d]
             }
-            breakdowns[key] = {f"s_{d}": values[d] for d in DIMENSIONS} | {
-                f"w_{d}": shares.get(d, 0.0) for d in DIMENSIONS
-            }
+            breakdowns[key] = _breakdown([values[d] for d in DIMENSIONS], [shares.get(d, 0.0) for d in DIMENSIONS])
         fused = rrf_from_ranks([ranks[d] for d in DIMENSIONS], retrieve.rrf_k, [weights[d] for d in DIMENSIONS])
         totals = {key: fused.get(key, 0.0) for key in raw}
     else:
         for key, values in raw.items():
-            contributions = {d: weights[d] * values[d] for d in DIMENSIONS}
-            breakdowns[key] = {f"s_{d}": values[d] for d in DIMENSIONS} | {
-                f"w_{d}": contributions[d] for d in DIMENSIONS
-            }
-            totals[key] = sum(contributions.values())
+            own = [values[d] for d in DIMENSIONS]
+            contributions = [weight * value for weight, value in zip(weight_list, own, strict=True)]
+            breakdowns[key] = _breakdown(own, contributions)
+            totals[key] = sum(contributions)
     penalised = (
-        contradicted_ids(kept, contradictions, settings.thresholds.nli_contradiction_confidence)
+        contradicted_ids(kept.values(), contradictions, settings.thresholds.nli_contradiction_confidence)
         if contradictions
         else set()
     )

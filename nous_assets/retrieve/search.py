@@ -25,7 +25,7 @@ from nous_assets.retrieve.excerpt_shape import discounted
 from nous_assets.retrieve.fusion import mmr, similarity_from
 from nous_assets.retrieve.procedures import procedures_first
 from nous_assets.retrieve.query import Query
-from nous_assets.retrieve.scoring import MEMORY, Candidate, CandidateKey, score
+from nous_assets.retrieve.scoring import MEMORY, Candidate, score
 from nous_assets.retrieve.status_rank import by_status, closed_at, mark_rejected_chunks
 from nous_assets.settings import Settings
 from nous_assets.store.db import Connection
@@ -129,8 +129,9 @@ def retrieve(
     scored = by_status(discounted(scored, by_key), closed)
     scored = procedures_first(scored, by_key, query.text)
     pool = scored[: max(MMR_POOL_FACTOR * top_k, 40)]
-    keyed_vectors = {CandidateKey(MEMORY, i): v for i, v in vectors.items()} if vectors else None
-    similarity = similarity_from(keyed_vectors, {s.key: by_key[s.key].concepts for s in pool})
+    vectors = vectors or {}
+    pooled = {s.key: vectors[s.key.id] for s in pool if s.key.row_kind == MEMORY and s.key.id in vectors}
+    similarity = similarity_from(pooled, {s.key: by_key[s.key].concepts for s in pool})
     order = mmr([(s.key, s.score) for s in pool], similarity, settings.retrieve.mmr_lambda, top_k)
     ranked = {s.key: (rank, s) for rank, s in enumerate(pool, start=1)}
     results = []

@@ -17,6 +17,8 @@ from nous_assets.store.projection.memory_state import MEMORY_COLUMNS, Memory
 from nous_assets.store.search import owners
 
 MAX_PARAMS = 900  # ids bound per statement: below SQLite's default variable limit
+# Joins a memory's concepts in one row: str.split() takes it for whitespace, so no normalised concept holds it.
+_SEPARATOR = "\x1f"
 
 
 class MemoryScope(Protocol):
@@ -173,15 +175,18 @@ def rows_by_id(conn: Connection, ids: Iterable[int]) -> dict[int, Memory]:
 
 
 def concepts_of(conn: Connection, ids: Iterable[int]) -> dict[int, set[str]]:
-    """{memory id: its concepts} for the memories of ``ids`` that have any."""
+    """{memory id: its concepts} for the memories of ``ids`` that have any (a row per memory, not per concept:
+    retrieval reads those of a few hundred candidates a query)."""
     out: dict[int, set[str]] = {}
     ids = sorted(set(ids))
     for i in range(0, len(ids), MAX_PARAMS):
         part = ids[i : i + MAX_PARAMS]
-        for memory_id, concept in conn.execute(
-            f"SELECT memory_id, concept FROM concepts WHERE memory_id IN ({','.join('?' * len(part))})", part
+        for memory_id, joined in conn.execute(
+            f"SELECT memory_id, group_concat(concept, char({ord(_SEPARATOR)})) FROM concepts "
+            f"WHERE memory_id IN ({','.join('?' * len(part))}) GROUP BY memory_id",
+            part,
         ):
-            out.setdefault(int(memory_id), set()).add(concept)
+            out[int(memory_id)] = set(joined.split(_SEPARATOR))
     return out
 
 
