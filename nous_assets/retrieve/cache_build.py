@@ -26,8 +26,10 @@ stored "fact", which is usually a task prompt), and at most :data:`MAX_GLOBALS` 
 packet only once :data:`GLOBAL_MIN_SESSIONS` sessions said it (one exchange is not a rule for every project).
 
 Selection: a memory enters only when its status may be injected and its evidence reaches the bar
-(:mod:`~nous_assets.retrieve.confidence`), and not when its citations no longer resolve in the project's
-checkout (:mod:`~nous_assets.retrieve.stale_check`); the budget is a ceiling, and the footer counts the rest.
+(:mod:`~nous_assets.retrieve.confidence`), not when its citations no longer resolve in the project's checkout
+(:mod:`~nous_assets.retrieve.stale_check`), and not when a command in it does what one of the project's or the
+user's rules forbids (:mod:`~nous_assets.retrieve.forbidden`); the budget is a ceiling, and the footer counts the
+rest.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from nous_assets.capture.redact import redact
 from nous_assets.extract.rules.conventions import loaded_rule
 from nous_assets.retrieve import native as native_memory
 from nous_assets.retrieve.confidence import confidence, earns_line, sessions_of
+from nous_assets.retrieve.forbidden import RULE_KINDS, broken_rule, rules_from
 from nous_assets.retrieve.observations import fold, is_observation
 from nous_assets.retrieve.packet import ALREADY_NATIVE, AlreadySaid, format_packet
 from nous_assets.retrieve.query import Query
@@ -192,6 +195,7 @@ class Guarded:
     stale: frozenset[int] = frozenset()  # memories whose citations no longer resolve in the project's checkout
     known: int = 0  # memories of the packet's scope: the footer says how many are not shown
     native: Any = ()  # what Claude Code itself loads for the project (CLAUDE.md, MEMORY.md), indexed: not repeated
+    rules: tuple = ()  # (rule memory id, prohibition) of the project's and the user's rules (retrieve.forbidden)
 
 
 def interventions_for(active: list[Any], project_id: str, limit: int) -> list[Any]:
@@ -235,6 +239,8 @@ def exclusion(result: Any, project_id: str, guarded: Guarded) -> str | None:
         return "a note (intervention) in the packet already says it"
     if memory_id in guarded.stale:
         return "stale: a file or command it cites no longer resolves in the project's checkout"
+    if (rule := broken_rule(result.content or "", guarded.rules, memory_id)) is not None:
+        return f"a command in it does what rule #{rule} forbids"
     if result.kind == "convention" and loaded_rule(result.content or ""):
         return f"{ALREADY_NATIVE}: a session wrote it into a file Claude Code loads into every session"
     if not earns_line(result, guarded.bar):
@@ -267,9 +273,10 @@ def guard_for(
     Claude Code loads for it, :func:`nous_assets.retrieve.native.native_for`)."""
     extra = min(MAX_HELD_EXTRA, holds.count_held(conn, None if project_id == GLOBAL else project_id))
     said = AlreadySaid(native.statements()) if native is not None else ()  # indexed once for all its packets
+    rules = rules_from(memory_search.rules_in(conn, project_id, RULE_KINDS))
     return Guarded(held, approved, extra, tuple(a.payload_text for a in notes), noted_learnings(notes),
                    settings.thresholds.packet_min_confidence, stale_ids, memory_search.count_in(conn, project_id),
-                   said)  # fmt: skip
+                   said, rules)  # fmt: skip
 
 
 def _retrieved(

@@ -172,6 +172,7 @@ def error_fixes(s: Stream) -> list[Cand]:
             continue
         chain = [call]
         success: tuple[int, Call] | None = None
+        rerun: tuple[int, Call] | None = None
         fams = _families(call.command)
         targets = [a for a in shell.path_args(call.command) if "/" in a]
         for k, other in bash[n + 1 :]:
@@ -185,11 +186,16 @@ def error_fixes(s: Stream) -> list[Cand]:
                 chain.append(other)
                 consumed.add(k)
             elif s.status(other) == "ok":
+                if shell.looks_up(call.command) and not shell.looks_up(other.command):
+                    # a failure a lookup showed (a CI log) is fixed when a later lookup shows it passing: a re-run
+                    # started from there (`gh run rerun <id> --failed`) only starts the check again
+                    rerun = rerun or (k, other)
+                    continue
                 success = (k, other)
                 break
-        if success is None:
+        if success is None and rerun is None:
             continue
-        found = _error_fix(s, chain, success[1], fam)
+        found = _error_fix(s, chain, (success or rerun)[1], fam, confirmed=success is not None)
         if found is not None:
             out.append(found)
     return out
@@ -210,7 +216,9 @@ def _verb(command: str) -> str:
     return "showed" if shell.looks_up(command) else "failed with"
 
 
-def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | None:
+def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str, *, confirmed: bool = True) -> Cand | None:
+    """The gotcha of a failure ``chain`` that ``ok_call`` got past; ``confirmed`` when ``ok_call`` is the check
+    passing (verified), not a re-run whose outcome the session never looked at (observed)."""
     first, last = chain[0], chain[-1]
     cwd = first.turn.cwd
     if filters.bypass(ok_call.command) and not filters.bypass(first.command):
@@ -258,8 +266,8 @@ def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | 
     content = fit(
         [
             f"`{failed_cmd}` {_verb(first.command)} {err_text.replace(chr(34) * 2, chr(34))}",
-            "; fixed by " + " and ".join(fix_parts),
-            tail,
+            ("; fixed by " if confirmed else "; tried ") + " and ".join(fix_parts),
+            tail if confirmed else " (its outcome not checked)",
             f". Cause: {explanation}" if explanation else "",
         ],
         MAX_CONTENT,
@@ -278,7 +286,7 @@ def _error_fix(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> Cand | 
         applies_when=f"when running `{cap(fam, 40)}`",
         source_ref=failed_cmd if len(failed_cmd) <= 60 else fam,
         score=3 + len(edits) + len(commands) + (1 if explanation else 0),
-        basis="check",
+        basis="check" if confirmed else "file",
     )
     c.hints = [*edits, failed_cmd, "Bash"]
     return c
@@ -292,6 +300,7 @@ def _fix_steps(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> tuple[l
     commands: list[str] = []
     fix_turns: list[Turn] = []
     chain_ids = {id(c) for c in chain}
+    shown = shell.looks_up(first.command)  # a failure a lookup showed: a re-run of the same family is a step too
     for c in s.calls:
         if not (first.pos < c.pos < ok_call.pos) or id(c) in chain_ids:
             continue
@@ -304,7 +313,7 @@ def _fix_steps(s: Stream, chain: list[Call], ok_call: Call, fam: str) -> tuple[l
             f2 = shell.family(c.command)
             if (
                 f2
-                and f2 != fam
+                and (f2 != fam or shown and not shell.looks_up(c.command))
                 and f2 not in shell.READ_ONLY_FAMILIES
                 and f2.split()[0] not in shell.READ_ONLY_FAMILIES
                 and (not f2.startswith("git ") or f2 in _GIT_FIXES)

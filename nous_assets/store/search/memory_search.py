@@ -64,6 +64,17 @@ def count_in(conn: Connection, project_id: str) -> int:
     return int(conn.execute(sql, params).fetchone()[0])
 
 
+def rules_in(conn: Connection, project_id: str, kinds: Iterable[str]) -> list[tuple[int, str]]:
+    """(id, content) of the memories of ``kinds`` that hold (verified, stated or observed) in one project and
+    globally ('*': global ones only), oldest first."""
+    where = "scope = 'global'" if project_id == "*" else "((project_id = ? AND scope = 'project') OR scope = 'global')"
+    params = () if project_id == "*" else (project_id,)
+    marks = ",".join("?" * len(kinds := sorted(kinds)))
+    sql = (f"SELECT id, content FROM memories WHERE {where} AND kind IN ({marks}) "
+           "AND status IN ('verified', 'stated', 'observed') ORDER BY id")  # fmt: skip
+    return [(int(r[0]), str(r[1])) for r in conn.execute(sql, (*params, *kinds))]
+
+
 def all_ids(conn: Connection) -> list[int]:
     return [int(r[0]) for r in conn.execute("SELECT id FROM memories ORDER BY id")]
 
