@@ -27,9 +27,8 @@ packet only once :data:`GLOBAL_MIN_SESSIONS` sessions said it (one exchange is n
 
 Selection: a memory enters only when its status may be injected and its evidence reaches the bar
 (:mod:`~nous_assets.retrieve.confidence`), not when its citations no longer resolve in the project's checkout
-(:mod:`~nous_assets.retrieve.stale_check`), and not when a command in it does what one of the project's or the
-user's rules forbids (:mod:`~nous_assets.retrieve.forbidden`); the budget is a ceiling, and the footer counts the
-rest.
+(:mod:`~nous_assets.retrieve.stale_check`); a line whose command does what one of the project's or the user's rules
+forbids says so (:mod:`~nous_assets.retrieve.forbidden`); the budget is a ceiling, and the footer counts the rest.
 """
 
 from __future__ import annotations
@@ -239,8 +238,6 @@ def exclusion(result: Any, project_id: str, guarded: Guarded) -> str | None:
         return "a note (intervention) in the packet already says it"
     if memory_id in guarded.stale:
         return "stale: a file or command it cites no longer resolves in the project's checkout"
-    if (rule := broken_rule(result.content or "", guarded.rules, memory_id)) is not None:
-        return f"a command in it does what rule #{rule} forbids"
     if result.kind == "convention" and loaded_rule(result.content or ""):
         return f"{ALREADY_NATIVE}: a session wrote it into a file Claude Code loads into every session"
     if not earns_line(result, guarded.bar):
@@ -344,6 +341,8 @@ def _format(settings: Settings, project_id: str, results: list[Any], guarded: Gu
     memories come first."""
     results = localised(results, local) if local else results
     title = "Nous memory" if project_id == GLOBAL else "Nous memory for this project"
+    against = {r.memory_id: rule.mark() for r in results
+               if (rule := broken_rule(r.content or "", guarded.rules, r.memory_id)) is not None}  # fmt: skip
     return format_packet(
         results,
         {r.memory_id: r for r in results},
@@ -354,6 +353,7 @@ def _format(settings: Settings, project_id: str, results: list[Any], guarded: Gu
         interventions=guarded.notes,
         known=guarded.known,
         native=guarded.native,
+        marks=against,
     )
 
 

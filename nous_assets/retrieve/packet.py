@@ -315,6 +315,7 @@ def format_packet(
     max_global: int | None = None,
     known: int = 0,
     native: Iterable[Any] = (),
+    marks: Mapping[int, str] = {},  # noqa: B006 (read only)
 ) -> Packet:
     """Render ``results`` (most relevant first; ids or objects with ``memory_id``) as markdown.
 
@@ -334,7 +335,8 @@ def format_packet(
     the bar or over the budget) and how to find them. ``native``: the statements Claude Code itself loads (objects
     with ``text`` and ``where``, see :mod:`nous_assets.capture.native_memory`, or an :class:`AlreadySaid` built once
     for several packets); a memory one of them already says is
-    left out, with the reason :data:`ALREADY_NATIVE` and where, and the footer counts them.
+    left out, with the reason :data:`ALREADY_NATIVE` and where, and the footer counts them. ``marks``: a further mark
+    of some memories' bullets (the project rule a line goes against, :mod:`~nous_assets.retrieve.forbidden`).
     ``len(text) <= budget_chars`` always holds; with nothing to show the packet is empty.
     """
     said = native if isinstance(native, AlreadySaid) else AlreadySaid(native)
@@ -364,7 +366,7 @@ def format_packet(
         if verdict_marks is None:
             held.append(memory_id)
             continue
-        ranked[memory_id] = (memory, verdict_marks)
+        ranked[memory_id] = (memory, verdict_marks + ((marks[memory_id],) if memory_id in marks else ()))
     deps_dropped: list[int] = []
     if any(_get(m, "slot") == BRIEF_LAYOUT for m, _ in ranked.values()):  # the layout line names the stack
         deps_dropped = [i for i, v in ranked.items() if str(_get(v[0], "slot") or "").endswith(DEPS_SLOT)]
