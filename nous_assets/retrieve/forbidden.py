@@ -32,7 +32,7 @@ GENERIC_VERBS = frozenset({"use", "using", "run", "running", "call", "calling", 
 """Verbs a command does not spell: "never use `npm`" is broken by any command that holds ``npm``."""
 _FILLER = frozenset(
     "a an the to into onto on in at of for from with by any ever this that these those it its your our their "
-    "directly manually yourself again also just ever anything something".split()
+    "directly manually yourself again also just anything something".split()
 )
 RULE_KINDS = frozenset({"convention", "preference", "correction"})
 

@@ -315,7 +315,7 @@ def format_packet(
     max_global: int | None = None,
     known: int = 0,
     native: Iterable[Any] = (),
-    marks: Mapping[int, str] = {},  # noqa: B006 (read only)
+    marks: Mapping[int, str] | None = None,
 ) -> Packet:
     """Render ``results`` (most relevant first; ids or objects with ``memory_id``) as markdown.
 
@@ -366,7 +366,7 @@ def format_packet(
         if verdict_marks is None:
             held.append(memory_id)
             continue
-        ranked[memory_id] = (memory, verdict_marks + ((marks[memory_id],) if memory_id in marks else ()))
+        ranked[memory_id] = (memory, verdict_marks + ((marks[memory_id],) if marks and memory_id in marks else ()))
     deps_dropped: list[int] = []
     if any(_get(m, "slot") == BRIEF_LAYOUT for m, _ in ranked.values()):  # the layout line names the stack
         deps_dropped = [i for i, v in ranked.items() if str(_get(v[0], "slot") or "").endswith(DEPS_SLOT)]
