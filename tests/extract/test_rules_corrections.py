@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from excerpts import CIPHER_DEV, EPISODIC_LARGE, assistant, edit, excerpt, extract, of_kind, result, run, user
+from excerpts import CIPHER_DEV, EPISODIC_LARGE, assistant, bash, edit, excerpt, extract, of_kind, result, run, user
 
 from nous_assets.turns import ToolUse
 
@@ -70,3 +70,22 @@ def test_status_reports_and_requests_for_work_are_not_corrections():
                user("No, investigate and fix it instead of just saying it will work itself out."))  # fmt: skip
     (c,) = of_kind(kept, "correction")
     assert c["status"] == "stated" and "instead of just saying" in c["content"]
+
+
+def test_a_short_fact_the_next_message_adds_on_the_same_subject_joins_the_correction():
+    # cipher-box 2095544c: "you dont have access to docker here", then "docker is running on your host." — alone, a
+    # reader took the second for "docker is on localhost"
+    tried = assistant("Let me start the containers first.", bash("docker compose up -d", "b1"))
+    refused = result("b1", "docker: command not found", is_error=True)
+    first = user("did we not go through this before, you dont have access to docker here")
+    second = user("docker is running on your host.")
+    out = run(tried, refused, first, assistant("Sorry, I will not use docker."), second, assistant("Understood."))
+    (c,) = of_kind(out, "correction")
+    assert c["content"].startswith('User correction: "did we not go through this before, you dont have access to '
+                                   'docker here" — then: "docker is running on your host."')  # fmt: skip
+    assert second.uuid in c["provenance"]["uuids"]
+    assert not any(r["content"].startswith("User-stated fact") for r in out)
+    # on another subject, or after a message that corrected nothing, the fact stands alone
+    other = run(tried, refused, first, assistant("Sorry."), user("the API is running on port 3000."))
+    assert any(r["content"].startswith("User-stated fact") for r in other)
+    assert all("port 3000" not in r["content"] for r in of_kind(other, "correction"))

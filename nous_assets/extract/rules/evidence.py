@@ -383,12 +383,12 @@ def _reversed(earlier: Cand, others: list[Cand]) -> None:
     with "actually" / "change of plan" / "scratch that" (those revise what was just decided, whatever its words).
     The decision that replaced it says what it replaced, so it stands on its own."""
     at = earlier.anchor.timestamp or ""
-    mine = _subject(earlier)
+    mine = subject(earlier)
     later = sorted((o for o in others if (o.anchor.timestamp or "") > at and o.basis in USER_BASES),
                    key=lambda o: o.anchor.timestamp or "")  # fmt: skip
     for i, o in enumerate(later):
         said = o.concept_text or o.content
-        theirs = _subject(o)
+        theirs = subject(o)
         shared = len(mine & theirs)
         if shared >= 0.8 * len(mine | theirs):
             continue  # the same thing said again (a summary quoting it), not a replacement
@@ -409,7 +409,7 @@ def _reversed(earlier: Cand, others: list[Cand]) -> None:
 _SUBJECT_RE = re.compile(r"[a-z0-9_.-]{3,}")
 
 
-def _subject(c: Cand) -> set[str]:
+def subject(c: Cand) -> set[str]:
     """What a statement is about: its words of three letters or more, paths split into their parts ("wakil.db"
     of "../kb/.wakil/wakil.db"), possessives and punctuation dropped, common words left out."""
     text = re.sub(r"'s\b", "", (c.concept_text or c.content).lower()).replace("/", " ")

@@ -76,7 +76,8 @@ _TIP_RE = re.compile(r"\b(?:you can|you'?ll need to|you need to|just) run\b|^run
 _PASTE_INTRO_RE = re.compile(
     r"\b(?:this is from|here is|here'?s|this is the (?:output|log|error|trace)|see below|below is)\b", I
 )
-_LABEL = {"preference": "User preference", "decision": "Decision", "fact": "User-stated fact"}
+FACT_HEAD = "User-stated fact"
+_LABEL = {"preference": "User preference", "decision": "Decision", "fact": FACT_HEAD}
 _KIND = {"preference": "preference", "decision": "decision", "fact": "architecture"}
 
 

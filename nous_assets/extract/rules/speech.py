@@ -3,18 +3,20 @@
 Order matters inside one message: an option pick or an approval first (it consumes the message's first
 sentence), then a correction (its sentences are used up), then the remaining sentences as preferences,
 decisions or stated facts. Task prompts, slash-command arguments, pasted text (logs, review comments,
-transcripts) and generated records are never mined.
+transcripts) and generated records are never mined. A short fact the next message adds on the subject of a
+correction joins that correction (:func:`_continues`).
 """
 
 from __future__ import annotations
 
 import re
 
-from nous_assets.extract.rules import corrections, decisions, filters, preferences
+from nous_assets.extract.rules import corrections, decisions, evidence, filters, preferences
 from nous_assets.extract.rules.session import Cand, Stream
 from nous_assets.extract.rules.text import (
     TRIVIAL_RE,
     clean_md,
+    fit,
     leading_prose,
     one_line,
     sentences,
@@ -32,17 +34,42 @@ def speech(s: Stream) -> list[Cand]:
         return []
     out: list[Cand] = []
     users = s.user_positions
+    corrected: Cand | None = None  # the correction the user's previous message made, if any
     for ui, pos in enumerate(users):
         if pos in s.task_positions:
+            corrected = None
             continue
         prev_user = users[ui - 1] if ui else -1
         next_user = users[ui + 1] if ui + 1 < len(users) else len(s.turns)
         between = s.turns[prev_user + 1 : pos]
         episode = [t for t in between if t.role == "assistant" and t.kind == "message"]
         after = [t for t in s.turns[pos + 1 : next_user] if t.role == "assistant" and t.kind == "message"]
-        out.extend(_message(s, pos, s.turns[pos], episode, between, after))
+        found = _message(s, pos, s.turns[pos], episode, between, after)
+        if corrected is not None:
+            found = [c for c in found if not _continues(corrected, c)]
+        out.extend(found)
+        corrected = next((c for c in found if c.kind == "correction"), None)
     out.extend(decisions.answers(s))
     return out
+
+
+FOLLOW_UP_WORDS = 8
+_FACT_HEAD = preferences.FACT_HEAD + ': "'
+
+
+def _continues(correction: Cand, said: Cand) -> bool:
+    """Join a short fact the user states in the message right after a correction, on the same subject, to that
+    correction ("you dont have access to docker here", then "docker is running on your host."): alone it is half a
+    thought (a reader took "docker is running on your host" for localhost), and the two are one lesson."""
+    if not said.content.startswith(_FACT_HEAD):
+        return False
+    quoted = said.content[len(_FACT_HEAD) :].split('"', 1)[0]
+    if len(words(quoted)) > FOLLOW_UP_WORDS or not evidence.subject(said) & evidence.subject(correction):
+        return False
+    correction.content = fit([correction.content, f' — then: "{quoted}"'], corrections.MAX_CONTENT)
+    correction.turns = [*correction.turns, *said.turns]
+    correction.concept_text = f"{correction.concept_text} {quoted}"
+    return True
 
 
 def _message(
