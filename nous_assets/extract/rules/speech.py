@@ -4,7 +4,7 @@ Order matters inside one message: an option pick or an approval first (it consum
 sentence), then a correction (its sentences are used up), then the remaining sentences as preferences,
 decisions or stated facts. Task prompts, slash-command arguments, pasted text (logs, review comments,
 transcripts) and generated records are never mined. A short fact the next message adds on the subject of a
-correction joins that correction (:func:`_continues`).
+correction joins that correction (:func:`_join_follow_ups`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def speech(s: Stream) -> list[Cand]:
         after = [t for t in s.turns[pos + 1 : next_user] if t.role == "assistant" and t.kind == "message"]
         found = _message(s, pos, s.turns[pos], episode, between, after)
         if corrected is not None:
-            found = [c for c in found if not _continues(corrected, c)]
+            found = _join_follow_ups(corrected, found)
         out.extend(found)
         corrected = next((c for c in found if c.kind == "correction"), None)
     out.extend(decisions.answers(s))
@@ -54,22 +54,23 @@ def speech(s: Stream) -> list[Cand]:
 
 
 FOLLOW_UP_WORDS = 8
-_FACT_HEAD = preferences.FACT_HEAD + ': "'
 
 
-def _continues(correction: Cand, said: Cand) -> bool:
-    """Join a short fact the user states in the message right after a correction, on the same subject, to that
-    correction ("you dont have access to docker here", then "docker is running on your host."): alone it is half a
-    thought (a reader took "docker is running on your host" for localhost), and the two are one lesson."""
-    if not said.content.startswith(_FACT_HEAD):
-        return False
-    quoted = said.content[len(_FACT_HEAD) :].split('"', 1)[0]
-    if len(words(quoted)) > FOLLOW_UP_WORDS or not evidence.subject(said) & evidence.subject(correction):
-        return False
-    correction.content = fit([correction.content, f' — then: "{quoted}"'], corrections.MAX_CONTENT)
-    correction.turns = [*correction.turns, *said.turns]
-    correction.concept_text = f"{correction.concept_text} {quoted}"
-    return True
+def _join_follow_ups(correction: Cand, found: list[Cand]) -> list[Cand]:
+    """``found`` (the candidates of the message right after ``correction``) without the short facts on the correction's
+    subject, which join it ("you dont have access to docker here", then "docker is running on your host."): alone
+    such a fact is half a thought (a reader took "docker is running on your host" for localhost)."""
+    kept = []
+    for c in found:
+        said = c.concept_text  # a stated fact's quote
+        if (not c.content.startswith(preferences.FACT_HEAD + ":") or len(words(said)) > FOLLOW_UP_WORDS
+                or not evidence.subject(c) & evidence.subject(correction)):  # fmt: skip
+            kept.append(c)
+            continue
+        correction.content = fit([correction.content, f' — then: "{said}"'], corrections.MAX_CONTENT)
+        correction.turns = [*correction.turns, *c.turns]
+        correction.concept_text = f"{correction.concept_text} {said}"
+    return kept
 
 
 def _message(

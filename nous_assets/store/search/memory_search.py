@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from nous_assets.status import INJECTABLE
 from nous_assets.store.db import Connection
 from nous_assets.store.projection.memory_state import MEMORY_COLUMNS, Memory
 from nous_assets.store.search import owners
@@ -69,10 +70,10 @@ def rules_in(conn: Connection, project_id: str, kinds: Iterable[str]) -> list[tu
     globally ('*': global ones only), oldest first."""
     where = "scope = 'global'" if project_id == "*" else "((project_id = ? AND scope = 'project') OR scope = 'global')"
     params = () if project_id == "*" else (project_id,)
-    marks = ",".join("?" * len(kinds := sorted(kinds)))
-    sql = (f"SELECT id, content FROM memories WHERE {where} AND kind IN ({marks}) "
-           "AND status IN ('verified', 'stated', 'observed') ORDER BY id")  # fmt: skip
-    return [(int(r[0]), str(r[1])) for r in conn.execute(sql, (*params, *kinds))]
+    kinds, holding = sorted(kinds), sorted(INJECTABLE)
+    sql = (f"SELECT id, content FROM memories WHERE {where} AND kind IN ({','.join('?' * len(kinds))}) "
+           f"AND status IN ({','.join('?' * len(holding))}) ORDER BY id")  # fmt: skip
+    return [(int(r[0]), str(r[1])) for r in conn.execute(sql, (*params, *kinds, *holding))]
 
 
 def all_ids(conn: Connection) -> list[int]:
