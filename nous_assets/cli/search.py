@@ -19,15 +19,15 @@ _JSON_FIELDS = ("memory_id", "content", "score", "type", "kind", "status", "proj
 
 def _embedder(settings: Settings, args: argparse.Namespace) -> Any:
     """The configured embedder for one query, or None (``--fts-only``, or it cannot load: search goes on
-    without vectors). The local float32 model is the torch-free light encoder: a cold ``nous search`` would
-    otherwise spend 8-12 s importing torch for a few milliseconds of work."""
+    without vectors). The local float32 and bf16 vectors are looked up with the torch-free light encoder: a cold
+    ``nous search`` would otherwise spend 8-12 s importing torch for a few milliseconds of work."""
     if args.fts_only:
         return None
     from nous_assets.embed.registry import get_query_embedder
 
     try:
         embedder = get_query_embedder(settings)
-        if getattr(embedder, "precision", "float32") != "float32":  # bf16/int8 vectors: only torch computes them
+        if getattr(embedder, "precision", "float32") != "float32":  # int8 vectors: only torch computes them
             print(f"nous: loading the {embedder.model} model for the query (torch: a few seconds; "
                   "--fts-only skips vectors)", file=sys.stderr)  # fmt: skip
         return embedder

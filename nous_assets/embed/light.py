@@ -10,9 +10,10 @@ with the package's ``tokenizer.json`` for the rest: the same ids either way). A 
 under a second (see ``benchmarks/bench_search_cold.py``).
 
 It computes exactly the float32 model (cosine >= 0.9999 to sentence-transformers' vectors on real
-transcript text, ``tests/embed/test_light.py``), so it serves the ``float32`` precision only and stores
-nothing: bulk embedding in the pipeline stays on :class:`~nous_assets.embed.local.LocalMiniLM` (torch's
-batched kernels are faster for thousands of chunks, and bf16/int8 variants need torch).
+transcript text, ``tests/embed/test_light.py``). It stores only ``float32`` vectors, and looks up ``bfloat16``
+ones too (:func:`nous_assets.embed.registry.get_query_embedder`): bulk embedding in the pipeline stays on
+:class:`~nous_assets.embed.local.LocalMiniLM` (torch's batched kernels are faster for thousands of chunks, and
+the bf16/int8 variants it stores need torch).
 """
 
 from __future__ import annotations
@@ -216,17 +217,22 @@ class LightMiniLM:
     """:class:`~nous_assets.embed.base.EmbeddingProvider` for all-MiniLM-L6-v2 in float32, torch-free.
 
     Vectors are interchangeable with :class:`~nous_assets.embed.local.LocalMiniLM` at ``float32`` (same
-    ``model`` name), so a query embedded here searches vectors the pipeline stored.
+    ``model`` name), so a query embedded here searches vectors the pipeline stored. ``looks_up="bfloat16"``
+    names the bf16 variant instead, for queries against vectors the bf16 model stored (why that holds:
+    :func:`nous_assets.embed.registry.get_query_embedder`); such an instance is never used to store vectors.
     """
 
     name = "local"
     dimensions = DIMENSIONS
     model = variant_name("float32")
 
-    def __init__(self, *, batch_size: int = 32) -> None:
+    def __init__(self, *, batch_size: int = 32, looks_up: str = "float32") -> None:
         if batch_size < 1:
             raise EmbeddingError(f"batch_size must be positive, got {batch_size}")
+        if looks_up not in ("float32", "bfloat16"):
+            raise EmbeddingError(f"the light encoder looks up float32 or bfloat16 vectors, not {looks_up!r}")
         self.batch_size = batch_size
+        self.model = variant_name(looks_up)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:

@@ -171,10 +171,10 @@ def consolidation(run: IngestRun) -> ConsolidationStats:
     ones closed, as events (issue 24). The observations it formed are embedded at once: they come after the embed
     step, and a run must not end owing vectors it could give (the reconcile schedule would start another run)."""
     settings = run.settings
-    embedder = get_query_embedder(settings)
-    stats = consolidate(run.conn, source=run.source, thresholds=settings.thresholds, embedder=embedder)
+    stats = consolidate(run.conn, source=run.source, thresholds=settings.thresholds,
+                        embedder=get_query_embedder(settings))  # fmt: skip
     if stats.formed:
-        embed_pending(run.conn, embedder, batch_size=settings.embed.batch_size,
+        embed_pending(run.conn, get_embedder(settings), batch_size=settings.embed.batch_size,
                       deadline=time.monotonic() + settings.embed.run_budget_seconds)  # fmt: skip
     return stats
 
