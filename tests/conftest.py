@@ -305,7 +305,7 @@ KNOWN_SLOW_SECONDS = {  # nodeid prefix -> seconds on one worker (durations of a
     "tests/capture/test_redact.py::test_real_transcripts": 33,
     "tests/evaluate/test_locomo_bench.py::test_retrieval_benchmark": 32,
     "tests/evaluate/test_memories_bench.py::test_bench_runs": 31,
-    "tests/evaluate/test_recall_questions.py::test_bench_end_to_end": 60,  # 221 s on a machine at load 12
+    "tests/evaluate/test_recall_questions.py::test_bench_end_to_end": 35,
     "tests/evaluate/test_recall_questions.py::test_usage_errors": 6,
     "tests/pipeline/test_lossless.py::test_cli_backfill": 28,
     "tests/defs/test_nli_kill.py::": 18,
