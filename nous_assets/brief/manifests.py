@@ -7,9 +7,9 @@ it (the new text of the edit). Two things are taken from it:
   justfile recipes, Taskfile tasks, ``pyproject.toml`` ``[tool.*]`` sections, and the toolchain manifest
   itself (``Cargo.toml``, ``go.mod``, ``mix.exs``); a command tied to one cites it (``package.json#scripts.test``),
   and one entry is enough to make a single successful use canonical;
-* **facts** — the stack with versions: ``requires-python``, ``engines``/``packageManager`` and main
-  frameworks, Cargo ``edition``/``rust-version``, ``go``, Elixir, ``mise.toml``/``.tool-versions`` tools,
-  ``.nvmrc``/``.python-version``, Dockerfile ``FROM`` bases.
+* **facts** — the stack with versions: ``requires-python``, ``engines``/``packageManager``, main
+  frameworks and the database driver, Cargo ``edition``/``rust-version``, ``go``, Elixir,
+  ``mise.toml``/``.tool-versions`` tools, ``.nvmrc``/``.python-version``, Dockerfile ``FROM`` bases.
 
 The newest sighting of each entry and fact wins, so a manifest edited later reads as it ended.
 """
@@ -42,6 +42,15 @@ _FRAMEWORKS = {
     "go.mod": "github.com/gin-gonic/gin github.com/labstack/echo github.com/go-chi/chi github.com/spf13/cobra".split(),
     "mix.exs": "phoenix phoenix_live_view ash ecto ecto_sql oban absinthe nerves".split(),
 }  # fmt: skip
+_DATABASES = {
+    "package.json": "pg mysql2 better-sqlite3 @libsql/client mongodb mongoose".split(),
+    "pyproject.toml": "psycopg psycopg2 psycopg2-binary asyncpg aiosqlite pymongo".split(),
+    "Cargo.toml": "rusqlite tokio-postgres".split(),
+    "go.mod": "github.com/mattn/go-sqlite3 modernc.org/sqlite github.com/lib/pq".split(),
+    "mix.exs": "ash_postgres ash_sqlite ecto_sqlite3 postgrex myxql".split(),
+}  # fmt: skip
+"""Database drivers and data layers, named after the frameworks: which database a project runs on is as much its
+stack as its web framework (an Ash app on SQLite is not one on Postgres), and no framework list says it."""
 _PYTHON_TOOLS = frozenset({"pytest", "ruff", "mypy", "ty", "pyright", "black", "isort", "coverage", "pylint", "flake8"})
 
 
@@ -422,8 +431,8 @@ def _dockerfile(rel: str, text: str) -> list[Fact]:
 
 
 def _frameworks(rel: str, kind: str, deps: dict) -> list[Fact]:
-    names = [d for d in _FRAMEWORKS[kind] if d in deps]
-    shown = [n.rsplit("/", 1)[-1] for n in names[:4]]
+    names = [d for d in _FRAMEWORKS[kind] if d in deps][:4] + [d for d in _DATABASES[kind] if d in deps][:1]
+    shown = [n.rsplit("/", 1)[-1] for n in names]
     return [Fact(rel, "frameworks", ", ".join(shown))] if shown else []
 
 

@@ -57,6 +57,10 @@ def test_stack_facts():
     entries, facts, _ = parse("pyproject.toml", py)
     assert [e.name for e in entries] == ["tool.ruff", "tool.pytest"]
     assert [f.text for f in facts] == ["Python >=3.12", "typer"]
+    py = py.replace('"typer>=0.12",', '"typer>=0.12", "asyncpg", "psycopg[binary]>=3",')
+    assert [f.text for f in parse("pyproject.toml", py)[1]] == ["Python >=3.12", "typer, psycopg"]  # one driver
+    mix = 'elixir: "~> 1.19",\n  defp deps do\n    [{:ash, "~> 3.0"}, {:ash_sqlite, "~> 0.2"}, {:oban, "~> 2.0"}]'
+    assert [f.text for f in parse("mix.exs", mix)[1]] == ["Elixir ~> 1.19", "ash, oban, ash_sqlite"]
     assert [f.text for f in parse("Cargo.toml", '[package]\nedition = "2021"\n')[1]] == ["Rust (edition 2021)"]
     docker = "FROM debian:13-slim@sha256:abc AS base\nFROM base AS app\nFROM fastlane AS android\n"
     assert [f.text for f in parse("app.Dockerfile", docker)[1]] == ["base image debian:13-slim"]
