@@ -31,8 +31,10 @@ from nous_assets.embed.base import EmbedderUnavailable, EmbeddingError
 from nous_assets.embed.local import DIMENSIONS, MAX_TOKENS, MODEL_NAME, PACKAGE, variant_name
 from nous_assets.embed.wordpiece import WordPiece
 
-__all__ = ["LightMiniLM", "MAX_TOKENS", "load_weights", "token_ids"]
+__all__ = ["LOOKS_UP", "LightMiniLM", "MAX_TOKENS", "load_weights", "token_ids"]
 
+LOOKS_UP = ("float32", "bfloat16")
+"""The local precisions whose stored vectors this encoder's queries look up (``LightMiniLM(looks_up=…)``)."""
 LAYERS = 6
 HEADS = 12
 LN_EPS = 1e-12
@@ -229,7 +231,7 @@ class LightMiniLM:
     def __init__(self, *, batch_size: int = 32, looks_up: str = "float32") -> None:
         if batch_size < 1:
             raise EmbeddingError(f"batch_size must be positive, got {batch_size}")
-        if looks_up not in ("float32", "bfloat16"):
+        if looks_up not in LOOKS_UP:
             raise EmbeddingError(f"the light encoder looks up float32 or bfloat16 vectors, not {looks_up!r}")
         self.batch_size = batch_size
         self.model = variant_name(looks_up)

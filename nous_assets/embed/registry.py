@@ -30,10 +30,6 @@ def get_embedder(settings: Settings) -> EmbeddingProvider:
     raise EmbeddingError(f"unknown embedding provider {provider!r} (expected one of {', '.join(PROVIDERS)})")
 
 
-LOOKUP_PRECISIONS = frozenset({"float32", "bfloat16"})
-"""Local precisions whose vectors the torch-free encoder looks up (:func:`get_query_embedder`)."""
-
-
 def get_query_embedder(settings: Settings) -> EmbeddingProvider:
     """The provider for lookups (queries, a packet's fingerprints, consolidation's recall gate), never for vectors
     that are stored: those come from :func:`get_embedder`.
@@ -46,9 +42,9 @@ def get_query_embedder(settings: Settings) -> EmbeddingProvider:
     three dev sets), with the same hit@1/3/10 on each set; 56 of the 60 top-10 lists were identical, the other 4
     swapped near-ties below rank 1. int8 drifts further from float32, so it keeps the full model."""
     embedder = get_embedder(settings)
-    precision = getattr(embedder, "precision", None)
-    if embedder.name == "local" and precision in LOOKUP_PRECISIONS:
-        from nous_assets.embed.light import LightMiniLM
+    if embedder.name == "local":
+        from nous_assets.embed.light import LOOKS_UP, LightMiniLM
 
-        return LightMiniLM(looks_up=precision)
+        if (precision := getattr(embedder, "precision", None)) in LOOKS_UP:
+            return LightMiniLM(looks_up=precision)
     return embedder
