@@ -52,7 +52,6 @@ FLUTTER_VERIFY = f"{_FLUTTER}-warm-orbit-flutter-docker-image/9c4f30d9-7a7f-49b7
 DUET_README = "duet/-Users-tslater-dev-cli-duet/410c9611-5a08-49a3-9520-28e347223e15.jsonl"
 WAKIL_CI = "wakil/-Users-ebridges-Projects-wakil/5c5242ad-8f8c-4e31-a7f7-ad2e7b2a94ac.jsonl"
 WAKIL_QMD = "wakil/-Users-ebridges-Projects-wakil/09cc95ef-515c-4a06-b5c9-92c68f3679cf.jsonl"
-WAKIL_PR_REVIEWER = "wakil/-Users-ebridges-Projects-wakil/d88f93a1-e820-4c01-842b-840bebcaf73e.jsonl"
 
 
 def _path(rel: str) -> Path:

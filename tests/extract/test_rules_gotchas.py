@@ -10,7 +10,6 @@ from excerpts import (
     SPOTTER_A0Y,
     SPOTTER_DOV,
     SPOTTER_FUM,
-    WAKIL_PR_REVIEWER,
     assistant,
     bash,
     edit,
@@ -109,21 +108,6 @@ def test_plain_rerun_and_other_target_are_not_fixes():
         assistant("", edit("/home/dev/proj/src/a.ts", "e1")), result("e1", "updated"),
         assistant("", bash("npx biome check .", "b2")), result("b2", "Checked 3 files in 2ms."),
     ), "gotcha") == []  # fmt: skip
-
-
-def test_a_scratch_script_the_projects_environment_then_ran_is_a_lesson():
-    # wakil d88f93a1 L60-61: `python3 -c "import re, yaml …"` fails (No module named 'yaml'); L64 runs the same
-    # script as `uv run python3 -c …` and it passes: the system python lacks what the project's environment has
-    (g,) = of_kind(extract(excerpt(WAKIL_PR_REVIEWER, 55, 70)), "gotcha")
-    assert "No module named 'yaml'" in g["content"] and 'running `uv run python3 -c "…"` instead' in g["content"]
-    assert g["status"] == "verified"
-    assert "run `uv run python3 -c" in as_lesson(g["content"])
-    failing = [assistant("", bash('python3 -c "import yaml; print(1)"', "b1")),
-               result("b1", "Exit code 1\nModuleNotFoundError: No module named 'yaml'", is_error=True)]  # fmt: skip
-    other = [assistant("", bash('uv run python3 -c "import json; print(2)"', "b2")), result("b2", "2")]
-    alone = [assistant("", bash('python3 -c "import yaml; print(1)"', "b2")), result("b2", "1")]
-    assert of_kind(run(*failing, *other), "gotcha") == []  # another script through uv: a scratch script, no lesson
-    assert of_kind(run(*failing, *alone), "gotcha") == []  # the same script again, bare: a plain re-run
 
 
 def stream_of_turns(turns):

@@ -168,10 +168,7 @@ def error_fixes(s: Stream) -> list[Cand]:
         if s.status(call) != "fail" or i in consumed or call.result_pos is None or _in(aftermath, call.pos):
             continue
         fam = shell.family(call.command)
-        later = [o.command for _, o in bash[n + 1 :] if o.pos - call.pos <= FIX_WINDOW]
-        if (not fam or fam in shell.READ_ONLY_FAMILIES or fam.split()[0] in shell.READ_ONLY_FAMILIES) and not any(
-            shell.relaunched(call.command, other) for other in later
-        ):  # a lookup or scratch script failing says nothing, unless the project's environment then ran it
+        if not fam or fam in shell.READ_ONLY_FAMILIES or fam.split()[0] in shell.READ_ONLY_FAMILIES:
             continue
         chain = [call]
         success: tuple[int, Call] | None = None
@@ -183,7 +180,7 @@ def error_fixes(s: Stream) -> list[Cand]:
                 break
             ofam = shell.family(other.command)
             retried = any(a in other.command for a in targets) and ofam not in shell.READ_ONLY_FAMILIES
-            if ofam not in fams and not retried and not shell.relaunched(call.command, other.command):
+            if ofam not in fams and not retried:
                 continue
             if s.status(other) == "fail":
                 chain.append(other)

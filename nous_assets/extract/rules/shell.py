@@ -135,20 +135,6 @@ def workspace_split(toks: list[str]) -> tuple[list[str], str]:
     return kept, where
 
 
-LAUNCHER_RE = re.compile(
-    r"^(?:uv run|poetry run|pdm run|hatch run|pipenv run|rye run|npx|bunx|pnpm (?:exec|dlx)|yarn (?:exec|dlx)|"
-    r"bundle exec|mise (?:exec|x)(?: --)?)\s+"
-)
-"""What runs a command inside the project's environment (its virtualenv, ``node_modules/.bin``, bundle, tools)."""
-
-
-def relaunched(failed: str, other: str) -> bool:
-    """Whether ``other`` is ``failed`` again, word for word, through a :data:`LAUNCHER_RE` (``python3 -c …`` that
-    raised "No module named 'yaml'", then ``uv run python3 -c …``): the bare shell lacks what the project has."""
-    m = LAUNCHER_RE.match(other.strip())
-    return bool(m) and other.strip()[m.end() :].strip() == failed.strip()
-
-
 def looks_up(cmd: str) -> bool:
     """Every segment of ``cmd`` looks something up (``gh run view 123 --log-failed``): its program's first or second
     word is one of :data:`LOOKUP_VERBS`."""
@@ -236,9 +222,7 @@ def clean_cmd(cmd: str, cwd: str | None, limit: int = 110) -> str:
     first = text.splitlines()[0] if text else ""
     if "\n" in text or "<<" in first:
         first = re.sub(r"([\"']?)\$\(cat <<.*$", r"\1…\1", first)
-        quote = next((q for q in "\"'" if first.count(q) % 2), "")  # a quoted script going on over the next lines
-        first = first.rstrip() + (f"…{quote}" if quote else "")
-        first += "" if first.endswith(("…", '…"', "…'")) else " …"
+        first = first.rstrip() + ("" if first.rstrip().endswith(("…", '…"', "…'")) else " …")
     first = re.sub(r'(-m\s+)"[^"]{40,}"?', r'\1"…"', first)
     return cap(first, limit)
 
