@@ -302,7 +302,9 @@ _JS_TEST = _Spec(
     _fs("--onlyChanged -o --changed --watch"),
 )  # fmt: skip
 _CARGO_VALUES = _fs("-p --package --features -F --target -j --jobs --manifest-path --profile")
-_CARGO_TEST = _Spec("test", "filter", _CARGO_VALUES, _fs("--test --bench --example -E"), _fs("--exact"))
+_CARGO_TEST = _Spec(  # a target selector (`--lib`: the library's unit tests only, no integration or doc tests) too
+    "test", "filter", _CARGO_VALUES, _fs("--test --bench --example --bin -E"), _fs("--exact --lib --bins --doc")
+)
 _GO_VALUES = _fs("-tags -count -timeout -parallel -p -coverprofile -covermode")
 _TARPAULIN_VALUES = _fs("--out -o --output-dir --exclude-files -e --exclude --timeout -t --engine")
 _LINT_VALUES = _fs("--config -c --select --ignore --extend-select --ext --max-warnings --format --output-format")

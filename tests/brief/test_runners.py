@@ -22,6 +22,8 @@ def _use(command: str):
         ('uv run pytest -q -m "not eval"', "test", 'uv run pytest -q -m "not eval"', False),
         ("go test -run TestX ./pkg/...", "test", "go test ./...", True),
         ("cargo test my_test -- --nocapture --exact", "test", "cargo test -- --nocapture", True),
+        ("cargo test --lib 2>&1 | tail -10", "test", "cargo test", True),  # unit tests only: not the suite
+        ("cargo test --quiet --test api", "test", "cargo test --quiet", True),
         ("mix test test/a_test.exs:12 --seed 0", "test", "mix test", True),
         ("pnpm --filter @x/api test -- --testPathPattern=otp", "test", "pnpm --filter @x/api test", True),
         ("uv run ruff check src/pkg/a.py tests/test_a.py", "lint", "uv run ruff check", True),
