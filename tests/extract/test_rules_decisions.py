@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from excerpts import CIPHER_META, EPISODIC_LONG, SPOTTER_DOV, assistant, excerpt, extract, of_kind, result, run, user
+from excerpts import (
+    CIPHER_META,
+    CIPHER_OAUTH,
+    EPISODIC_LONG,
+    SPOTTER_DOV,
+    assistant,
+    excerpt,
+    extract,
+    of_kind,
+    result,
+    run,
+    user,
+)
 
 from nous_assets.turns import ToolUse
 
@@ -19,6 +31,13 @@ def test_real_answer_to_a_question_is_a_decision():
     # spotter 4d5611e5 L1253: AskUserQuestion "…How should we proceed?" = "main was clean; fix the issues"
     (d,) = of_kind(extract(excerpt(SPOTTER_DOV, 1240, 1262)), "decision")
     assert '"main was clean; fix the issues"' in d["content"] and "How should we proceed?" in d["content"]
+
+
+def test_real_way_to_handle_the_task_at_hand_is_not_a_decision():
+    # cipher-box f14fdf7d L61: "ok lets handle this via a quick task then, together with setting up the full google
+    # oauth flow …": how this piece of work gets scheduled, not a choice the next session must keep (two fresh readers
+    # judged the packet line noise)
+    assert of_kind(extract(excerpt(CIPHER_OAUTH, 55, 66)), "decision") == []
 
 
 def test_real_approved_one_off_operations_are_not_decisions():

@@ -28,7 +28,7 @@ MAX_CONTENT = 320
 
 DECISION_RE = re.compile(
     r"\blet'?s (?:go with|use|switch to|stick with|stay with|keep|adopt|move to|migrate to|choose|pick|drop|replace|"
-    r"start with|build it (?:in|with)|write it in|handle this via)\b"
+    r"start with|build it (?:in|with)|write it in)\b"
     r"|\bwe'?ll (?:use|go with|switch to|stick with|keep|adopt|move to|migrate to|drop)\b"
     r"|\bwe will (?:use|go with|switch to|stick with|keep|adopt|move to|migrate to|drop)\b"
     r"|\bwe'?re going (?:to use|to go with|to switch to|with)\b"
