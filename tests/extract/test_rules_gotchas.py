@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from excerpts import (
+    AGENTV_DOCS,
     EPISODIC_LARGE,
     FASTHOOKS,
     FLUTTER_REVIEW,
@@ -108,6 +109,16 @@ def test_plain_rerun_and_other_target_are_not_fixes():
         assistant("", edit("/home/dev/proj/src/a.ts", "e1")), result("e1", "updated"),
         assistant("", bash("npx biome check .", "b2")), result("b2", "Checked 3 files in 2ms."),
     ), "gotcha") == []  # fmt: skip
+
+
+def test_a_rejected_push_names_gits_reason_not_the_line_every_failed_push_adds():
+    # agentv acc53d32 L47: `git push origin main` prints "! [rejected] main -> main (fetch first)", then "error: failed
+    # to push some refs"; L111 `git pull --rebase origin main`, L130 the push passes. The second line is also all a
+    # push blocked by a failing pre-push hook says (f6b7329a L35), which rebasing does not fix
+    (g,) = [g for g in of_kind(extract(whole(AGENTV_DOCS)), "gotcha") if "git pull --rebase" in g["content"]]
+    assert '`git push origin main` failed with "! [rejected] main -> main (fetch first)"' in g["content"]
+    hook = "Lint....Failed\nerror: script \"lint\" exited with code 1\nerror: failed to push some refs to 'x.git'"
+    assert error_line(hook) == 'error: script "lint" exited with code 1'
 
 
 def stream_of_turns(turns):

@@ -303,6 +303,9 @@ def tail_text(text: str, head: int = 20000, tail: int = 6000) -> str:
 
 
 _ERR_PRIORITY: tuple[re.Pattern[str], ...] = (
+    # git's reason for refusing a ref ("! [rejected] main -> main (fetch first)"), not the "failed to push some refs"
+    # it always adds: that line is the same when a pre-push hook failed, and the two need different fixes
+    re.compile(r"^! \[(?:remote )?rejected\].*"),
     re.compile(r"^(?:fatal|error(?:\[\w+\])?|ERROR|Error|npm ERR!)[:!]?\s+\S.*|^✘ \[ERROR\].*|.*\berror TS\d+:.*"
                r"|^\S+:\d+:\d+:? error\b.*"),
     re.compile(r"^\*\* \(\w[\w.]*\).*"),
