@@ -25,6 +25,7 @@ from pathlib import Path
 import zstandard
 from bench_store import EventGenerator, peak_rss_mb
 from bench_store import run_phase as run_store_phase
+from results_file import save
 
 from nous_assets.lifecycle import archive
 from nous_assets.store.db import open_db
@@ -162,11 +163,7 @@ def main() -> None:
         results[name] = figures
         for key, value in figures.items():
             print(f"{key:40} {value}", flush=True)
-    out_dir = Path(__file__).parent / "results"
-    out_dir.mkdir(exist_ok=True)
-    path = out_dir / f"archive-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(results, indent=2))
-    print(f"saved {path}")
+    save(results, "archive")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ runs), the chunks embedded and skipped, and the load average before and after (t
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import re
@@ -29,6 +28,8 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
+
+from results_file import save
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
 UUID_TAIL = re.compile(rb"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{8})[0-9a-f]{4}")
@@ -260,11 +261,7 @@ def main() -> None:
         results.update(figures)
         for key, value in figures.items():
             print(f"{key:40} {value}", flush=True)
-    out_dir = Path(__file__).parent / "results"
-    out_dir.mkdir(exist_ok=True)
-    path = out_dir / f"capture-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(results, indent=2))
-    print(f"saved {path}")
+    save(results, "capture")
 
 
 if __name__ == "__main__":

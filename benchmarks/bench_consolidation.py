@@ -17,7 +17,6 @@ make it a no-op) and the peak resident memory of the process, and saves them to
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import random
 import resource
@@ -26,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from results_file import save
 
 from nous_assets.consolidate.run import consolidate
 from nous_assets.store.db import atomic, open_db
@@ -34,7 +34,6 @@ from nous_assets.store.search import vectors
 from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.store.sqlite.projection import project
 
-RESULTS = Path(__file__).parent / "results"
 DIMENSIONS = 384
 TOOLS = ["mix test", "mix format", "uv run pytest", "npm run build", "cargo test", "make lint", "just deploy"]
 FILES = ["src/app.py", "lib/web/router.ex", "config/dev.exs", "package.json", "docs/setup.md", "Makefile"]
@@ -98,10 +97,7 @@ def main() -> None:
         conn.close()
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     print(f"peak resident memory {out['peak_rss_mb']} MB")
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"consolidation-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(out, indent=2))
-    print(f"saved {path}")
+    save(out, "consolidation")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from results_file import save
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
 
@@ -148,12 +149,8 @@ def main() -> None:
         print(json.dumps(figures), flush=True)
     results = {"benchmark": "embed", "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                "cpus": os.cpu_count(), "chunks": chunks, "runs": runs}  # fmt: skip
-    out_dir = Path(__file__).parent / "results"
-    out_dir.mkdir(exist_ok=True)
-    path = out_dir / f"embed-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(results, indent=2))
+    save(results, "embed")
     shutil.rmtree(work, ignore_errors=True)
-    print(f"saved {path}")
 
 
 if __name__ == "__main__":

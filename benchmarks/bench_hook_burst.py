@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hooks_ab import RUNNER, _corpus, _export, _percentile  # noqa: E402
+from results_file import RESULTS, save  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -57,7 +58,7 @@ def main() -> int:
     parser.add_argument("--hooks", type=int, default=50, help="hooks started at once (default 50)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--memories", type=int, default=2_000)
-    parser.add_argument("--out-dir", default=str(REPO / "benchmarks" / "results"))
+    parser.add_argument("--out-dir", default=RESULTS)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nous-hook-burst-"))
     data_dir = _corpus(work, args.memories)
@@ -83,10 +84,7 @@ def main() -> int:
         report["profiles"][name] = figures
         print(f"{name:24} injected {figures['injected_per_round']} of {args.hooks} per round; "
               f"wall p50={figures['p50_s']}s p95={figures['p95_s']}s max={figures['max_s']}s")  # fmt: skip
-    out = Path(args.out_dir) / f"hook-burst-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"saved {out}")
+    save(report, "hook-burst", args.out_dir)
     return 0
 
 

@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_hooks_ab import _corpus, _percentile  # noqa: E402
+from results_file import RESULTS, save  # noqa: E402
 
 
 def _installed_session_start(work: Path, data_dir: Path) -> str:
@@ -51,7 +52,7 @@ def main() -> int:
     parser.add_argument("--data-dir", help="an existing Nous data dir with built packets (default: build one)")
     parser.add_argument("--cwd", help="the directory every start names (default: the corpus's project dirs)")
     parser.add_argument("--old", action="store_true", help="also time the previous `-m resolver` command")
-    parser.add_argument("--out-dir", default=str(REPO / "benchmarks" / "results"))
+    parser.add_argument("--out-dir", default=RESULTS)
     args = parser.parse_args()
     from nous_assets.evaluate.corpus import project_cwd
 
@@ -98,10 +99,7 @@ def main() -> int:
         print(f"{name} / bare: p50 {ratios['p50']:.3f}x, p95 {ratios['p95']:.3f}x")
     print(f"load average before {' '.join(f'{x:.2f}' for x in load_before)}, "
           f"after {' '.join(f'{x:.2f}' for x in load_after)} ({os.cpu_count()} CPUs, shared)")  # fmt: skip
-    out = Path(args.out_dir) / f"hook-start-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"saved {out}")
+    save(report, "hook-start", args.out_dir)
     return 0
 
 

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_file import RESULTS, save
+
 REPO = Path(__file__).resolve().parents[1]
 RUNNER = ("import sys; sys.path.insert(0, {root!r}); sys.argv[0] = 'resolver'; import runpy; "
           "runpy.run_module('resolver', run_name='__main__')")  # fmt: skip
@@ -71,7 +73,7 @@ def main() -> int:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--cwd", help="a directory every start names (default: the corpus's project dirs)")
     parser.add_argument("--cold", action="store_true", help="evict the database from the page cache before each start")
-    parser.add_argument("--out-dir", default=str(REPO / "benchmarks" / "results"))
+    parser.add_argument("--out-dir", default=RESULTS)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nous-hooks-ab-"))
     baseline = _export(args.ref, work / "baseline")
@@ -109,10 +111,7 @@ def main() -> int:
     base, here = report["profiles"][f"resolver at {args.ref}"], report["profiles"]["resolver here"]
     d50, d95 = here["p50_ms"] - base["p50_ms"], here["p95_ms"] - base["p95_ms"]
     print(f"here - {args.ref}: p50 {d50:+.1f}ms, p95 {d95:+.1f}ms (load average {report['load_average'][0]:.2f})")
-    out = Path(args.out_dir) / f"hooks-ab-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"saved {out}")
+    save(report, "hooks-ab", args.out_dir)
     return 0
 
 

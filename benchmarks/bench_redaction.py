@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_file import save
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # tests/support: dev-only helpers shared with the tests, not in the wheel
 SHARED = REPO.parent / "shared" / "data"
@@ -143,11 +145,7 @@ def main() -> None:
         results.update(figures)
         for key, value in figures.items():
             print(f"{key:34} {json.dumps(value)}")
-    out_dir = Path(__file__).parent / "results"
-    out_dir.mkdir(exist_ok=True)
-    path = out_dir / f"redaction-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(results, indent=2))
-    print(f"saved {path}")
+    save(results, "redaction")
 
 
 if __name__ == "__main__":

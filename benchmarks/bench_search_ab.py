@@ -16,14 +16,14 @@ same drift. Prints and saves p50/p95 per build, size and mode and the median of 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).parent / "results"
+from results_file import RESULTS, save
+
 WORKER = r"""
 import sys, time, random
 sys.path.insert(0, sys.argv[1])
@@ -104,10 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     for proc in workers:
         proc.stdin.close()
         proc.wait()
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    out = args.out_dir / f"search-ab-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.write_text(json.dumps(report, indent=2))
-    print(f"saved {out}")
+    save(report, "search-ab", args.out_dir)
     return 0
 
 

@@ -17,7 +17,6 @@ loaded in the process) for comparison. Prints median/p90 per mode, of wall time 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -33,6 +32,7 @@ NOUS = [sys.executable, "-m", "nous_assets.cli"]
 QUERIES = ("sqlite migration failed", "how are hooks configured", "fix the failing test")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_first_run import store_env  # noqa: E402
+from results_file import RESULTS, save  # noqa: E402
 
 TORCH_SEARCH = (  # the pre-light path: the query embedded by sentence-transformers in the process
     "import sys; from nous_assets.embed import registry; registry.get_query_embedder = registry.get_embedder; "
@@ -101,7 +101,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10, help="timed calls per query and mode (default 10)")
     parser.add_argument("--torch-runs", type=int, default=0, help="also time N calls of the torch query path")
     parser.add_argument("--query", action="append", help="a query (repeatable; default: three real ones)")
-    parser.add_argument("--out-dir", type=Path, default=REPO / "benchmarks" / "results")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
     args = parser.parse_args()
     if args.runs < 1 or args.torch_runs < 0:
         parser.error("--runs must be positive and --torch-runs not negative")
@@ -154,10 +154,7 @@ def main() -> int:
         c = result["cpu"][mode]
         print(f"  {mode:40s} wall median {s['median_s']:.3f} s  p90 {s['p90_s']:.3f} s   "
               f"CPU median {c['median_s']:.3f} s  p90 {c['p90_s']:.3f} s  (n={s['n']})")  # fmt: skip
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    path = args.out_dir / f"search-cold-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(result, indent=2))
-    print(f"saved {path}")
+    save(result, "search-cold", args.out_dir)
     return 0
 
 

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_file import save
+
 from nous_assets.store.db import open_db
 from nous_assets.store.log.events import LearningEvent
 from nous_assets.store.sqlite.events import SqliteEventStore
@@ -215,11 +217,7 @@ def main() -> None:
         results[name] = figures
         for key, value in figures.items():
             print(f"{key:40} {value}")
-    out_dir = Path(__file__).parent / "results"
-    out_dir.mkdir(exist_ok=True)
-    path = out_dir / f"store-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(results, indent=2))
-    print(f"saved {path}")
+    save(results, "store")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench_store import EventGenerator
+from results_file import save
 
 from nous_assets.settings import load_settings, settings_to_json
 from nous_assets.store.backend import postgres_backend, sqlite_backend
@@ -168,11 +169,7 @@ def main() -> None:
         print("publish", json.dumps(results["publish"]), flush=True)
         if args.transcripts:
             results["team_job"] = bench_team_job(dsn, args.transcripts, args.developers, work)
-    out_dir = Path(__file__).parent / "results"
-    out_dir.mkdir(exist_ok=True)
-    path = out_dir / f"team-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(results, indent=2))
-    print(f"saved {path}")
+    save(results, "team")
 
 
 if __name__ == "__main__":

@@ -232,7 +232,7 @@ class LightMiniLM:
         if batch_size < 1:
             raise EmbeddingError(f"batch_size must be positive, got {batch_size}")
         if looks_up not in LOOKS_UP:
-            raise EmbeddingError(f"the light encoder looks up float32 or bfloat16 vectors, not {looks_up!r}")
+            raise EmbeddingError(f"the light encoder looks up {' or '.join(LOOKS_UP)} vectors, not {looks_up!r}")
         self.batch_size = batch_size
         self.model = variant_name(looks_up)
 
