@@ -5,7 +5,8 @@ Four observers, each a pure function of what :mod:`nous_assets.store.reads.obser
 * :func:`repeated_corrections` — something the user told Claude (a correction or a stated way of working)
   was said again in ``intervention_repeat_sessions`` or more sessions: the earlier telling did not stick;
 * :func:`never_injected` — a learning learned in ``intervention_relearn_sessions`` or more sessions that no
-  session start ever injected (``access_log``), or that re-learning flagged as an injection failure;
+  session start ever injected (``access_log``), or that re-learning flagged as an injection failure, in a
+  project some session start was served for;
 * :func:`failing_commands` — a command failure (a gotcha learning: the failed command and its error) that
   came back in ``intervention_failure_sessions`` or more sessions;
 * :func:`contradiction_hotspots` — a domain of a project whose current memories contradict each other
@@ -24,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nous_assets.retrieve.packet import DEPS_SLOT
 from nous_assets.settings import Thresholds
 from nous_assets.store.reads.observations import Contradiction, LearnedMemory, RelearnFlag
 from nous_assets.store.sqlite.interventions import LEARNING_KEY, InterventionCandidate
@@ -80,9 +82,13 @@ def repeated_corrections(memories: Iterable[LearnedMemory], t: Thresholds) -> li
 
 
 def never_injected(
-    memories: Iterable[LearnedMemory], injections: dict[int, int], flags: Sequence[RelearnFlag], t: Thresholds
+    memories: Iterable[LearnedMemory], injections: dict[int, int], flags: Sequence[RelearnFlag],
+    served: frozenset[str], t: Thresholds,
 ) -> list[Finding]:
-    """A learning learned again and again that no session start carried (or that re-learning flagged)."""
+    """A learning learned again and again that no session start carried (or that re-learning flagged), in a
+    project Nous has served (``served``: before any session start took memories, as after importing history,
+    "never recalled" says nothing about the packet). A manifest's dependency list is not one: the packet leaves
+    it out on purpose, the brief's layout line naming the stack."""
     flagged = {f.learning_id for f in flags if f.decision == "injection_failure"}
     out = []
     for mem in memories:
@@ -90,6 +96,9 @@ def never_injected(
         if injections.get(mem.memory_id, 0) and mem.learning_id not in flagged:
             continue
         if n < max(2, t.intervention_relearn_sessions) and mem.learning_id not in flagged:
+            continue
+        was_served = bool(served) if mem.scope == "global" else mem.project_id in served
+        if not was_served or str(mem.slot or "").endswith(DEPS_SLOT):
             continue
         text = f"Learned in {n} sessions{_span(mem)} but never recalled at a session start: {_short(mem.content)}"
         out.append(_about_learning(mem, "relearned_never_injected", 0.4 + 0.1 * n, 1, text))

@@ -39,7 +39,7 @@ def observe(
     pairs = observations.contradictions(conn, min_confidence=t.nli_contradiction_confidence)
     findings = [
         *observers.repeated_corrections(learned, t),
-        *observers.never_injected(learned, injections, flags, t),
+        *observers.never_injected(learned, injections, flags, observations.served_projects(conn), t),
         *observers.failing_commands(learned, t),
         *observers.contradiction_hotspots(pairs, observations.current_per_domain(conn), t),
     ]

@@ -140,6 +140,14 @@ def _names_source(source: str, content: str) -> bool:
     return len(words) > 2 and " ".join(words[:2]).casefold() in text
 
 
+def _opens_with(content: str, when: str) -> bool:
+    """Whether ``content`` opens with the file or path ``when`` is about (``when working with config/dev.exs``
+    before ``config/dev.exs: …``): the line would name it twice."""
+    subject, text = when.rsplit(" ", 1)[-1].rstrip("/").casefold(), content.casefold()
+    path_like = re.search(r"\w[./]\w", subject) is not None
+    return path_like and text.startswith(subject) and not text[len(subject) : len(subject) + 1].isalnum()
+
+
 def _bullet_parts(memory: Any, marks: Sequence[str] = ()) -> tuple[str, str, str]:
     """(prefix, content, trailer) of one bullet: guard marks and when it applies; the memory; what backs it, the
     date it was learned and its source."""
@@ -148,6 +156,7 @@ def _bullet_parts(memory: Any, marks: Sequence[str] = ()) -> tuple[str, str, str
     content = clean(lesson)
     tags = [f"[{clean(m)}]" for m in marks]
     when = "" if lesson is not raw else _when(memory)  # a lesson opens with its own "if X fails"
+    when = "" if _opens_with(content, when) else when
     prefix = "- " + "".join(t + " " for t in tags) + (f"{when}: " if when else "")
     source = _source(memory)
     if source and _names_source(source, content):

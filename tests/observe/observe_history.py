@@ -6,12 +6,14 @@ from nous_assets.store.log.events import LearningEvent
 
 
 def learn(store, lid, content, *, kind="correction", project_id="shop", session="s1", day="2026-03-02", scope="project",
-          domain=None):  # fmt: skip
+          domain=None, slot=None):  # fmt: skip
     """A learning extracted in ``session`` on ``day``; returns its memory id (the event id)."""
     payload = {"content": content, "extractor_version": "t", "concepts": [], "edges": [], "kind": kind,
                "scope": scope}  # fmt: skip
     if domain:
         payload["domain"] = domain
+    if slot:
+        payload["slot"] = slot
     key = f"x-{lid}"
     store.append(LearningEvent("LearningExtracted", lid, payload, session, project_id, "historical_backfill", key,
                                valid_from=f"{day}T10:00:00Z"))  # fmt: skip

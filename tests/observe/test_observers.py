@@ -60,14 +60,59 @@ def test_relearned_three_times_and_never_injected(store, conn):
     assert candidate.evidence["memory_id"] == mem  # the injected one is not a failure
 
 
+def _served(conn, memory_id: int, project_id: str = "shop") -> None:
+    """A session start of ``project_id`` that took ``memory_id``: Nous has served the project."""
+    with atomic(conn):
+        insert_accesses(conn, [(memory_id, "d", project_id, "session_start", NOW)])
+
+
 def test_an_injection_failure_flag_counts_even_below_three_sessions(store, conn):
     learn(store, "flagged", "Deploys go through make release", kind="workflow", session="a")
     flag = {"decision": "injection_failure", "tier": 2, "similarity": 0.9, "matched": "flagged"}
     relearn(store, "flagged", session="b", day="2026-03-06", relearn_flag=flag)
+    served = learn(store, "other", "The API lives under /v2", kind="architecture", session="a")
     project(conn)
+    _served(conn, served)
     assert [c.dedupe_key for c in _by_reason(observe(conn, T, NOW)[0])["relearned_never_injected"]] == [
         "learning:flagged"
     ]
+
+
+def test_never_recalled_needs_a_project_nous_has_served(store, conn):
+    """Imported history: no session start has taken memories yet, so "never recalled" says nothing (flagged or
+    not); once one of the project's session starts has, the same history is a finding."""
+    learn(store, "cfg", "config/dev.exs serves on port 4000", kind="configuration", session="a")
+    flag = {"decision": "injection_failure", "tier": 2, "similarity": 0.9, "matched": "cfg"}
+    relearn(store, "cfg", session="b", day="2026-03-06")
+    relearn(store, "cfg", session="c", day="2026-03-07", relearn_flag=flag)
+    project(conn)
+    assert "relearned_never_injected" not in _by_reason(observe(conn, T, NOW)[0])
+    elsewhere = learn(store, "else", "Run the app with make dev", kind="command", project_id="blog", session="e")
+    project(conn)
+    _served(conn, elsewhere, "blog")  # another project's session start
+    assert "relearned_never_injected" not in _by_reason(observe(conn, T, NOW)[0])
+    served = learn(store, "other", "The API lives under /v2", kind="architecture", session="a")
+    project(conn)
+    _served(conn, served)
+    [candidate] = _by_reason(observe(conn, T, NOW)[0])["relearned_never_injected"]
+    assert candidate.dedupe_key == "learning:cfg"
+
+
+def test_a_dependency_list_left_out_for_the_brief_is_not_an_injection_failure(store, conn):
+    """The packet leaves a manifest's dependency list out on purpose (the brief's layout line names the stack):
+    learning it again is not the packet failing, and a note quoting it would bring the list back."""
+    deps = "Stack (mix.exs): Elixir ~> 1.19 with oban, ash, ash_sqlite, phoenix"
+    learn(store, "deps", deps, kind="architecture", session="a", slot="config:mix.exs#deps")
+    learn(store, "cfg", "config/dev.exs serves on port 4000", kind="configuration", session="a",
+          slot="config:config/dev.exs#read")  # fmt: skip
+    for lid in ("deps", "cfg"):
+        for s, day in (("b", "2026-03-06"), ("c", "2026-03-07")):
+            relearn(store, lid, session=s, day=day)
+    served = learn(store, "other", "The API lives under /v2", kind="architecture", session="a")
+    project(conn)
+    _served(conn, served)
+    found = _by_reason(observe(conn, T, NOW)[0])["relearned_never_injected"]
+    assert [c.dedupe_key for c in found] == ["learning:cfg"]
 
 
 def test_a_command_failing_the_same_way_in_two_sessions(store, conn):

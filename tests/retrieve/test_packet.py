@@ -144,6 +144,24 @@ def test_packet_sections_in_order_one_line_per_memory_with_when_date_and_source(
     assert "(python" not in packet.text  # no concept suffixes
 
 
+def test_a_line_that_opens_with_its_file_does_not_name_it_twice():
+    memories = {
+        1: _mem("config/dev.exs: imports `dev.local.exs` when present.", kind="configuration",
+                applies_when="when working with config/dev.exs", valid_from="2026-02-06T00:00:00Z"),
+        2: _mem("Run the checks from the repository root.", kind="workflow", applies_when="when changing mix.exs",
+                valid_from="2026-02-06T00:00:00Z"),
+        3: _mem("Work is tracked with `bd`.", kind="workflow", applies_when="when picking up or finishing work",
+                valid_from="2026-02-06T00:00:00Z"),
+        4: _mem("mix.exsx lists the extra tasks.", kind="workflow", applies_when="when changing mix.exs",
+                valid_from="2026-02-06T00:00:00Z"),
+    }
+    lines = format_packet([1, 2, 3, 4], memories, budget_chars=4000).text.splitlines()
+    assert "- config/dev.exs: imports `dev.local.exs` when present. (2026-02-06)" in lines
+    assert "- when changing mix.exs: Run the checks from the repository root. (2026-02-06)" in lines
+    assert "- when picking up or finishing work: Work is tracked with `bd`. (2026-02-06)" in lines  # not a file
+    assert "- when changing mix.exs: mix.exsx lists the extra tasks. (2026-02-06)" in lines  # another file
+
+
 def test_packet_fills_the_budget_by_relevance_skipping_what_does_not_fit():
     memories = {1: _mem("first " * 10), 2: _mem("long " * 300), 3: _mem("third " * 10), 4: _mem("fourth " * 10)}
     header = len(format_packet([1], memories, budget_chars=8000, title="t").text.splitlines()[0])

@@ -14,6 +14,7 @@ from nous_assets.safety.review_items import review_items
 from nous_assets.settings import Thresholds
 from nous_assets.store.db import atomic, open_db
 from nous_assets.store.log.events import LearningEvent
+from nous_assets.store.reads.access_log import insert_accesses
 from nous_assets.store.sqlite.events import SqliteEventStore
 from nous_assets.store.sqlite.projection import project, verify
 from nous_assets.timeutil import now_iso
@@ -37,6 +38,11 @@ def _relearn(store, lid, session, day, flag=None, project_id="shop"):
                                f"r-{lid}-{session}", valid_from=f"{day}T11:00:00Z"))  # fmt: skip
 
 
+def _served(conn, memory_id: int) -> None:
+    """A session start of shop took ``memory_id``: Nous serves the project, so "never injected" is a finding."""
+    insert_accesses(conn, [(memory_id, "s0", "shop", "session-start:startup", now_iso())])
+
+
 @pytest.fixture
 def history(store, conn):
     ids = {
@@ -58,6 +64,7 @@ def history(store, conn):
             "VALUES (?, ?, 'contradiction', 0.92, 'rules-v1', ?)",
             (ids["old_port"], ids["new_port"], now_iso()),
         )
+        _served(conn, ids["old_port"])
     observe_and_reduce(conn, T)
     return ids
 
@@ -111,6 +118,8 @@ def _seed(env) -> dict[str, int]:
             _relearn(store, "g", s, day)
         once = _learn(store, "o", "The staging database is read-only on weekends")
         project(conn)
+        with atomic(conn):
+            _served(conn, once)
         observe_and_reduce(conn, T)
         return {"gate": gate, "once": once}
     finally:

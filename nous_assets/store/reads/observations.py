@@ -39,6 +39,7 @@ class LearnedMemory:
     content: str
     provenance: dict[str, Any] | None
     sessions: list[tuple[str, str]] = field(default_factory=list)
+    slot: str | None = None
 
     @property
     def session_ids(self) -> list[str]:
@@ -54,7 +55,7 @@ def learned_memories(conn: Connection, *, kinds: tuple[str, ...] | None = None) 
         params.extend(kinds)
     rows = conn.execute(
         "SELECT m.id, m.learning_id, m.project_id, m.scope, m.kind, m.domain, m.content, m.provenance_json, "
-        "e.session_id, coalesce(e.valid_from, e.transaction_time) AS at FROM memories m "
+        "e.session_id, coalesce(e.valid_from, e.transaction_time) AS at, m.slot FROM memories m "
         f"JOIN learning_events e ON e.learning_id = m.learning_id WHERE {where} AND {_LEARNED_BY} "
         "ORDER BY m.id, at, e.event_id",
         params,
@@ -64,11 +65,16 @@ def learned_memories(conn: Connection, *, kinds: tuple[str, ...] | None = None) 
         mem = out.get(r[0])
         if mem is None:
             provenance = json.loads(r[7]) if r[7] else None
-            mem = out[r[0]] = LearnedMemory(r[0], r[1], r[2], r[3], r[4], r[5], r[6], provenance)
+            mem = out[r[0]] = LearnedMemory(r[0], r[1], r[2], r[3], r[4], r[5], r[6], provenance, slot=r[10])
         session = base_session(r[8])
         if session not in mem.session_ids:
             mem.sessions.append((session, str(r[9] or "")[:10]))
     return list(out.values())
+
+
+def served_projects(conn: Connection) -> frozenset[str]:
+    """The projects a session start (or a rating) ever took memories for: those Nous has served."""
+    return frozenset(r[0] for r in conn.execute("SELECT DISTINCT project_id FROM access_log") if r[0])
 
 
 def injection_counts(conn: Connection, memory_ids: list[int]) -> dict[int, int]:
