@@ -17,7 +17,10 @@ Conservative on purpose — a wrong command in a brief costs more than a missing
 * a test command must have run at least once without a filter — ``pytest tests/test_x.py -k foo`` shows
   the runner works, not that the suite does; a linter run on named files generalises to the project;
 * commands run outside the repository (a scratch folder), masked (``|| true``, ``&``) or bypassing a check
-  (``--no-verify``) are not evidence.
+  (``--no-verify``) are not evidence;
+* variables the runs set before the command (``DB_HOST=10.0.0.5 pnpm dev``) are shown as its latest run set
+  them when two runs or more set some: how the sessions came to run it (the services live on another host, a
+  port is taken), not a one-off; a variable whose name says it holds a credential never is.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from nous_assets.brief.manifests import Entry, Manifests
 from nous_assets.brief.runners import PURPOSES, Use, purpose_of_name
 from nous_assets.brief.shell_split import Segment
 from nous_assets.brief.timeline import SessionView, Step
+from nous_assets.capture.secret_catalogue import SECRET_WORDS
 from nous_assets.extract.rules import filters
 
 LABELS = {
@@ -44,6 +48,7 @@ LABELS = {
     "run": "Start it locally with",
 }
 MAX_BODY = 80
+MAX_SETTING = 80  # one variable as written (NAME=value): a longer value is a payload, not a setting
 TASK_RUNNERS = frozenset({"mise", "make", "just", "task", "npm", "pnpm", "yarn", "bun"})
 """Runners of a project's named tasks: a successful run shows the task exists, as a manifest entry would."""
 
@@ -174,6 +179,21 @@ def _whole(purpose: str, entry: Entry | None, book: Manifests) -> str:
     return ""
 
 
+def _settings(run: Run) -> tuple[str, ...]:
+    """The variables a run set that its form does not name already (``MIX_ENV=test`` is part of the form)."""
+    return tuple(a for a in run.seg.assigned if a not in run.seg.env)
+
+
+def _set_by_runs(tally: Tally) -> str:
+    """"; its latest run set `DB_HOST=10.0.0.5 REDIS_HOST=10.0.0.5`" when two or more runs set variables (see the
+    module doc), else ""."""
+    if sum(1 for r in tally.ok if _settings(r)) < 2:
+        return ""
+    shown = [a for a in _settings(tally.last) if len(a) <= MAX_SETTING and "`" not in a
+             and not SECRET_WORDS & set(a.split("=", 1)[0].lower().split("_"))]  # fmt: skip
+    return f"; its latest run set `{' '.join(shown)}`" if shown else ""
+
+
 def _render(purpose: str, tally: Tally, entry: Entry | None, book: Manifests) -> BriefItem:
     where, form = tally.last.where, tally.last.use.form
     content = f"{LABELS[purpose]} `{form}`"
@@ -183,7 +203,7 @@ def _render(purpose: str, tally: Tally, entry: Entry | None, book: Manifests) ->
     about = f'"{entry.about}"' if entry and entry.about else ""
     if about or runs:
         content += f" ({'; '.join(x for x in (about, runs) if x)})"
-    content += _whole(purpose, entry, book)
+    content += _whole(purpose, entry, book) + _set_by_runs(tally)
     proofs = [r.proof() for r in tally.ok]
     backing = book.proof(entry) if entry is not None and entry.backs else None
     paths = [entry.ref] if entry else []

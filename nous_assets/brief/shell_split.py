@@ -35,6 +35,7 @@ class Segment:
     cwd: str  # absolute directory it ran in
     guarded: bool  # its own result is masked: `… || x`, an `if`/`case` condition or body, `… &`
     text: str  # as written (one line)
+    assigned: tuple[str, ...] = ()  # every variable it was given before its name (DB_HOST=10.0.0.5), env included
 
 
 def segments(command: str, cwd: str) -> list[Segment]:
@@ -63,10 +64,11 @@ def segments(command: str, cwd: str) -> list[Segment]:
         if words[0] in ("cd", "pushd"):
             cwd = _chdir(cwd, words[1:])
             continue
-        env, words = _strip_wrappers(words)
+        assigned, words = _strip_wrappers(words)
         if words:
             guarded = guard_depth > 0 or after in ("||", "&") or before == "||"
-            out.append(Segment(tuple(words), tuple(env), cwd, guarded, " ".join(raw.split())))
+            env = tuple(a for a in assigned if _KEPT_ENV_RE.match(a))
+            out.append(Segment(tuple(words), env, cwd, guarded, " ".join(raw.split()), tuple(assigned)))
     return out
 
 
@@ -103,13 +105,12 @@ def _chdir(cwd: str, args: list[str]) -> str:
 
 
 def _strip_wrappers(words: list[str]) -> tuple[list[str], list[str]]:
-    """(kept env assignments, the command) without `sudo`/`time`/`timeout 60`/`rtk proxy` and env prefixes."""
+    """(variable assignments, the command) without `sudo`/`time`/`timeout 60`/`rtk proxy` and env prefixes."""
     env: list[str] = []
     while words:
         head = words[0]
         if _ENV_RE.match(head):
-            if _KEPT_ENV_RE.match(head):
-                env.append(head)
+            env.append(head)
             words = words[1:]
         elif head in _WRAPPERS:
             words = words[1:]

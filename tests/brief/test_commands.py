@@ -52,6 +52,31 @@ def test_real_mise_task_with_its_manifest_entry():
     assert "cmd:check" not in items  # the script the task wraps is not said twice
 
 
+def test_real_cipher_box_api_runs_with_the_hosts_its_sessions_set():
+    # cipher-box 2095544c: `pnpm --filter api dev` could not reach Postgres and Redis on localhost; the session
+    # pointed DB_HOST and REDIS_HOST, then the IPFS URLs, at the Docker host
+    items = {i.key: i for i in _real("transcripts-dev2", "cipher-box")}
+    assert items["cmd:run"].content == (
+        "Start it locally with `pnpm --filter api dev`; its latest run set `DB_HOST=192.168.133.114 "
+        "REDIS_HOST=192.168.133.114 IPFS_LOCAL_API_URL=http://192.168.133.114:5001 "
+        "IPFS_LOCAL_GATEWAY_URL=http://192.168.133.114:8080`."
+    )
+
+
+def test_variables_set_again_and_again_are_shown_never_a_credential():
+    s = Sess()
+    s.bash("pnpm --filter api dev", "Error: connect ECONNREFUSED 127.0.0.1:5432", fail=True)
+    s.bash("DB_HOST=10.0.0.5 pnpm --filter api dev", "listening on 3000")
+    s.bash("DB_HOST=10.0.0.5 API_TOKEN=abc123 REDIS_HOST=10.0.0.5 pnpm --filter api dev", "listening on 3000")
+    item = _mine(s)["cmd:run"]
+    assert item.content == ("Start it locally with `pnpm --filter api dev`; its latest run set "
+                            "`DB_HOST=10.0.0.5 REDIS_HOST=10.0.0.5`.")  # fmt: skip
+    once = Sess()
+    for command in ("pnpm --filter api dev", "PORT=3001 pnpm --filter api dev", "pnpm --filter api dev"):
+        once.bash(command, "listening")
+    assert _mine(once)["cmd:run"].content == "Start it locally with `pnpm --filter api dev`."  # a one-off
+
+
 def _real(set_name: str, repo: str):
     views = build_timeline(real(set_name, repo))
     return mine_commands(views, read_manifests(views))

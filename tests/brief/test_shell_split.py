@@ -35,6 +35,7 @@ def test_masked_results_are_marked_guarded():
 def test_wrappers_and_environment():
     (seg,) = segments("MIX_ENV=test GITHUB_TOKEN=x timeout 60 rtk mix test", "/r")
     assert seg.tokens == ("mix", "test") and seg.env == ("MIX_ENV=test",)
+    assert seg.assigned == ("MIX_ENV=test", "GITHUB_TOKEN=x")  # every variable it was given, as written
 
 
 def test_git_verb_skips_global_flags():
