@@ -8,9 +8,9 @@ from excerpts import EVAL_TREE, FASTHOOKS, SPOTTER_FUM, excerpt, extract, of_kin
 from nous_assets.retrieve.lessons import as_lesson, command_families, fixer_remedy, is_workaround, parse
 
 
-def _incident(rel: str, first: int, last: int) -> str:
+def _incident(rel: str, first: int, last: int, command: str = "") -> str:
     (content,) = [g["content"] for g in of_kind(extract(excerpt(rel, first, last)), "gotcha")
-                  if " failed with " in g["content"]]  # fmt: skip
+                  if " failed with " in g["content"] and g["content"].startswith(command)]  # fmt: skip
     return content
 
 
@@ -26,12 +26,22 @@ def test_a_command_run_instead_is_a_workaround_rendered_as_a_lesson():
 
 def test_a_step_before_the_same_command_says_to_run_it_again():
     # context-evaluator 8ecab05f L270-500: `bun run lint` fails (its error quotes "lint"), `bun run lint:fix` fixes it
-    content = _incident(EVAL_TREE, 270, 500)
+    content = _incident(EVAL_TREE, 270, 500, "`bun run lint`")
     incident = parse(content)
     assert incident is not None and incident.error == '"error: script "lint" exited with code 1"'
     assert is_workaround(content)
     assert as_lesson(content) == ('If `bun run lint` fails with "error: script "lint" exited with code 1": run '
                                   "`bun run lint:fix`, then `bun run lint` again.")  # fmt: skip
+
+
+def test_a_wrapper_that_cannot_run_the_command_is_a_workaround_the_next_wrapped_call_is_not_its_rerun():
+    # context-evaluator 8ecab05f: `rtk bun run test` fails ("unrecognized subcommand 'bun'"), `bun run test` passes;
+    # the `rtk git status` run later is another command, not the failing one passing
+    content = _incident(EVAL_TREE, 270, 500, "`cd agents-md-evaluator && rtk bun run test`")
+    assert as_lesson(content) == (
+        'If `cd agents-md-evaluator && rtk bun run test` fails with "error: unrecognized subcommand \'bun\'": '
+        "run `cd agents-md-evaluator && bun run test` instead."
+    )
 
 
 def test_command_not_found_is_a_workaround():

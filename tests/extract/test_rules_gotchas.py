@@ -24,7 +24,7 @@ from excerpts import (
 )
 
 from nous_assets.extract.rules import gotchas
-from nous_assets.extract.rules.shell import error_line
+from nous_assets.extract.rules.shell import error_line, family
 from nous_assets.retrieve.lessons import as_lesson
 
 
@@ -109,6 +109,13 @@ def test_plain_rerun_and_other_target_are_not_fixes():
         assistant("", edit("/home/dev/proj/src/a.ts", "e1")), result("e1", "updated"),
         assistant("", bash("npx biome check .", "b2")), result("b2", "Checked 3 files in 2ms."),
     ), "gotcha") == []  # fmt: skip
+
+
+def test_a_wrapped_commands_family_is_the_command_it_runs():
+    # a later `rtk git status` passing is not `rtk bun run test` passing: both were family "rtk"
+    assert family("rtk bun run test 2>&1") == "bun run test" and family("rtk git status") == "git status"
+    assert family("timeout 120 npm test") == family("env CI=1 npm test") == family("nice -n 5 npm test") == "npm test"
+    assert family("rtk proxy grep -r foo src") == "grep"
 
 
 def test_a_rejected_push_names_gits_reason_not_the_line_every_failed_push_adds():

@@ -43,9 +43,7 @@ HOUSEKEEPING = frozenset(
 SHELL_WORDS = frozenset({"for", "done", "fi", "case", "esac", "in", "function", "select", "break", "continue"})
 LEADING_KEYWORDS = frozenset({"do", "then", "else", "elif", "if", "while", "until", "!"})
 """Shell keywords before a command (``do make lint``): dropped, the command counts."""
-WRAPPERS = {"timeout": r"-\S+|\d+(?:\.\d+)?[smhd]?", "nice": r"-n|-?\d+", "ionice": r"-\S+|\d+", "rtk": r"proxy",
-            "env": r"-\S+|[A-Za-z_]\w*=\S*"}  # fmt: skip
-"""Programs that run the command after them, with the arguments they take first (``timeout 120 docker run``)."""
+WRAPPERS = shell.WRAPPERS
 RUNNERS = {"uv": ("run",), "poetry": ("run",), "pdm": ("run",), "pipenv": ("run",), "hatch": ("run",),
            "rye": ("run",), "bundle": ("exec",), "pnpm": ("exec", "dlx"), "mise": ("exec", "x")}  # fmt: skip
 """``<tool> <verb> <command>`` wrappers: the wrapped command is normalised in turn (``uv run pytest``)."""

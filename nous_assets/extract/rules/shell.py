@@ -93,15 +93,30 @@ SUMMARY_LINE_RE = re.compile(
 )
 
 
+WRAPPERS = {"timeout": r"-\S+|\d+(?:\.\d+)?[smhd]?", "nice": r"-n|-?\d+", "ionice": r"-\S+|\d+", "rtk": r"proxy",
+            "env": r"-\S+|[A-Za-z_]\w*=\S*"}  # fmt: skip
+"""Programs that run the command after them, with the arguments they take first (``timeout 120 docker run``)."""
+_PREFIXES = frozenset({"sudo", "time", "command", "exec", "nohup"})
+
+
+def unwrapped(toks: list[str]) -> list[str]:
+    """``toks`` without variable assignments, ``sudo``/``time``… and :data:`WRAPPERS` (with their arguments) in
+    front: ``timeout 60 rtk bun run test`` is ``bun run test``, and a later ``rtk git status`` is not its re-run."""
+    while toks and (_ENV_ASSIGN_RE.match(toks[0]) or toks[0] in _PREFIXES or toks[0] in WRAPPERS):
+        args = re.compile(WRAPPERS.get(toks[0], "(?!)"))
+        toks = toks[1:]
+        while toks and args.fullmatch(toks[0]):
+            toks = toks[1:]
+    return toks
+
+
 def split_segments(cmd: str) -> list[list[str]]:
     segments = []
     for seg in re.split(r"\s*(?:&&|\|\||;|\n)\s*", cmd):
         seg = seg.split("|", 1)[0].strip()
         if not seg:
             continue
-        toks = seg.split()
-        while toks and (_ENV_ASSIGN_RE.match(toks[0]) or toks[0] in ("sudo", "time", "command", "exec", "nohup")):
-            toks = toks[1:]
+        toks = unwrapped(seg.split())
         if toks:
             segments.append(toks)
     return segments
