@@ -28,7 +28,7 @@ from nous_assets.brief.item import RECURRING_KEY
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
-from nous_assets.retrieve.lessons import as_lesson, command_families, fixer_remedy
+from nous_assets.retrieve.lessons import as_lesson, command_families, fixer_remedy, parse
 from nous_assets.safety.guard import classify
 from nous_assets.safety.sanitize import clean
 
@@ -312,6 +312,20 @@ def _fixed_by(briefed: frozenset[str], text: str) -> bool:
     return bool(fix) and fix <= briefed
 
 
+def _failure(text: str) -> tuple[str, frozenset[str]] | None:
+    """(error, command families) of the incident ``text`` is, or quotes after a note's preface ("This failure came
+    back in 2 sessions: `cmd` failed with …"), or None."""
+    incident = parse(text) or parse(text.split(": ", 1)[-1])
+    return (incident.error, command_families(f"`{incident.command}`")) if incident else None
+
+
+def _repeats_a_note(noted: Sequence[tuple[str, frozenset[str]]], content: str) -> bool:
+    """Whether ``content`` is the failure a note already tells (the same error of the same command, run from another
+    folder or through another wrapper in another session: a learning of its own, one line's worth of news)."""
+    failure = _failure(content)
+    return failure is not None and any(failure[0] == e and failure[1] & f for e, f in noted)
+
+
 def format_packet(
     results: Sequence[Any],
     memories: Mapping[int, Any],
@@ -381,7 +395,10 @@ def format_packet(
         deps_dropped = [i for i, v in ranked.items() if str(_get(v[0], "slot") or "").endswith(DEPS_SLOT)]
         ranked = {i: v for i, v in ranked.items() if i not in deps_dropped}
     remedied = [i for i, (m, _) in ranked.items() if _fixed_by(briefed, str(_get(m, "content") or ""))]
+    noted = [f for n in note_lines if (f := _failure(n.removeprefix("- ")))]
     ranked = {i: v for i, v in ranked.items() if i not in remedied}
+    repeats = [i for i, (m, _) in ranked.items() if _repeats_a_note(noted, str(_get(m, "content") or ""))]
+    ranked = {i: v for i, v in ranked.items() if i not in repeats}
 
     # every section first gets an equal share of the room, by rank within it, so the packet briefs on all of
     # them; then whatever is left goes to the best of the rest, whatever their section
@@ -403,6 +420,7 @@ def format_packet(
     left_out = tuple((i, fill.why_not.get(i, "budget")) for i in ranked if i not in fill.taken)
     left_out += tuple((i, "a dependency list: the brief's layout line already names the stack") for i in deps_dropped)
     left_out += tuple((i, "its fix is the formatter or fixer the brief already gives") for i in remedied)
+    left_out += tuple((i, "the failure a note in the packet already tells") for i in repeats)
     if not included and not note_lines:
         return Packet("", (), 0, tuple(held), left_out)
     missing = known - len(included)

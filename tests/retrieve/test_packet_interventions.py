@@ -113,3 +113,20 @@ def test_a_recurring_failure_whose_fix_the_brief_gives_is_no_note():
     more = {"content": "Commands this project's sessions run again and again: `bun run lint:fix`.", "kind": "command",
             "slot": "brief:cmd:more", "status": "verified"}  # a list of commands says nothing of what fixes what
     assert "came back in 3 sessions" in format_packet([1], {1: more}, budget_chars=4000, interventions=[note]).text
+
+
+def test_a_failure_a_note_tells_is_not_told_again_by_another_sessions_lesson():
+    """context-evaluator (transcripts-dev2): `rtk bun run test` failed in two sessions (a note) and, run from the
+    parent folder, in a third (`cd agents-md-evaluator && rtk bun run test`): a learning of its own, the same news."""
+    note = ("This failure came back in 2 sessions (2026-02-18 to 2026-02-19): `rtk bun run test` failed with "
+            "\"error: unrecognized subcommand 'bun'\"; fixed by running `bun run test` instead")  # fmt: skip
+    same = {"content": "`cd agents-md-evaluator && rtk bun run test` failed with \"error: unrecognized subcommand "
+            "'bun'\"; fixed by running `cd agents-md-evaluator && bun run test` instead", "kind": "gotcha",
+            "status": "verified"}  # fmt: skip
+    other = {"content": "`bun run lint` failed with \"error: unrecognized subcommand 'bun'\"; fixed by running "
+             "`bun x biome check` instead", "kind": "gotcha", "status": "verified"}  # another command's failure
+    packet = format_packet([1, 2], {1: same, 2: other}, budget_chars=4000, interventions=[note])
+    assert packet.text.count("unrecognized subcommand") == 2 and "came back in 2 sessions" in packet.text
+    assert packet.memory_ids == (2,) and (1, "the failure a note in the packet already tells") in packet.left_out
+    alone = format_packet([1], {1: same}, budget_chars=4000)  # without the note the lesson is the line
+    assert alone.memory_ids == (1,)
