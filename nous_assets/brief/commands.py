@@ -34,8 +34,8 @@ from nous_assets.brief.manifests import Entry, Manifests
 from nous_assets.brief.runners import PURPOSES, Use, purpose_of_name
 from nous_assets.brief.shell_split import Segment
 from nous_assets.brief.timeline import SessionView, Step
-from nous_assets.capture.secret_catalogue import SECRET_WORDS
 from nous_assets.extract.rules import filters
+from nous_assets.extract.rules.shell import names_a_secret
 
 LABELS = {
     "build": "Build with",
@@ -189,8 +189,7 @@ def _set_by_runs(tally: Tally) -> str:
     module doc), else ""."""
     if sum(1 for r in tally.ok if _settings(r)) < 2:
         return ""
-    shown = [a for a in _settings(tally.last) if len(a) <= MAX_SETTING and "`" not in a
-             and not SECRET_WORDS & set(a.split("=", 1)[0].lower().split("_"))]  # fmt: skip
+    shown = [a for a in _settings(tally.last) if len(a) <= MAX_SETTING and "`" not in a and not names_a_secret(a)]
     return f"; its latest run set `{' '.join(shown)}`" if shown else ""
 
 

@@ -21,11 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nous_assets.retrieve.packet import DEPS_SLOT
 from nous_assets.settings import Thresholds
 from nous_assets.store.reads.observations import Contradiction, LearnedMemory, RelearnFlag
 from nous_assets.store.sqlite.interventions import LEARNING_KEY, InterventionCandidate
@@ -82,13 +81,17 @@ def repeated_corrections(memories: Iterable[LearnedMemory], t: Thresholds) -> li
 
 
 def never_injected(
-    memories: Iterable[LearnedMemory], injections: dict[int, int], flags: Sequence[RelearnFlag],
-    served: frozenset[str], t: Thresholds,
+    memories: Iterable[LearnedMemory],
+    injections: dict[int, int],
+    flags: Sequence[RelearnFlag],
+    served: frozenset[str],
+    t: Thresholds,
+    withheld: Callable[[str | None], bool],
 ) -> list[Finding]:
     """A learning learned again and again that no session start carried (or that re-learning flagged), in a
     project Nous has served (``served``: before any session start took memories, as after importing history,
-    "never recalled" says nothing about the packet). A manifest's dependency list is not one: the packet leaves
-    it out on purpose, the brief's layout line naming the stack."""
+    "never recalled" says nothing about the packet). Not one whose slot the packet leaves out on purpose
+    (``withheld``: a manifest's dependency list, which the brief's layout line names): a note would bring it back."""
     flagged = {f.learning_id for f in flags if f.decision == "injection_failure"}
     out = []
     for mem in memories:
@@ -98,7 +101,7 @@ def never_injected(
         if n < max(2, t.intervention_relearn_sessions) and mem.learning_id not in flagged:
             continue
         was_served = bool(served) if mem.scope == "global" else mem.project_id in served
-        if not was_served or str(mem.slot or "").endswith(DEPS_SLOT):
+        if not was_served or withheld(mem.slot):
             continue
         text = f"Learned in {n} sessions{_span(mem)} but never recalled at a session start: {_short(mem.content)}"
         out.append(_about_learning(mem, "relearned_never_injected", 0.4 + 0.1 * n, 1, text))

@@ -15,7 +15,7 @@ from nous_assets.store.sqlite.interventions import InterventionCandidate
 from nous_assets.timeutil import now_iso
 
 
-def _nothing(text: str) -> bool:
+def _nothing(text: str | None) -> bool:
     return False
 
 
@@ -29,17 +29,19 @@ class ObserveStats:
 
 
 def observe(
-    conn: Connection, t: Thresholds, now: str, held: Callable[[str], bool] = _nothing
+    conn: Connection, t: Thresholds, now: str, held: Callable[[str], bool] = _nothing,
+    withheld: Callable[[str | None], bool] = _nothing,
 ) -> tuple[list[InterventionCandidate], dict[str, int]]:
     """The candidates every observer sees in the current state (nothing written); ``held``: the packet guard's
-    verdict on a note's text (passed in: observers read kinds and counts, never words)."""
+    verdict on a note's text (passed in: observers read kinds and counts, never words); ``withheld``: whether packets
+    leave a memory of that slot out on purpose (passed in: the packet's rule, :func:`retrieve.packet.withheld`)."""
     learned = observations.learned_memories(conn)
     injections = observations.injection_counts(conn, [m.memory_id for m in learned])
     flags = observations.relearn_flags(conn, decisions=frozenset({"injection_failure"}))
     pairs = observations.contradictions(conn, min_confidence=t.nli_contradiction_confidence)
     findings = [
         *observers.repeated_corrections(learned, t),
-        *observers.never_injected(learned, injections, flags, observations.served_projects(conn), t),
+        *observers.never_injected(learned, injections, flags, observations.served_projects(conn), t, withheld),
         *observers.failing_commands(learned, t),
         *observers.contradiction_hotspots(pairs, observations.current_per_domain(conn), t),
     ]
@@ -53,12 +55,13 @@ def observe(
 
 
 def observe_and_reduce(
-    conn: Connection, t: Thresholds, *, now: str | None = None, held: Callable[[str], bool] = _nothing
+    conn: Connection, t: Thresholds, *, now: str | None = None, held: Callable[[str], bool] = _nothing,
+    withheld: Callable[[str | None], bool] = _nothing,
 ) -> ObserveStats:
     """Append what the observers see now (idempotent: an unchanged observation writes nothing), then reduce."""
     now = now or now_iso()
     stats = ObserveStats()
-    candidates, stats.findings = observe(conn, t, now, held)
+    candidates, stats.findings = observe(conn, t, now, held, withheld)
     with atomic(conn):
         stats.candidates_new = store.insert_candidates(conn, candidates)
     observed = {c.dedupe_key for c in candidates}

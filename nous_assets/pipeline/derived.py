@@ -29,6 +29,7 @@ from nous_assets.reinforce.outcomes import OutcomeStats, evaluate_sessions, inge
 from nous_assets.reinforce.retention import RetentionStats, apply_retention
 from nous_assets.retrieve.cache_build import CacheStats, build_cache
 from nous_assets.retrieve.episodic import index_chunk_concepts
+from nous_assets.retrieve.packet import withheld
 from nous_assets.safety.guard import classify
 from nous_assets.store.projection.memory_state import Policy
 from nous_assets.store.reads.access_log import unjudged_sessions
@@ -182,7 +183,8 @@ def consolidation(run: IngestRun) -> ConsolidationStats:
 def interventions(run: IngestRun) -> ObserveStats:
     """Observers append intervention candidates (none the packet guard would hold); the reducer keeps the
     active ones (confidence, TTL, cooldown, dedupe), every change audited."""
-    return observe_and_reduce(run.conn, run.settings.thresholds, held=lambda text: classify(text).held)
+    return observe_and_reduce(run.conn, run.settings.thresholds, held=lambda text: classify(text).held,
+                              withheld=withheld)
 
 
 def packets(run: IngestRun) -> CacheStats:

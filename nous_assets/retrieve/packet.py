@@ -83,6 +83,12 @@ DEPS_SLOT = "#deps"
 """A manifest's dependency list (``config:<manifest>#deps``): the brief's layout line already names the stack."""
 
 
+def withheld(slot: str | None) -> bool:
+    """Whether packets leave a memory of ``slot`` out on purpose, for a line that says it (a dependency list): its
+    not being injected is no failure for an observer to note."""
+    return str(slot or "").endswith(DEPS_SLOT)
+
+
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(name, default)
@@ -392,7 +398,7 @@ def format_packet(
         ranked[memory_id] = (memory, verdict_marks + ((marks[memory_id],) if marks and memory_id in marks else ()))
     deps_dropped: list[int] = []
     if any(_get(m, "slot") == BRIEF_LAYOUT for m, _ in ranked.values()):  # the layout line names the stack
-        deps_dropped = [i for i, v in ranked.items() if str(_get(v[0], "slot") or "").endswith(DEPS_SLOT)]
+        deps_dropped = [i for i, v in ranked.items() if withheld(_get(v[0], "slot"))]
         ranked = {i: v for i, v in ranked.items() if i not in deps_dropped}
     remedied = [i for i, (m, _) in ranked.items() if _fixed_by(briefed, str(_get(m, "content") or ""))]
     noted = [f for n in note_lines if (f := _failure(n.removeprefix("- ")))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from observe_history import learn, relearn
 
 from nous_assets.observe.run import observe, observe_and_reduce
+from nous_assets.retrieve.packet import withheld
 from nous_assets.settings import Thresholds
 from nous_assets.store.db import IntegrityError, atomic
 from nous_assets.store.reads.access_log import insert_accesses
@@ -111,8 +112,9 @@ def test_a_dependency_list_left_out_for_the_brief_is_not_an_injection_failure(st
     served = learn(store, "other", "The API lives under /v2", kind="architecture", session="a")
     project(conn)
     _served(conn, served)
-    found = _by_reason(observe(conn, T, NOW)[0])["relearned_never_injected"]
+    found = _by_reason(observe(conn, T, NOW, withheld=withheld)[0])["relearned_never_injected"]
     assert [c.dedupe_key for c in found] == ["learning:cfg"]
+    assert len(_by_reason(observe(conn, T, NOW)[0])["relearned_never_injected"]) == 2  # without the packet's rule
 
 
 def test_a_command_failing_the_same_way_in_two_sessions(store, conn):

@@ -11,6 +11,7 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
+from nous_assets.capture.secret_catalogue import SECRET_WORDS
 from nous_assets.extract.rules.text import ANSI_RE, BOX_RE, EMOJI_RE, cap
 
 if TYPE_CHECKING:
@@ -108,6 +109,12 @@ def unwrapped(toks: list[str]) -> list[str]:
         while toks and args.fullmatch(toks[0]):
             toks = toks[1:]
     return toks
+
+
+def names_a_secret(assignment: str) -> bool:
+    """Whether a variable assignment's name says it holds a credential (``API_TOKEN=…``, ``DB_PASSWORD=…``): its
+    value is never repeated, whatever the redactor made of it."""
+    return bool(SECRET_WORDS & set(assignment.split("=", 1)[0].lower().split("_")))
 
 
 def split_segments(cmd: str) -> list[list[str]]:
