@@ -84,8 +84,8 @@ DEPS_SLOT = "#deps"
 
 
 def withheld(slot: str | None) -> bool:
-    """Whether packets leave a memory of ``slot`` out on purpose, for a line that says it (a dependency list): its
-    not being injected is no failure for an observer to note."""
+    """Whether packets leave a memory of ``slot`` out on purpose (a dependency list, whenever the brief's layout line
+    names the stack): its not being injected is no failure for an observer to note."""
     return str(slot or "").endswith(DEPS_SLOT)
 
 
@@ -357,7 +357,8 @@ def format_packet(
     the guard holds is left out (listed in ``Packet.held``) unless its id is in ``approved``; a bullet that
     repeats one already chosen (same words, Jaccard >= 0.75) is left out, and so is a manifest's dependency list
     when the brief's layout line (which names the stack) is there, and a lesson whose fix is only a formatter or
-    fixer the brief already names (:func:`~nous_assets.retrieve.lessons.fixer_remedy`); at most ``max_global``
+    fixer the brief already names (:func:`~nous_assets.retrieve.lessons.fixer_remedy`), and a lesson that tells the
+    failure a note tells (the same error of the same command, another session's learning); at most ``max_global``
     scope-global memories are shown. ``interventions`` (observer notes) come first, under "Notes", but for a note
     of a recurring failure whose fix is only a formatter or fixer the brief names.
     A footer says how many of the ``known`` memories of the packet's scope are not shown (hypotheses, stale, below
