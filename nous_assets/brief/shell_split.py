@@ -31,11 +31,15 @@ class Segment:
     """One simple command of a Bash call."""
 
     tokens: tuple[str, ...]  # its words, without wrappers (sudo, time, timeout 60, rtk) and env assignments
-    env: tuple[str, ...]  # environment-selecting assignments it ran with (MIX_ENV=test)
     cwd: str  # absolute directory it ran in
     guarded: bool  # its own result is masked: `… || x`, an `if`/`case` condition or body, `… &`
     text: str  # as written (one line)
-    assigned: tuple[str, ...] = ()  # every variable it was given before its name (DB_HOST=10.0.0.5), env included
+    assigned: tuple[str, ...] = ()  # every variable it was given before its name (DB_HOST=10.0.0.5, MIX_ENV=test)
+
+    @property
+    def env(self) -> tuple[str, ...]:
+        """The environment-selecting assignments it ran with (``MIX_ENV=test``): part of which command it is."""
+        return tuple(a for a in self.assigned if _KEPT_ENV_RE.match(a))
 
 
 def segments(command: str, cwd: str) -> list[Segment]:
@@ -67,8 +71,7 @@ def segments(command: str, cwd: str) -> list[Segment]:
         assigned, words = _strip_wrappers(words)
         if words:
             guarded = guard_depth > 0 or after in ("||", "&") or before == "||"
-            env = tuple(a for a in assigned if _KEPT_ENV_RE.match(a))
-            out.append(Segment(tuple(words), env, cwd, guarded, " ".join(raw.split()), tuple(assigned)))
+            out.append(Segment(tuple(words), cwd, guarded, " ".join(raw.split()), tuple(assigned)))
     return out
 
 

@@ -214,7 +214,7 @@ def _localise(seg: Segment, roots: tuple[str, ...]) -> Segment:
     for word in seg.tokens:
         inside = word.startswith("/") and relative(word, seg.cwd, roots) is not None
         words.append(posixpath.relpath(word, seg.cwd) if inside else word)
-    return Segment(tuple(words), seg.env, seg.cwd, seg.guarded, seg.text, seg.assigned)
+    return Segment(tuple(words), seg.cwd, seg.guarded, seg.text, seg.assigned)
 
 
 def _said(session: str, si: int, stream: Stream, start: str) -> list[Said]:

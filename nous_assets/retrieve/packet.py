@@ -378,11 +378,14 @@ def format_packet(
 
     briefed = _briefed(memories.get(_memory_id(r)) for r in results if _memory_id(r) in memories)
     note_lines: list[str] = []
+    noted: list[tuple[str, frozenset[str]]] = []  # the failures the notes shown tell
     for note in (n for n in (clean(x) for x in interventions) if n and not _fixed_by(briefed, n)):
         block = ([] if note_lines else ["### Notes"]) + [_truncate("- " + note, max_bullet_chars)]
         if used + sum(len(x) + 1 for x in block) <= budget:
             note_lines.extend(block)
             used += sum(len(x) + 1 for x in block)
+            if (failure := _failure(note)) is not None:
+                noted.append(failure)
     lines.extend(note_lines)
 
     held: list[int] = []
@@ -402,7 +405,6 @@ def format_packet(
         deps_dropped = [i for i, v in ranked.items() if withheld(_get(v[0], "slot"))]
         ranked = {i: v for i, v in ranked.items() if i not in deps_dropped}
     remedied = [i for i, (m, _) in ranked.items() if _fixed_by(briefed, str(_get(m, "content") or ""))]
-    noted = [f for n in note_lines if (f := _failure(n.removeprefix("- ")))]
     ranked = {i: v for i, v in ranked.items() if i not in remedied}
     repeats = [i for i, (m, _) in ranked.items() if _repeats_a_note(noted, str(_get(m, "content") or ""))]
     ranked = {i: v for i, v in ranked.items() if i not in repeats}

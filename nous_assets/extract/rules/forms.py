@@ -43,7 +43,6 @@ HOUSEKEEPING = frozenset(
 SHELL_WORDS = frozenset({"for", "done", "fi", "case", "esac", "in", "function", "select", "break", "continue"})
 LEADING_KEYWORDS = frozenset({"do", "then", "else", "elif", "if", "while", "until", "!"})
 """Shell keywords before a command (``do make lint``): dropped, the command counts."""
-WRAPPERS = shell.WRAPPERS
 RUNNERS = {"uv": ("run",), "poetry": ("run",), "pdm": ("run",), "pipenv": ("run",), "hatch": ("run",),
            "rye": ("run",), "bundle": ("exec",), "pnpm": ("exec", "dlx"), "mise": ("exec", "x")}  # fmt: skip
 """``<tool> <verb> <command>`` wrappers: the wrapped command is normalised in turn (``uv run pytest``)."""
@@ -140,13 +139,11 @@ def normalise_segment(toks: list[str], cwd: str | None = None) -> str | None:
 
 def _unwrap(toks: list[str]) -> list[str]:
     """``toks`` without subshell parentheses, the keywords of a loop or condition around it and wrapper
-    programs (:data:`WRAPPERS`) in front, and without a package manager's workspace selector."""
+    programs (:data:`~nous_assets.extract.rules.shell.WRAPPERS`) in front, and without a package manager's workspace
+    selector."""
     toks = [t for t in (toks[0].lstrip("({"), *toks[1:]) if t] if toks else toks
-    while toks and (toks[0] in WRAPPERS or toks[0] in LEADING_KEYWORDS):
-        args = re.compile(WRAPPERS.get(toks[0], "(?!)"))
-        toks = toks[1:]
-        while toks and args.fullmatch(toks[0]):
-            toks = toks[1:]
+    while toks and (toks[0] in shell.WRAPPERS or toks[0] in LEADING_KEYWORDS):
+        toks = shell.without_wrapper(toks) if toks[0] in shell.WRAPPERS else toks[1:]
     return shell.workspace_split(toks)[0] if toks else toks
 
 

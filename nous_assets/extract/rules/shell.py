@@ -100,14 +100,19 @@ WRAPPERS = {"timeout": r"-\S+|\d+(?:\.\d+)?[smhd]?", "nice": r"-n|-?\d+", "ionic
 _PREFIXES = frozenset({"sudo", "time", "command", "exec", "nohup"})
 
 
+def without_wrapper(toks: list[str]) -> list[str]:
+    """``toks`` (headed by one of :data:`WRAPPERS`) without that program and the arguments it takes first."""
+    args, toks = re.compile(WRAPPERS[toks[0]]), toks[1:]
+    while toks and args.fullmatch(toks[0]):
+        toks = toks[1:]
+    return toks
+
+
 def unwrapped(toks: list[str]) -> list[str]:
     """``toks`` without variable assignments, ``sudo``/``time``… and :data:`WRAPPERS` (with their arguments) in
     front: ``timeout 60 rtk bun run test`` is ``bun run test``, and a later ``rtk git status`` is not its re-run."""
     while toks and (_ENV_ASSIGN_RE.match(toks[0]) or toks[0] in _PREFIXES or toks[0] in WRAPPERS):
-        args = re.compile(WRAPPERS.get(toks[0], "(?!)"))
-        toks = toks[1:]
-        while toks and args.fullmatch(toks[0]):
-            toks = toks[1:]
+        toks = without_wrapper(toks) if toks[0] in WRAPPERS else toks[1:]
     return toks
 
 
