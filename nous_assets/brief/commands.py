@@ -20,7 +20,8 @@ Conservative on purpose — a wrong command in a brief costs more than a missing
   (``--no-verify``) are not evidence;
 * variables the runs set before the command (``DB_HOST=10.0.0.5 pnpm dev``) are shown as its latest run set
   them when two runs or more set some: how the sessions came to run it (the services live on another host, a
-  port is taken), not a one-off; a variable whose name says it holds a credential never is.
+  port is taken), not a one-off; a variable whose name says it holds a credential only when its value is read at
+  run time (``GITHUB_TOKEN=$(gh auth token)``), never a value.
 """
 
 from __future__ import annotations
@@ -189,8 +190,16 @@ def _set_by_runs(tally: Tally) -> str:
     module doc), else ""."""
     if sum(1 for r in tally.ok if _settings(r)) < 2:
         return ""
-    shown = [a for a in _settings(tally.last) if len(a) <= MAX_SETTING and "`" not in a and not names_a_secret(a)]
+    shown = shown_settings(_settings(tally.last))
     return f"; its latest run set `{' '.join(shown)}`" if shown else ""
+
+
+def shown_settings(assigned: Sequence[str]) -> list[str]:
+    """The variable assignments a brief line may repeat: short, and no credential — one whose name says it holds
+    one is shown only when its value is read when the command runs (``GITHUB_TOKEN=$(gh auth token)``: how to
+    get it, not it)."""
+    return [a for a in assigned if len(a) <= MAX_SETTING and "`" not in a
+            and (not names_a_secret(a) or a.split("=", 1)[1].startswith("$"))]  # fmt: skip
 
 
 def _render(purpose: str, tally: Tally, entry: Entry | None, book: Manifests) -> BriefItem:

@@ -12,7 +12,8 @@ the first session ran again and again the second needs too — and its latest ru
 item already names are left out: the line adds only what the rest of the brief does not say. So are the everyday
 tools every session already knows (:data:`EVERYDAY`: ``git worktree``, ``gh pr edit``, ``docker run``, ``npx
 prettier``): the bare form of one says nothing of how this project uses it (a fresh reader judged 2 of 16
-recurring-command lines useful, and named those tools as what made a line a grab-bag).
+recurring-command lines useful, and named those tools as what made a line a grab-bag). A form two runs or more
+gave variables to is shown behind the ones its latest run set, as a purpose's command is.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from nous_assets.brief.commands import shown_settings
 from nous_assets.brief.item import RECURRING_KEY, BriefItem, Proof, make_item
 from nous_assets.brief.timeline import SessionView, Step
 from nous_assets.extract.rules import filters
@@ -40,6 +42,7 @@ EVERYDAY = frozenset({"git", "gh", "docker", "podman", "npx", "bunx", "pnpx", "u
 class _Form:
     ok: list[Step] = field(default_factory=list)
     last: Step | None = None
+    assigned: dict[int, tuple[str, ...]] = field(default_factory=dict)  # the variables each ok run set, by index
 
     @property
     def sessions(self) -> set[str]:
@@ -62,6 +65,7 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
             for form in command_forms(step.command, step.cwd):
                 tally = forms.setdefault(form, _Form())
                 if step.status == "ok":
+                    tally.assigned[len(tally.ok)] = _assigned(step, form)
                     tally.ok.append(step)
                 if tally.last is None or step.order >= tally.last.order:
                     tally.last = step
@@ -73,9 +77,25 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
     if not chosen:
         return []
     proofs = [_proof(step, form) for form in chosen for step in _latest_per_session(forms[form].ok)]
-    content = "Commands this project's sessions run again and again: " + ", ".join(f"`{f}`" for f in chosen) + "."
+    shown = ", ".join(f"`{_with_settings(f, forms[f])}`" for f in chosen)
+    content = "Commands this project's sessions run again and again: " + shown + "."
     runs = sum(len(forms[f].ok) for f in chosen)
     return [make_item("commands", KEY, content, "verified", proofs, runs=runs)]
+
+
+def _assigned(step: Step, form: str) -> tuple[str, ...]:
+    """The variables ``step`` set before the command of ``form``."""
+    return next((seg.assigned for seg, _ in step.parts if form in command_forms(seg.text, step.cwd)), ())
+
+
+def _with_settings(form: str, tally: _Form) -> str:
+    """``form`` behind the variables its latest run set, when two runs or more set some
+    (``GITHUB_TOKEN=$(gh auth token) mise exec -- gx lint``): how the sessions came to run it, as for a purpose's
+    command (:func:`~nous_assets.brief.commands.shown_settings`)."""
+    if sum(1 for a in tally.assigned.values() if a) < 2:
+        return form
+    latest = max(range(len(tally.ok)), key=lambda i: tally.ok[i].order)
+    return " ".join([*shown_settings(tally.assigned[latest]), form])
 
 
 def _named(form: str, named: str) -> bool:

@@ -91,3 +91,21 @@ def test_real_spotter_issue_tracker_commands():
     assert "`bd ready`" in more.content and "`mix deps.get`" in more.content
     assert more.status == "verified" and len(more.sessions) >= 2
     assert "git " not in more.content and "`mix test`" not in more.content  # porcelain; the gate names the tests
+
+
+def test_variables_two_runs_set_are_shown_a_credential_only_when_read_at_run_time():
+    s = Sess("s1")
+    s.bash('GITHUB_TOKEN="$(gh auth token)" mise exec -- gx lint', "ok")
+    s.bash("API_TOKEN=abc123 LOG=debug mise exec -- gx lint 2>&1", "ok")
+    s.bash("PORT=3001 bd ready", "ok")
+    s.bash("bd ready", "ok")
+    assert _content(s).endswith("`bd ready`, `LOG=debug mise exec -- gx lint`.")  # the latest run's; no one-off
+    s.bash('GITHUB_TOKEN="$(gh auth token)" mise exec -- gx lint', "ok")
+    assert "`GITHUB_TOKEN=$(gh auth token) mise exec -- gx lint`" in _content(s)
+
+
+def test_real_flutter_lint_runs_with_the_token_gh_gives():
+    """Both gx lint runs took GitHub's token from ``gh auth token``: the line says how, and keeps mise's ``--``."""
+    more = {i.key: i for i in mine_brief(real("transcripts-dev3", "flutter-docker-image"))}["cmd:more"]
+    assert "`GITHUB_TOKEN=$(gh auth token 2>/dev/null) mise exec -- gx lint`" in more.content
+

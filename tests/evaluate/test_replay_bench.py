@@ -73,7 +73,7 @@ REAL_COMMANDS = [
      "llvm-cov --lib --lcov --output-path ../../target/llvm-cov 2>&1 | tail -10", ("cargo test", "cargo llvm-cov")),
     (DEV3 / "flutter-docker-image" / "-home-eligio-Code-worktrees-flutter-docker-image-sandy-hill-flutter-docker-image"
      / "4382554b-f1e9-425c-9589-29ec37048779.jsonl",
-     'GITHUB_TOKEN="$(gh auth token 2>/dev/null)" mise exec -- gx lint 2>&1 | tail -25', ("mise exec gx lint",)),
+     'GITHUB_TOKEN="$(gh auth token 2>/dev/null)" mise exec -- gx lint 2>&1 | tail -25', ("mise exec -- gx lint",)),
     (DEV2 / "cipher-box" / "-Users-michael-Code-cipher-box" / "2095544c-fa50-4027-b664-c37e578957ce.jsonl",
      "DB_HOST=192.168.133.114 REDIS_HOST=192.168.133.114 pnpm --filter api dev", ("pnpm dev",)),
     (DEV2 / "context-evaluator" / "-Users-cedricteyton-Code-agents-md-evaluator"
@@ -104,6 +104,9 @@ def test_filters_and_interpreter_forms():
     assert command_forms("bash /repo/scripts/x.sh --fast", "/repo") == ("bash scripts/x.sh",)
     assert command_forms("./scripts/deploy.sh prod", "/repo") == ("scripts/deploy.sh",)
     assert command_forms("mise run test:ci -- --verbose") == ("mise run test:ci",)
+    assert command_forms("mise exec node@20 -- node app.js") == ("mise exec node@20 -- node app.js",)  # `--` kept:
+    assert command_forms("uv run --with rich -- pytest -q") == ("uv run -- pytest",)  # it ends the runner's words
+    assert command_forms("uv run pytest -q -- -x") == ("uv run pytest",)  # pytest's own `--` is a flag
     assert command_forms('gh pr create --title "a; b" --body "$(cat <<\'EOF\'\nit\'s done\nEOF\n)"') == (
         "gh pr create",
     )

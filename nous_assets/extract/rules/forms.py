@@ -3,10 +3,12 @@
 ``mise run test:ci --verbose`` and ``cd x && mise run test:ci`` are one command, ``mise run test:ci``; ``uv run pytest
 tests/x.py -k foo`` is ``uv run pytest``; ``gh pr create --title …`` is ``gh pr create``. Env assignments, ``cd … &&``,
 wrappers (``timeout 60``, ``rtk``), redirects, flags and file or test filters are dropped; runners keep what they run
-(``uv run``, ``bundle exec``, ``mise exec``). Not a command worth teaching: read-only exploration
-(:data:`shell.READ_ONLY_FAMILIES`, :data:`EXPLORATION`: git plumbing reads, inspection tools, ``gh`` reads such as
-``gh pr view`` and ``gh api``), everyday version-control porcelain (:data:`PORCELAIN`), file housekeeping
-(:data:`HOUSEKEEPING`) and inline code (``python -c``, ``python <<EOF``): every session runs those.
+(``uv run``, ``bundle exec``, ``mise exec``), and the ``--`` that ends a runner's own arguments (``mise exec -- gx
+lint``: without it mise reads ``gx`` as a tool to install; ``mise exec node@20 -- node app.js``). Not a command
+worth teaching: read-only exploration (:data:`shell.READ_ONLY_FAMILIES`, :data:`EXPLORATION`: git plumbing reads,
+inspection tools, ``gh`` reads such as ``gh pr view`` and ``gh api``), everyday version-control porcelain
+(:data:`PORCELAIN`), file housekeeping (:data:`HOUSEKEEPING`) and inline code (``python -c``, ``python <<EOF``):
+every session runs those.
 
 One definition for the two readers that need it: the project brief (what the project's sessions run again and
 again) and ``nous bench replay`` (what a later session needed that an earlier one showed).
@@ -171,9 +173,14 @@ def _options_off(toks: list[str]) -> list[str]:
 def _form(toks: list[str], head: str, cwd: str | None) -> str | None:
     rest = _words(toks[1:])
     if head in RUNNERS and rest and rest[0] in RUNNERS[head]:
-        inner = _options_off(toks[toks.index(rest[0]) + 1 :])
-        wrapped = normalise_segment(inner, cwd) if inner else None
-        return f"{head} {rest[0]} {wrapped}" if wrapped else None
+        after = toks[toks.index(rest[0]) + 1 :]
+        end = after.index("--") if "--" in after else -1
+        tools = _options_off(after[:end]) if end >= 0 else []
+        if end < 0 or not all("@" in t for t in tools):  # `uv run pytest -- -x`: pytest's own `--`
+            wrapped = normalise_segment(_options_off(after), cwd) if after else None
+            return f"{head} {rest[0]} {wrapped}" if wrapped else None
+        wrapped = normalise_segment(after[end + 1 :], cwd) if after[end + 1 :] else None  # `mise x node@20 -- …`
+        return " ".join([head, rest[0], *tools, "--", wrapped]) if wrapped else None
     if head == "npx" and rest:
         return f"npx {_program(rest[0]).split('@', 1)[0] or rest[0]}"
     if head == "gh":
