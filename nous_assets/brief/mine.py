@@ -38,8 +38,26 @@ def mine_brief(sessions: Sequence[SessionBatch]) -> list[BriefItem]:
     return sorted(items, key=lambda i: (SECTIONS.index(i.section), i.key))
 
 
+CHECK_ONLY = frozenset({"--check", "--check-formatted", "--dry-run", "--diff", "--list", "--noEmit", "--no-emit",
+                        "--verify"})  # fmt: skip
+"""Flags that turn a command into a check of what it would do: ``mix format --check-formatted`` in the gate does not
+say how to format."""
+
+
 def _not_in(commands: list[BriefItem], gate: list[BriefItem]) -> list[BriefItem]:
     """The command items the gate does not already name: "Before committing: `uv run pytest -q`, then …" says how
-    to run the tests; a second line saying it again is one line too many (a fresh reader marked it trivial)."""
+    to run the tests; a second line saying it again is one line too many (a fresh reader marked it trivial). Nor
+    does a stricter run of the same command: "Build with `mix compile`" beside a gate that runs `mix compile
+    --warnings-as-errors` (a fresh reader marked it trivial too), unless the gate's run only checks."""
     named = {span for item in gate for span in re.findall(r"`([^`]+)`", item.content)}
-    return [c for c in commands if not set(re.findall(r"`([^`]+)`", c.content)) & named]
+    return [c for c in commands if not any(_says(g, span) for span in re.findall(r"`([^`]+)`", c.content)
+                                           for g in named)]  # fmt: skip
+
+
+def _says(gate_span: str, span: str) -> bool:
+    """Whether the gate's command ``gate_span`` is ``span``, or ``span`` with more flags that do not make it a
+    check (``mix compile --warnings-as-errors`` says ``mix compile``)."""
+    if gate_span == span:
+        return True
+    extra = gate_span.removeprefix(span + " ").split() if gate_span.startswith(span + " ") else []
+    return bool(extra) and extra[0].startswith("-") and not CHECK_ONLY & set(extra)

@@ -21,7 +21,8 @@ so the decision is itself recorded as events and a replay reproduces it exactly:
   held, the incoming one is closed at that value's ``valid_from``. Whatever the order of ingestion, the
   value with the latest validity is the one left current, and the windows in between are contiguous. A later
   value of a fact tools print that names only part of what the current value names reinforces it instead
-  (:func:`_tool_fact`).
+  (:func:`_tool_fact`); one that quotes a setting the held value quotes with another literal is a new value
+  however alike the words (:func:`changed_value`).
 
 Pure functions over plain values: the caller loads the comparable memories (``store.memory_lookup``)
 and writes the events; what a re-learning then does to the memory is :mod:`.decision_matrix`'s call.
@@ -179,7 +180,8 @@ def _slot_decision(new: Incoming, words: frozenset[str], same_slot: Sequence[Hel
     succ = min(after, key=lambda h: _order(h.valid_from, h.learning_id), default=None)
     for neighbour in (prev, succ):
         if neighbour is not None and not same_template(new.content, neighbour.content) \
-                and _tool_fact(new, neighbour) != FULLER:  # fmt: skip
+                and _tool_fact(new, neighbour) != FULLER \
+                and not changed_value(new.content, neighbour.content):  # fmt: skip
             sim = jaccard(words, signature(neighbour.content))
             if sim >= threshold:  # the same value stated again: one memory, reinforced
                 return Decision("reinforce", neighbour.learning_id, sim)
@@ -191,6 +193,20 @@ def _slot_decision(new: Incoming, words: frozenset[str], same_slot: Sequence[Hel
     if succ is not None:
         closes.append(Supersession(new.learning_id, succ.learning_id, succ.valid_from))
     return Decision("new", supersessions=tuple(closes))
+
+
+_LITERAL = re.compile(r'"[^"\n]*"|\'[^\'\n]*\'|\b\d+(?:\.\d+)*\b|\b(?:true|false|nil|null|none)\b', re.IGNORECASE)
+
+
+def changed_value(a: str, b: str) -> bool:
+    """Whether two values of a slot quote one setting with another literal (``http: [ip: {127, 0, 0, 1}, port:
+    1100]`` / ``http: [ip: {0, 0, 0, 0}, port: 1100]``; ``"mode": "full"`` / ``"mode": "silent"``): the same span
+    with its numbers, strings and booleans aside, each side quoting what the other does not. Alike words
+    otherwise: a reinforcement would keep the older text, and the packet would state the value the file no longer
+    holds (a fresh reader judged such a line harmful)."""
+    sa, sb = set(_CODE_SPAN.findall(a)), set(_CODE_SPAN.findall(b))
+    shapes = {_LITERAL.sub("#", x) for x in sa - sb}
+    return any(_LITERAL.sub("#", y) in shapes for y in sb - sa)
 
 
 PARTIAL_SLOT_PREFIX = "tool:"

@@ -11,6 +11,7 @@ from brief_turns import real
 
 from nous_assets.brief import BriefItem, mine_brief
 from nous_assets.brief.item import SECTIONS, STATUSES
+from nous_assets.brief.mine import _says
 
 PACKAGE = Path(__file__).resolve().parents[2] / "nous_assets" / "brief"
 
@@ -25,6 +26,18 @@ def test_same_items_whatever_the_order_of_sessions():
     assert [i.key for i in items][:3] == ["cmd:more", "cmd:typecheck", "gate"]
     assert "`uv run pytest -q`, then `uv run ruff check`" in items[2].content
     assert "uv run pytest" not in items[0].content and "`uv run wakil init`" in items[0].content
+
+
+def test_a_command_the_gate_runs_stricter_is_not_said_again_one_it_only_checks_is():
+    items = {i.key: i.content for i in mine_brief(real("transcripts", "spotter"))}
+    assert "`mix compile --warnings-as-errors`" in items["gate"]
+    assert "cmd:build" not in items  # "Build with `mix compile`": the gate runs it stricter
+    assert items["cmd:format"] == "Format the code with `mix format`."
+    assert _says("mix compile --warnings-as-errors", "mix compile")
+    assert _says("cargo clippy -- -D warnings", "cargo clippy")
+    assert not _says("mix format --check-formatted", "mix format")  # a check does not say how to format
+    assert not _says("cargo fmt --all -- --check", "cargo fmt --all")
+    assert not _says("mix compile.assets", "mix compile") and not _says("mix test", "mix")
 
 
 def test_items_are_well_formed_on_every_real_repository():
