@@ -10,6 +10,7 @@ import json
 
 from nous_assets.retrieve.cache_build import build_cache
 from nous_assets.retrieve.confidence import confidence
+from nous_assets.retrieve.packet import format_packet
 from nous_assets.settings import load_settings
 from nous_assets.store.log.events import LearningEvent
 from nous_assets.store.sqlite.projection import project
@@ -111,3 +112,20 @@ def test_a_lesson_whose_fix_is_the_formatter_the_brief_gives_is_not_said_twice(s
     build_cache(conn, load_settings({"HOME": str(tmp_path)}), lake_dir=tmp_path / "lake")
     text, injected = _packet(conn)
     assert injected == {"brief-format", "workaround"} and "cargo fmt -- --check" not in text
+
+
+# spotter 4d5611e5 and fa812bfe (transcripts): the hook's line, and a commit it rejected until `mix format` ran
+HOOK = ('`git commit` runs a pre-commit hook: [FORMAT], [CREDO], [DIALYZER]; it blocks until they pass (the commit '
+        'fails with "Pre-commit validation failed"); it says to run `mix format` to fix.')  # fmt: skip
+HOOK_FIX = ('`git add lib/spotter/services/transcript_tail_adapter.ex…` failed with "pre-commit validation failed '
+            '(FORMAT)"; fixed by running `mix format`')  # fmt: skip
+
+
+def test_a_lesson_a_git_hooks_line_already_tells_is_left_out():
+    hook = {"content": HOOK, "kind": "workflow", "status": "observed", "slot": "tool:hook-pre-commit"}
+    lesson = {"content": HOOK_FIX, "kind": "gotcha", "status": "verified"}
+    other = {"content": HOOK_FIX.replace("`mix format`", "`mix credo --strict`"), "kind": "gotcha",
+             "status": "verified"}  # a fix the hook's line does not give  # fmt: skip
+    packet = format_packet([1, 2, 3], {1: hook, 2: lesson, 3: other}, budget_chars=4000)
+    assert packet.memory_ids == (1, 3) and (2, "the failure and fix a git hook's line already tells") in packet.left_out
+    assert format_packet([2], {2: lesson}, budget_chars=4000).memory_ids == (2,)  # without the hook's line it is news
