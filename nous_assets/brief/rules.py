@@ -50,7 +50,8 @@ _SIGN_FAILED_RE = re.compile(
     r"|failed to sign|ssh-keygen.*-Y sign|error: Load key .*: (?:invalid format|incorrect passphrase)",
     I,
 )
-_IGNORED_RE = re.compile(r"The following paths are ignored by one of your \.gitignore files:\s*\n((?:\S.*\n?)+)")
+IGNORED = "The following paths are ignored by one of your .gitignore files"
+_IGNORED_RE = re.compile(re.escape(IGNORED) + r":\s*\n((?:\S.*\n?)+)")
 _PROTECTED_SAID_RE = re.compile(
     r"\b(?:never|don'?t|do not|no)\s+(?:direct\s+)?(?:push(?:es|ing)?|commit(?:s|ting)?)\s+(?:directly\s+)?"
     r"(?:to|on|into)\s+[`'\"]?(main|master|develop|trunk)\b|\b(main|master)[`'\"]? is (?:a )?protected\b",
@@ -406,7 +407,8 @@ def _force_add(steps: list[Step]) -> BriefItem | None:
         return None
     shown = ", ".join(f"`{f}`" for f in files[:3])
     content = (
-        f"{shown} {'is' if len(files) == 1 else 'are'} git-ignored but tracked: stage with `git add -f {files[0]}`"
+        f"{shown} {'is' if len(files) == 1 else 'are'} git-ignored but tracked: `git add` refuses "
+        f'{"it" if len(files) == 1 else "them"} ("{IGNORED}"); stage with `git add -f {files[0]}`'
     )
     proofs = [p for f in files for p in found[f]]
     return make_item("rules", "rule:force-add", content + ".", "verified", proofs, runs=len(proofs), paths=files)

@@ -76,6 +76,7 @@ FOOTER_ROOM = len(FOOTER) + 8  # kept free of bullets so the footer always fits
 DUPLICATE_JACCARD = 0.75  # the re-learning threshold: two bullets this alike say the same thing once
 ALREADY_NATIVE = "already in CLAUDE.md/MEMORY.md"
 """Why a memory Claude Code's own memory files state is left out (:func:`format_packet`'s ``native``)."""
+TOLD = "its failure and fix a git hook's or the brief's line already tells"  # a lesson left out: :func:`_told_by`
 FOOTER_NATIVE = "{k} of them " + ALREADY_NATIVE + "; the rest: "
 NATIVE_SPAN = 3  # a native line with up to 3x a bullet's words may say it (containment); a longer one is a paragraph
 BRIEF_LAYOUT = f"{BRIEF_SLOT}layout"
@@ -333,22 +334,31 @@ def _repeats_a_note(noted: Sequence[tuple[str, frozenset[str]]], content: str) -
 
 
 _CODE_RE = re.compile(r"`([^`]+)`")
-HOOK_SLOT = "tool:hook-"  # a git hook's line (extract/rules/workflow.py): what it runs, how it fails, its fix
-_HOOK_FAILS_RE = re.compile(r'fails with "([^"]+)"')
+TELLING_SLOTS = ("tool:hook-", BRIEF_SLOT)
+"""The lines that say how a failure shows and what fixes it: a git hook's (extract/rules/workflow.py: what it runs,
+"the commit fails with …", what it says to run) and the brief's (``rule:force-add``: what `git add` refuses, the
+`git add -f` that stages it)."""
+_QUOTED_RE = re.compile(r'"([^"]{12,})"')
+_FIRST_STEP_RE = re.compile(r"\s*(?:&&|\|\||;)\s*")
 
 
-def _hook_tells(hooks: Sequence[str], content: str) -> bool:
-    """Whether a git hook's line already tells the lesson ``content`` is: the command failed with the message the
-    hook's line quotes, and what fixed it (no file edited) is what the line says to run ("If `git add x && git
-    commit` fails with "pre-commit validation failed (FORMAT)": run `mix format` …" beside "`git commit` runs a
-    pre-commit hook … (the commit fails with "Pre-commit validation failed"); it says to run `mix format` to fix":
-    a fresh reader judged the lesson a one-off the hook's line states in general)."""
+def _told_by(lines: Sequence[str], content: str) -> bool:
+    """Whether one of ``lines`` already tells the lesson ``content`` is: it quotes the error the command failed
+    with, and names what fixed it (no file edited) — "If `git add x && git commit` fails with "pre-commit validation
+    failed (FORMAT)": run `mix format` …" beside "`git commit` runs a pre-commit hook … (the commit fails with
+    "Pre-commit validation failed"); it says to run `mix format` to fix". A fresh reader judged such lessons
+    one-offs, tied to one commit's files, that the other line states in general."""
     incident = parse(content)
     if incident is None or incident.edited or not incident.ran:
         return False
-    fixes = set(_CODE_RE.findall(incident.ran))
-    return any((fails := _HOOK_FAILS_RE.search(hook)) is not None and fails.group(1).lower() in incident.error.lower()
-               and fixes <= set(_CODE_RE.findall(hook)) for hook in hooks)  # fmt: skip
+    fixes, error = _CODE_RE.findall(incident.ran), incident.error.lower()
+    for line in lines:
+        spans = _CODE_RE.findall(line)
+        if any(q.lower() in error for q in _QUOTED_RE.findall(line)) and all(
+            _FIRST_STEP_RE.split(fix, 1)[0] in spans for fix in fixes  # `git add -f x && git add …`: its first step
+        ):
+            return True
+    return False
 
 
 def format_packet(
@@ -377,8 +387,8 @@ def format_packet(
     repeats one already chosen (same words, Jaccard >= 0.75) is left out, and so is a manifest's dependency list
     when the brief's layout line (which names the stack) is there, and a lesson whose fix is only a formatter or
     fixer the brief already names (:func:`~nous_assets.retrieve.lessons.fixer_remedy`), and a lesson that tells the
-    failure a note tells (the same error of the same command, another session's learning) or that a git hook's line
-    tells (:func:`_hook_tells`); at most ``max_global``
+    failure a note tells (the same error of the same command, another session's learning) or that a git hook's or the
+    brief's line tells (:func:`_told_by`); at most ``max_global``
     scope-global memories are shown. ``interventions`` (observer notes) come first, under "Notes", but for a note
     of a recurring failure whose fix is only a formatter or fixer the brief names.
     A footer says how many of the ``known`` memories of the packet's scope are not shown (hypotheses, stale, below
@@ -428,10 +438,10 @@ def format_packet(
     ranked = {i: v for i, v in ranked.items() if i not in remedied}
     repeats = [i for i, (m, _) in ranked.items() if _repeats_a_note(noted, str(_get(m, "content") or ""))]
     ranked = {i: v for i, v in ranked.items() if i not in repeats}
-    hooks = [str(_get(m, "content") or "") for m, _ in ranked.values()
-             if str(_get(m, "slot") or "").startswith(HOOK_SLOT)]  # fmt: skip
-    hooked = [i for i, (m, _) in ranked.items() if _hook_tells(hooks, str(_get(m, "content") or ""))]
-    ranked = {i: v for i, v in ranked.items() if i not in hooked}
+    telling = [str(_get(m, "content") or "") for m, _ in ranked.values()
+               if str(_get(m, "slot") or "").startswith(TELLING_SLOTS)]  # fmt: skip
+    told = [i for i, (m, _) in ranked.items() if _told_by(telling, str(_get(m, "content") or ""))]
+    ranked = {i: v for i, v in ranked.items() if i not in told}
 
     # every section first gets an equal share of the room, by rank within it, so the packet briefs on all of
     # them; then whatever is left goes to the best of the rest, whatever their section
@@ -454,7 +464,7 @@ def format_packet(
     left_out += tuple((i, "a dependency list: the brief's layout line already names the stack") for i in deps_dropped)
     left_out += tuple((i, "its fix is the formatter or fixer the brief already gives") for i in remedied)
     left_out += tuple((i, "the failure a note in the packet already tells") for i in repeats)
-    left_out += tuple((i, "the failure and fix a git hook's line already tells") for i in hooked)
+    left_out += tuple((i, TOLD) for i in told)
     if not included and not note_lines:
         return Packet("", (), 0, tuple(held), left_out)
     missing = known - len(included)

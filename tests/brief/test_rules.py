@@ -51,6 +51,10 @@ def test_real_refused_merges_piped_into_tee_teach_no_merge_style():
 def test_real_ignored_but_tracked_file():
     rule = _real("transcripts", "spotter")["rule:force-add"]
     assert rule.paths == ("priv/static/assets/spotter.css",) and len(rule.sessions) == 3
+    assert rule.content == (  # what git says when it refuses, so the line is recognised when it happens again
+        "`priv/static/assets/spotter.css` is git-ignored but tracked: `git add` refuses it (\"The following paths are "
+        "ignored by one of your .gitignore files\"); stage with `git add -f priv/static/assets/spotter.css`."
+    )
 
 
 def test_real_direct_push_to_main_is_no_protection():

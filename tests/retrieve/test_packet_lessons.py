@@ -10,7 +10,7 @@ import json
 
 from nous_assets.retrieve.cache_build import build_cache
 from nous_assets.retrieve.confidence import confidence
-from nous_assets.retrieve.packet import format_packet
+from nous_assets.retrieve.packet import TOLD, format_packet
 from nous_assets.settings import load_settings
 from nous_assets.store.log.events import LearningEvent
 from nous_assets.store.sqlite.projection import project
@@ -127,5 +127,22 @@ def test_a_lesson_a_git_hooks_line_already_tells_is_left_out():
     other = {"content": HOOK_FIX.replace("`mix format`", "`mix credo --strict`"), "kind": "gotcha",
              "status": "verified"}  # a fix the hook's line does not give  # fmt: skip
     packet = format_packet([1, 2, 3], {1: hook, 2: lesson, 3: other}, budget_chars=4000)
-    assert packet.memory_ids == (1, 3) and (2, "the failure and fix a git hook's line already tells") in packet.left_out
+    assert packet.memory_ids == (1, 3) and (2, TOLD) in packet.left_out
     assert format_packet([2], {2: lesson}, budget_chars=4000).memory_ids == (2,)  # without the hook's line it is news
+
+
+# spotter 8463c716 (transcripts): `git add` refused the tracked stylesheet; the brief's rule from three sessions
+FORCE_ADD = ("`priv/static/assets/spotter.css` is git-ignored but tracked: `git add` refuses it (\"The following paths "
+             "are ignored by one of your .gitignore files\"); stage with `git add -f priv/static/assets/spotter.css`.")
+REFUSED = ('`git add lib/spotter_web/live/session_live.ex lib/spotter_web/components/layouts/root.html…` failed with '
+           '"The following paths are ignored by one of your .gitignore files:"; fixed by running '
+           "`git add -f priv/static/assets/spotter.css && git add…` instead")  # fmt: skip
+
+
+def test_a_lesson_the_briefs_rule_already_tells_is_left_out():
+    rule = {"content": FORCE_ADD, "kind": "convention", "status": "verified", "slot": "brief:rule:force-add"}
+    lesson = {"content": REFUSED, "kind": "gotcha", "status": "verified"}
+    packet = format_packet([1, 2], {1: rule, 2: lesson}, budget_chars=4000)
+    assert packet.memory_ids == (1,) and (2, TOLD) in packet.left_out
+    elsewhere = {**lesson, "content": REFUSED.replace("spotter.css", "app.css")}  # a file the rule does not name
+    assert format_packet([1, 2], {1: rule, 2: elsewhere}, budget_chars=4000).memory_ids == (1, 2)
