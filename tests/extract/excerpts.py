@@ -50,6 +50,7 @@ _FLUTTER = "flutter-docker-image/-home-eligio-Code-worktrees-flutter-docker-imag
 FLUTTER_REVIEW = f"{_FLUTTER}-sandy-hill-flutter-docker-image/4382554b-f1e9-425c-9589-29ec37048779.jsonl"
 FLUTTER_VERIFY = f"{_FLUTTER}-warm-orbit-flutter-docker-image/9c4f30d9-7a7f-49b7-93b3-062fbf14c199.jsonl"
 DUET_README = "duet/-Users-tslater-dev-cli-duet/410c9611-5a08-49a3-9520-28e347223e15.jsonl"
+DUET_VAMP = "duet/-Users-tslater-dev-cli-duet/7d911558-dda5-49e9-bf9b-f5cc6f1be85a.jsonl"
 WAKIL_CI = "wakil/-Users-ebridges-Projects-wakil/5c5242ad-8f8c-4e31-a7f7-ad2e7b2a94ac.jsonl"
 WAKIL_QMD = "wakil/-Users-ebridges-Projects-wakil/09cc95ef-515c-4a06-b5c9-92c68f3679cf.jsonl"
 

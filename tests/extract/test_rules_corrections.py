@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from excerpts import CIPHER_DEV, EPISODIC_LARGE, assistant, bash, edit, excerpt, extract, of_kind, result, run, user
+from excerpts import (
+    CIPHER_DEV,
+    DUET_VAMP,
+    EPISODIC_LARGE,
+    assistant,
+    bash,
+    edit,
+    excerpt,
+    extract,
+    of_kind,
+    result,
+    run,
+    user,
+)
 
 from nous_assets.turns import ToolUse
 
@@ -89,3 +102,14 @@ def test_a_short_fact_the_next_message_adds_on_the_same_subject_joins_the_correc
     other = run(tried, refused, first, assistant("Sorry."), user("the API is running on port 3000."))
     assert any(r["content"].startswith("User-stated fact") for r in other)
     assert all("port 3000" not in r["content"] for r in of_kind(other, "correction"))
+
+
+def test_a_verdict_on_the_thing_at_hand_after_a_rejected_call_is_no_lesson():
+    # duet 7d911558 L109-L118: Claude deleted a hook file, the user objected, Claude tried to restore it, the user
+    # refused the write and said "ah but it's about the old vamp note, so we don't need it": nothing for next time
+    assert of_kind(extract(excerpt(DUET_VAMP, 100, 120)), "correction") == []
+    kept = run(assistant("I'll add a mock for the store.", edit("/p/tests/t.py", "e1")),
+               result("e1", "The user doesn't want to proceed with this tool use.", is_error=True),
+               user("we don't need to mock it, use the real database"))  # fmt: skip
+    assert of_kind(kept, "correction")  # "don't need to <do>" still says how to work
+

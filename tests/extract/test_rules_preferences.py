@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from excerpts import (
     CIPHER_DEV,
+    DUET_VAMP,
     EPISODIC_LONG,
     EPISODIC_TINY,
     SPOTTER_A0Y,
@@ -23,6 +24,14 @@ def test_real_preference_is_quoted():
     (p,) = of_kind(extract(excerpt(CIPHER_DEV, 880, 905)), "preference")
     assert "not to store any PII in local storage" in p["content"]
     assert p["content"].startswith("User preference: ")
+
+
+def test_a_sentence_that_trails_off_is_quoted_with_the_one_that_goes_on():
+    # duet 7d911558 L172: "the philosophy section of the readme is too long... really i just want a oneliner, …":
+    # cut at the dots, the quote kept the complaint and lost what the user wanted
+    (p,) = of_kind(extract(excerpt(DUET_VAMP, 170, 175)), "preference")
+    assert p["content"].endswith('too long... really i just want a oneliner, maybe stylized like a quote, and citing '
+                                 'philosophy.md"')  # fmt: skip
 
 
 def test_real_queued_message_counts_as_user_speech():

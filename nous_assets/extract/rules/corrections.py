@@ -50,7 +50,8 @@ _NEGATED_RE = re.compile(
 
 
 _LESSON_RE = re.compile(
-    r"\b(?:instead of|rather than) (?:just |simply )?\w+ing\b|\b(?:don'?t|do not|never|stop|avoid|quit) \w+"
+    r"\b(?:instead of|rather than) (?:just |simply )?\w+ing\b"
+    r"|\b(?:don'?t|do not|never|stop|avoid|quit) (?!need (?:it|that|this|them|those|these)\s*(?:[.,;!]|$))\w+"
     r"|\byou (?:should(?:n'?t| not)?|need to|have to|must|forgot|missed|ignored|broke)\b"
     r"|\bwithout (?:asking|checking|testing|verifying|running|reading|looking|confirming)\b|\bbefore (?:you )?\w+ing\b"
     r"|\balways\b|\bi (?:told|asked) you\b|\bnot what i (?:asked|wanted)\b|\bno longer\b"
@@ -74,8 +75,8 @@ _ASKING_RE = re.compile(
 def lesson(text: str) -> bool:
     """A correction worth remembering says how to work or what is true ("don't mock the database", "instead of
     just saying it will work itself out", "the issue is the formatter, not the runner"); "it is still failing",
-    "fix the bugs in the CLI flags" or a question ("should it not also be random?") report the moment, ask for
-    work or open a discussion: they are not kept."""
+    "fix the bugs in the CLI flags", "so we don't need it" (a verdict on the thing at hand) or a question ("should
+    it not also be random?") report the moment, ask for work or open a discussion: they are not kept."""
     return bool(_LESSON_RE.search(text)) and not text.rstrip().endswith("?") and not _ASKING_RE.search(text)
 
 

@@ -208,6 +208,11 @@ def _group(sents: list[str], i: int, label: str, used: set[int]) -> tuple[list[s
     while j < len(sents) and j not in used:
         nxt = sents[j]
         length = len(" ".join(picked))
+        if picked[-1].endswith(("...", "…")) and not nxt.endswith("?") and len(nxt) <= 160:
+            picked.append(nxt)  # "… is too long... really i just want a oneliner": the thought goes on
+            used.add(j)
+            j += 1
+            continue
         if classify(nxt) == label and length < 120:
             picked.append(nxt)
             used.add(j)
