@@ -42,7 +42,7 @@ EVERYDAY = frozenset({"git", "gh", "docker", "podman", "npx", "bunx", "pnpx", "u
 class _Form:
     ok: list[Step] = field(default_factory=list)
     last: Step | None = None
-    assigned: dict[int, tuple[str, ...]] = field(default_factory=dict)  # the variables each ok run set, by index
+    assigned: list[tuple[str, ...]] = field(default_factory=list)  # the variables each ok run set, as ``ok``
 
     @property
     def sessions(self) -> set[str]:
@@ -65,8 +65,8 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
             for form in command_forms(step.command, step.cwd):
                 tally = forms.setdefault(form, _Form())
                 if step.status == "ok":
-                    tally.assigned[len(tally.ok)] = _assigned(step, form)
                     tally.ok.append(step)
+                    tally.assigned.append(_assigned(step, form))
                 if tally.last is None or step.order >= tally.last.order:
                     tally.last = step
     named = " ".join(span for item in others for span in re.findall(r"`([^`]+)`", item.content))
@@ -92,7 +92,7 @@ def _with_settings(form: str, tally: _Form) -> str:
     """``form`` behind the variables its latest run set, when two runs or more set some
     (``GITHUB_TOKEN=$(gh auth token) mise exec -- gx lint``): how the sessions came to run it, as for a purpose's
     command (:func:`~nous_assets.brief.commands.shown_settings`)."""
-    if sum(1 for a in tally.assigned.values() if a) < 2:
+    if sum(1 for a in tally.assigned if a) < 2:
         return form
     latest = max(range(len(tally.ok)), key=lambda i: tally.ok[i].order)
     return " ".join([*shown_settings(tally.assigned[latest]), form])
