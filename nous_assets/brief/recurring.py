@@ -62,11 +62,12 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
                 continue
             if step.rel(step.cwd) is None:
                 continue  # a scratch folder outside the repository
+            assigned = _assigned(step) if step.status == "ok" else {}
             for form in command_forms(step.command, step.cwd):
                 tally = forms.setdefault(form, _Form())
                 if step.status == "ok":
                     tally.ok.append(step)
-                    tally.assigned.append(_assigned(step, form))
+                    tally.assigned.append(assigned.get(form, ()))
                 if tally.last is None or step.order >= tally.last.order:
                     tally.last = step
     named = " ".join(span for item in others for span in re.findall(r"`([^`]+)`", item.content))
@@ -83,9 +84,13 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
     return [make_item("commands", KEY, content, "verified", proofs, runs=runs)]
 
 
-def _assigned(step: Step, form: str) -> tuple[str, ...]:
-    """The variables ``step`` set before the command of ``form``."""
-    return next((seg.assigned for seg, _ in step.parts if form in command_forms(seg.text, step.cwd)), ())
+def _assigned(step: Step) -> dict[str, tuple[str, ...]]:
+    """The variables ``step`` set before each of its commands, by form (the first command of a form)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for seg, _ in step.parts:
+        for form in command_forms(seg.text, step.cwd):
+            out.setdefault(form, seg.assigned)
+    return out
 
 
 def _with_settings(form: str, tally: _Form) -> str:

@@ -14,12 +14,11 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from nous_assets.extract.rules.shell import strip_front
+
 _HEREDOC_RE = re.compile(r"<<(-?)\s*(['\"]?)([\w.-]+)\2")
 _REDIRECT_RE = re.compile(r"^(\d*(?:>>?|<<?<?-?|&>>?)&?)(\S*)$")
-_ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _KEPT_ENV_RE = re.compile(r"^(?:[A-Z]+_)?ENV=\w+$")  # MIX_ENV=test, NODE_ENV=production: another environment
-_WRAPPERS = frozenset({"sudo", "time", "command", "exec", "nohup", "nice", "env", "builtin"})
-_PROXIES = frozenset({"rtk"})  # output-compacting proxies: `rtk git status`, `rtk proxy grep …`
 _LOOP_START = frozenset({"for", "while", "until", "select"})
 _GUARD_START = frozenset({"if", "elif", "case"})
 _BODY_KEYWORDS = frozenset({"then", "do", "else", "{", "(", "!"})
@@ -68,7 +67,7 @@ def segments(command: str, cwd: str) -> list[Segment]:
         if words[0] in ("cd", "pushd"):
             cwd = _chdir(cwd, words[1:])
             continue
-        assigned, words = _strip_wrappers(words)
+        assigned, words = strip_front(words)
         if words:
             guarded = guard_depth > 0 or after in ("||", "&") or before == "||"
             out.append(Segment(tuple(words), cwd, guarded, " ".join(raw.split()), tuple(assigned)))
@@ -105,26 +104,6 @@ def _chdir(cwd: str, args: list[str]) -> str:
     if not target or "$" in target or target.startswith("~"):
         return cwd
     return posixpath.normpath(posixpath.join(cwd, target))
-
-
-def _strip_wrappers(words: list[str]) -> tuple[list[str], list[str]]:
-    """(variable assignments, the command) without `sudo`/`time`/`timeout 60`/`rtk proxy` and env prefixes."""
-    env: list[str] = []
-    while words:
-        head = words[0]
-        if _ENV_RE.match(head):
-            env.append(head)
-            words = words[1:]
-        elif head in _WRAPPERS:
-            words = words[1:]
-        elif head == "timeout":
-            words = [w for i, w in enumerate(words[1:]) if i > 0 or not re.match(r"^\d", w)]
-            words = words[1:] if words and words[0].startswith("-") else words
-        elif head in _PROXIES:
-            words = words[2:] if len(words) > 1 and words[1] == "proxy" else words[1:]
-        else:
-            break
-    return env, words
 
 
 _DQ = r'"[^"\\]*(?:\\.[^"\\]*)*"?'  # a double-quoted string, unrolled (fast on long scripts)

@@ -35,7 +35,7 @@ _LOOP_RE = re.compile(r"^`(?:for|while|until|if)\s")  # a loop or a condition ty
 BRANCH = "<branch>"  # the session's own branch (extract/rules/render.py): an error naming it is that branch's state
 _RUN_ID_RE = re.compile(r"(?<![\w.-])\d{6,}(?![\w.-])")
 """A run or job id of six digits or more: the lesson names the kind of command, ``<id>`` for that one run."""
-_BACKTICKED_RE = re.compile(r"`([^`]+)`")
+BACKTICKED_RE = re.compile(r"`([^`]+)`")
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def as_lesson(content: str) -> str:
 
 def command_families(text: str) -> frozenset[str]:
     """The project commands ``text`` names in backticks, by family (``cargo fmt``, ``bun run lint:fix``)."""
-    return frozenset(use.family for span in _BACKTICKED_RE.findall(text) for use in _uses(span))
+    return frozenset(use.family for span in BACKTICKED_RE.findall(text) for use in _uses(span))
 
 
 def fixer_remedy(content: str) -> frozenset[str]:
@@ -122,7 +122,7 @@ def fixer_remedy(content: str) -> frozenset[str]:
 
     if not any(use.purpose in CHECK_PURPOSES for use in _uses(incident.command)):
         return frozenset()
-    uses = [use for span in _BACKTICKED_RE.findall(incident.ran) for use in _uses(span)]
+    uses = [use for span in BACKTICKED_RE.findall(incident.ran) for use in _uses(span)]
     if not uses or not all(use.purpose == "format" or (use.purpose == "lint" and "fix" in use.form) for use in uses):
         return frozenset()
     return frozenset(use.family for use in uses)

@@ -20,7 +20,7 @@ is full, never the same learning twice.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from nous_assets.brief.item import RECURRING_KEY
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
-from nous_assets.retrieve.lessons import as_lesson, command_families, fixer_remedy, parse
+from nous_assets.retrieve.lessons import BACKTICKED_RE, as_lesson, command_families, fixer_remedy, parse
 from nous_assets.safety.guard import classify
 from nous_assets.safety.sanitize import clean
 
@@ -333,7 +333,6 @@ def _repeats_a_note(noted: Sequence[tuple[str, frozenset[str]]], content: str) -
     return failure is not None and any(failure[0] == e and failure[1] & f for e, f in noted)
 
 
-_CODE_RE = re.compile(r"`([^`]+)`")
 TELLING_SLOTS = ("tool:hook-", BRIEF_SLOT)
 """The lines that say how a failure shows and what fixes it: a git hook's (extract/rules/workflow.py: what it runs,
 "the commit fails with …", what it says to run) and the brief's (``rule:force-add``: what `git add` refuses, the
@@ -351,14 +350,45 @@ def _told_by(lines: Sequence[str], content: str) -> bool:
     incident = parse(content)
     if incident is None or incident.edited or not incident.ran:
         return False
-    fixes, error = _CODE_RE.findall(incident.ran), incident.error.lower()
+    fixes, error = BACKTICKED_RE.findall(incident.ran), incident.error.lower()
     for line in lines:
-        spans = _CODE_RE.findall(line)
+        spans = BACKTICKED_RE.findall(line)
         if any(q.lower() in error for q in _QUOTED_RE.findall(line)) and all(
             _FIRST_STEP_RE.split(fix, 1)[0] in spans for fix in fixes  # `git add -f x && git add …`: its first step
         ):
             return True
     return False
+
+
+def _said_elsewhere(
+    ranked: Mapping[int, tuple[Any, tuple[str, ...]]],
+    briefed: frozenset[str],
+    noted: Sequence[tuple[str, frozenset[str]]],
+) -> list[tuple[int, str]]:
+    """The ranked memories another line of the packet already says, each with why, rule by rule: a manifest's
+    dependency list where the brief's layout line names the stack, a lesson whose fix is only a formatter or fixer
+    the brief names, the failure a note tells, a failure and fix a git hook's or the brief's line tells."""
+
+    def text(memory: Any) -> str:
+        return str(_get(memory, "content") or "")
+
+    layout = any(_get(m, "slot") == BRIEF_LAYOUT for m, _ in ranked.values())
+    telling = [text(m) for m, _ in ranked.values() if str(_get(m, "slot") or "").startswith(TELLING_SLOTS)]
+    rules: tuple[tuple[str, Callable[[Any], bool]], ...] = (
+        ("a dependency list: the brief's layout line already names the stack",
+         lambda m: layout and withheld(_get(m, "slot"))),
+        ("its fix is the formatter or fixer the brief already gives", lambda m: _fixed_by(briefed, text(m))),
+        ("the failure a note in the packet already tells", lambda m: _repeats_a_note(noted, text(m))),
+        (TOLD, lambda m: _told_by(telling, text(m))),
+    )  # fmt: skip
+    out: list[tuple[int, str]] = []
+    gone: set[int] = set()
+    for reason, says in rules:
+        for memory_id, (memory, _) in ranked.items():
+            if memory_id not in gone and says(memory):
+                out.append((memory_id, reason))
+                gone.add(memory_id)
+    return out
 
 
 def format_packet(
@@ -430,18 +460,8 @@ def format_packet(
             held.append(memory_id)
             continue
         ranked[memory_id] = (memory, verdict_marks + ((marks[memory_id],) if marks and memory_id in marks else ()))
-    deps_dropped: list[int] = []
-    if any(_get(m, "slot") == BRIEF_LAYOUT for m, _ in ranked.values()):  # the layout line names the stack
-        deps_dropped = [i for i, v in ranked.items() if withheld(_get(v[0], "slot"))]
-        ranked = {i: v for i, v in ranked.items() if i not in deps_dropped}
-    remedied = [i for i, (m, _) in ranked.items() if _fixed_by(briefed, str(_get(m, "content") or ""))]
-    ranked = {i: v for i, v in ranked.items() if i not in remedied}
-    repeats = [i for i, (m, _) in ranked.items() if _repeats_a_note(noted, str(_get(m, "content") or ""))]
-    ranked = {i: v for i, v in ranked.items() if i not in repeats}
-    telling = [str(_get(m, "content") or "") for m, _ in ranked.values()
-               if str(_get(m, "slot") or "").startswith(TELLING_SLOTS)]  # fmt: skip
-    told = [i for i, (m, _) in ranked.items() if _told_by(telling, str(_get(m, "content") or ""))]
-    ranked = {i: v for i, v in ranked.items() if i not in told}
+    elsewhere = _said_elsewhere(ranked, briefed, noted)
+    ranked = {i: v for i, v in ranked.items() if i not in dict(elsewhere)}
 
     # every section first gets an equal share of the room, by rank within it, so the packet briefs on all of
     # them; then whatever is left goes to the best of the rest, whatever their section
@@ -460,11 +480,7 @@ def format_packet(
             lines.append(f"### {section}")
             lines.extend(bullet for _, bullet in bullets)
             included.extend(memory_id for memory_id, _ in bullets)
-    left_out = tuple((i, fill.why_not.get(i, "budget")) for i in ranked if i not in fill.taken)
-    left_out += tuple((i, "a dependency list: the brief's layout line already names the stack") for i in deps_dropped)
-    left_out += tuple((i, "its fix is the formatter or fixer the brief already gives") for i in remedied)
-    left_out += tuple((i, "the failure a note in the packet already tells") for i in repeats)
-    left_out += tuple((i, TOLD) for i in told)
+    left_out = tuple((i, fill.why_not.get(i, "budget")) for i in ranked if i not in fill.taken) + tuple(elsewhere)
     if not included and not note_lines:
         return Packet("", (), 0, tuple(held), left_out)
     missing = known - len(included)

@@ -140,12 +140,13 @@ def normalise_segment(toks: list[str], cwd: str | None = None) -> str | None:
 
 
 def _unwrap(toks: list[str]) -> list[str]:
-    """``toks`` without subshell parentheses, the keywords of a loop or condition around it and wrapper
-    programs (:data:`~nous_assets.extract.rules.shell.WRAPPERS`) in front, and without a package manager's workspace
+    """``toks`` without subshell parentheses, the keywords of a loop or condition around it and what runs the
+    command in front (:func:`~nous_assets.extract.rules.shell.unwrapped`), and without a package manager's workspace
     selector."""
     toks = [t for t in (toks[0].lstrip("({"), *toks[1:]) if t] if toks else toks
-    while toks and (toks[0] in shell.WRAPPERS or toks[0] in LEADING_KEYWORDS):
-        toks = shell.without_wrapper(toks) if toks[0] in shell.WRAPPERS else toks[1:]
+    while toks and toks[0] in LEADING_KEYWORDS:
+        toks = toks[1:]
+    toks = shell.unwrapped(toks)
     return shell.workspace_split(toks)[0] if toks else toks
 
 
@@ -174,13 +175,14 @@ def _form(toks: list[str], head: str, cwd: str | None) -> str | None:
     rest = _words(toks[1:])
     if head in RUNNERS and rest and rest[0] in RUNNERS[head]:
         after = toks[toks.index(rest[0]) + 1 :]
-        end = after.index("--") if "--" in after else -1
-        tools = _options_off(after[:end]) if end >= 0 else []
-        if end < 0 or not all("@" in t for t in tools):  # `uv run pytest -- -x`: pytest's own `--`
-            wrapped = normalise_segment(_options_off(after), cwd) if after else None
-            return f"{head} {rest[0]} {wrapped}" if wrapped else None
-        wrapped = normalise_segment(after[end + 1 :], cwd) if after[end + 1 :] else None  # `mise x node@20 -- …`
-        return " ".join([head, rest[0], *tools, "--", wrapped]) if wrapped else None
+        end = after.index("--") if "--" in after else len(after)
+        tools = _options_off(after[:end])
+        if end < len(after) and all("@" in t for t in tools):  # `mise x node@20 -- node app.js`
+            kept, inner = [*tools, "--"], after[end + 1 :]
+        else:  # no `--`, or the wrapped command's own (`uv run pytest -- -x`)
+            kept, inner = [], _options_off(after)
+        wrapped = normalise_segment(inner, cwd) if inner else None
+        return " ".join([head, rest[0], *kept, wrapped]) if wrapped else None
     if head == "npx" and rest:
         return f"npx {_program(rest[0]).split('@', 1)[0] or rest[0]}"
     if head == "gh":

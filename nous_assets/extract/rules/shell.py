@@ -95,12 +95,13 @@ SUMMARY_LINE_RE = re.compile(
 
 
 WRAPPERS = {"timeout": r"-\S+|\d+(?:\.\d+)?[smhd]?", "nice": r"-n|-?\d+", "ionice": r"-\S+|\d+", "rtk": r"proxy",
-            "env": r"-\S+|[A-Za-z_]\w*=\S*"}  # fmt: skip
-"""Programs that run the command after them, with the arguments they take first (``timeout 120 docker run``)."""
-_PREFIXES = frozenset({"sudo", "time", "command", "exec", "nohup"})
+            "env": r"-\S+"}  # fmt: skip
+"""Programs that run the command after them, with the arguments they take first (``timeout 120 docker run``; the
+variables ``env`` sets are assignments like any other)."""
+PREFIXES = frozenset({"sudo", "time", "command", "exec", "nohup", "builtin"})
 
 
-def without_wrapper(toks: list[str]) -> list[str]:
+def _without_wrapper(toks: list[str]) -> list[str]:
     """``toks`` (headed by one of :data:`WRAPPERS`) without that program and the arguments it takes first."""
     args, toks = re.compile(WRAPPERS[toks[0]]), toks[1:]
     while toks and args.fullmatch(toks[0]):
@@ -108,12 +109,27 @@ def without_wrapper(toks: list[str]) -> list[str]:
     return toks
 
 
+def strip_front(toks: list[str]) -> tuple[list[str], list[str]]:
+    """(the variable assignments in front, the command): ``toks`` without them, :data:`PREFIXES` and
+    :data:`WRAPPERS` (with their arguments). ``timeout 60 rtk bun run test`` is ``bun run test``, and a later ``rtk git
+    status`` is not its re-run; ``DB_HOST=10.0.0.5 pnpm dev`` is ``pnpm dev`` given ``DB_HOST=10.0.0.5``."""
+    assigned: list[str] = []
+    while toks:
+        if _ENV_ASSIGN_RE.match(toks[0]):
+            assigned.append(toks[0])
+            toks = toks[1:]
+        elif toks[0] in PREFIXES:
+            toks = toks[1:]
+        elif toks[0] in WRAPPERS:
+            toks = _without_wrapper(toks)
+        else:
+            break
+    return assigned, toks
+
+
 def unwrapped(toks: list[str]) -> list[str]:
-    """``toks`` without variable assignments, ``sudo``/``time``… and :data:`WRAPPERS` (with their arguments) in
-    front: ``timeout 60 rtk bun run test`` is ``bun run test``, and a later ``rtk git status`` is not its re-run."""
-    while toks and (_ENV_ASSIGN_RE.match(toks[0]) or toks[0] in _PREFIXES or toks[0] in WRAPPERS):
-        toks = without_wrapper(toks) if toks[0] in WRAPPERS else toks[1:]
-    return toks
+    """The command of ``toks``, what is in front of it off (:func:`strip_front`)."""
+    return strip_front(toks)[1]
 
 
 def names_a_secret(assignment: str) -> bool:
