@@ -331,6 +331,8 @@ def _supersessions(origin: _Origin, decision: Any, slot: str | None, state: _Bat
         state.close(closing.old, closing.at)
         key = hashlib.sha256(f"supersede-slot:{closing.old}:{closing.new}".encode()).hexdigest()
         payload = {"superseded_by": closing.new, "reason": "slot", "slot": slot}
+        if closing.restates:  # the newer value names all this one did: its sessions count for the newer
+            payload["restates"] = True
         events.append(origin.event("LearningSuperseded", closing.old, payload, key, valid_until=closing.at))
     return events
 

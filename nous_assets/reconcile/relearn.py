@@ -125,11 +125,13 @@ class Incoming:
 
 @dataclass(frozen=True)
 class Supersession:
-    """``old`` stops being valid at ``at`` because ``new`` states the slot's value from then on."""
+    """``old`` stops being valid at ``at`` because ``new`` states the slot's value from then on; ``restates`` when
+    ``new`` names all ``old`` named (:func:`restates`)."""
 
     old: str
     new: str
     at: str | None
+    restates: bool = False
 
 
 @dataclass(frozen=True)
@@ -189,9 +191,11 @@ def _slot_decision(new: Incoming, words: frozenset[str], same_slot: Sequence[Hel
         return Decision("reinforce", prev.learning_id, jaccard(words, signature(prev.content)))
     closes: list[Supersession] = []
     if prev is not None and (prev.valid_until is None or new.valid_from is None or prev.valid_until > new.valid_from):
-        closes.append(Supersession(prev.learning_id, new.learning_id, new.valid_from))
+        closes.append(Supersession(prev.learning_id, new.learning_id, new.valid_from,
+                                   restates(new.content, prev.content, new.slot)))
     if succ is not None:
-        closes.append(Supersession(new.learning_id, succ.learning_id, succ.valid_from))
+        closes.append(Supersession(new.learning_id, succ.learning_id, succ.valid_from,
+                                   restates(succ.content, new.content, new.slot)))
     return Decision("new", supersessions=tuple(closes))
 
 
@@ -240,6 +244,17 @@ def _tool_fact(new: Incoming, held: Held) -> str:
     if mine > theirs:
         return FULLER
     return IN_PART if mine and mine <= theirs else ""
+
+
+def restates(newer: str, older: str, slot: str | None) -> bool:
+    """Whether a value of a fact tools print that closes an older one names all the older one named (a hook seen
+    in full after a session saw only part of it): the same fact seen again, so the sessions that saw the older value
+    count for the newer (:func:`~nous_assets.store.reads.recurrence.learning_sessions`). Else a fuller value
+    would start from one session and fall below the packet's evidence bar, however many sessions saw the fact."""
+    if not (slot or "").startswith(PARTIAL_SLOT_PREFIX):
+        return False
+    theirs = _named(older)
+    return bool(theirs) and theirs <= _named(newer)
 
 
 MIN_STEM = 4

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.worker import DrainStats, append_learnings
 from nous_assets.settings import Thresholds
+from nous_assets.store.reads import recurrence
 from nous_assets.store.sqlite.projection import project, verify
 
 GATE = "Before committing run `mix compile --warnings-as-errors`, then `mix test`, then `mix credo --strict`."
@@ -98,6 +99,29 @@ def test_a_later_configuration_value_supersedes_the_earlier_one_by_validity_not_
     assert [r[0] for r in current] == [newer["content"]]
     closed = conn.execute("SELECT valid_until, superseded_by FROM memories WHERE valid_until IS NOT NULL").fetchone()
     assert closed[0].startswith("2026-02-12T10:00") and closed[1]
+
+
+def test_a_fuller_hook_value_counts_the_sessions_that_saw_part_of_it(conn):
+    # duet (transcripts-dev3, 7c03c5fa then 410c9611): the hook seen in part, then in full, in two sessions
+    slot = "tool:hook-pre-commit"
+    part = _record("`git commit` runs a pre-commit hook: `prettier --write README.md`, then `git add README.md`.",
+                   valid_from="2026-02-17T10:00:00Z", slot=slot, kind="workflow")  # fmt: skip
+    full = _record("`git commit` runs a pre-commit hook: `scripts/generate-readme.sh`, then `prettier --write "
+                   "README.md`, then `git add README.md`.", valid_from="2026-02-19T10:00:00Z", slot=slot,
+                   kind="workflow")  # fmt: skip
+    _ingest(conn, "s1", [part])
+    assert _ingest(conn, "s2", [full]).superseded == 1
+    project(conn)
+    (lid,) = conn.execute("SELECT learning_id FROM memories WHERE valid_until IS NULL").fetchone()
+    assert recurrence.learning_sessions(conn, [lid]) == {lid: 2}
+    assert recurrence.relearn_history(conn, lid)[0] == {"s1", "s2"}
+    other = _record("`git commit` runs a pre-commit hook: `npx lint-staged`.", valid_from="2026-02-20T10:00:00Z",
+                    slot=slot, kind="workflow")  # another hook: its own evidence
+    _ingest(conn, "s3", [other])
+    project(conn)
+    (newest,) = conn.execute("SELECT learning_id FROM memories WHERE valid_until IS NULL").fetchone()
+    assert recurrence.learning_sessions(conn, [newest, lid]) == {newest: 1, lid: 2}
+    assert verify(conn).ok
 
 
 _DAYS = [f"2026-02-{d:02d}T10:00:00.000000Z" for d in range(1, 29)]

@@ -9,6 +9,7 @@ from nous_assets.reconcile.relearn import (
     decide,
     file_paths,
     jaccard,
+    restates,
     same_template,
     signature,
     tokens,
@@ -162,6 +163,24 @@ def test_a_hook_list_that_names_other_checks_is_a_new_value_one_that_names_fewer
     held = [Held("b", more, "2026-02-21T00:00:00.000000Z", None, slot)]
     assert decide(Incoming("c", some, "2026-02-22T00:00:00.000000Z", slot), held).target == "b"
     assert decide(Incoming("d", other, "2026-02-22T00:00:00.000000Z", slot), held).action == "new"
+
+
+def test_a_fuller_value_restates_the_one_it_closes_another_value_does_not():
+    # duet (transcripts-dev3): one session saw the pre-commit hook run prettier, a later one saw it run the README
+    # script first: the fuller value restates the partial one (its sessions count); ingested the other way round,
+    # the partial one reinforces the fuller
+    slot = "tool:hook-pre-commit"
+    part = "`git commit` runs a pre-commit hook: `prettier --write README.md`, then `git add README.md`."
+    full = ("`git commit` runs a pre-commit hook: `scripts/generate-readme.sh`, then `prettier --write README.md`, "
+            "then `git add README.md`.")  # fmt: skip
+    early, late = "2026-02-17T00:00:00.000000Z", "2026-02-19T00:00:00.000000Z"
+    (closing,) = decide(Incoming("b", full, late, slot), [Held("a", part, early, None, slot)]).supersessions
+    assert (closing.old, closing.new, closing.restates) == ("a", "b", True)
+    assert decide(Incoming("a", part, early, slot), [Held("b", full, late, None, slot)]).target == "b"  # seen again
+    other = "`git commit` runs a pre-commit hook: `npx lint-staged`."  # another hook: a new value, not the same fact
+    (closing,) = decide(Incoming("c", other, late, slot), [Held("a", part, early, None, slot)]).supersessions
+    assert not closing.restates
+    assert restates(full, part, slot) and not restates(full, part, "config:config/dev.exs#read")  # a file changed
 
 
 def test_a_setting_quoted_with_another_literal_is_a_new_value_whatever_the_alike_words():

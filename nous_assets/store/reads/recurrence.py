@@ -13,15 +13,32 @@ from nous_assets.store.db import Connection
 
 
 def learning_sessions(conn: Connection, learning_ids: Iterable[str]) -> dict[str, int]:
-    """{learning id: distinct sessions that extracted it or re-learned it} for the known ones."""
-    rows = conn.execute(
-        "SELECT learning_id, COUNT(DISTINCT session_id) FROM learning_events "
-        "WHERE learning_id IN (SELECT value FROM json_each(?)) AND (event_type = 'LearningExtracted' OR "
-        "(event_type = 'LearningReinforced' AND json_extract(payload_json, '$.reason') = 'relearned')) "
-        "GROUP BY learning_id",
-        (json.dumps(sorted(set(learning_ids))),),
-    )
-    return {lid: int(n) for lid, n in rows}
+    """{learning id: distinct sessions that extracted it or re-learned it, or a value it restated} for the known
+    ones."""
+    return {lid: len(sessions) for lid, sessions in _sessions(conn, learning_ids).items()}
+
+
+_RESTATED_SQL = """
+WITH RECURSIVE chain(root, learning_id) AS (
+    SELECT value, value FROM json_each(?)
+    UNION
+    SELECT chain.root, e.learning_id FROM chain JOIN learning_events e
+      ON json_extract(e.payload_json, '$.superseded_by') = chain.learning_id
+     AND e.event_type = 'LearningSuperseded' AND json_extract(e.payload_json, '$.restates') = 1
+)
+SELECT DISTINCT chain.root, e.session_id FROM chain JOIN learning_events e ON e.learning_id = chain.learning_id
+WHERE e.session_id IS NOT NULL AND (e.event_type = 'LearningExtracted'
+   OR (e.event_type = 'LearningReinforced' AND json_extract(e.payload_json, '$.reason') = 'relearned'))
+"""
+
+
+def _sessions(conn: Connection, learning_ids: Iterable[str]) -> dict[str, set[str]]:
+    """{learning id: the sessions that learned it}, counting the older values of a slot it restated (a hook seen
+    in full after a session saw part of it: ``payload.restates`` on their supersession, migration 024)."""
+    found: dict[str, set[str]] = {}
+    for root, session in conn.execute(_RESTATED_SQL, (json.dumps(sorted(set(learning_ids))),)):
+        found.setdefault(root, set()).add(session)
+    return found
 
 
 def injection_outcomes(conn: Connection, memory_ids: Iterable[int]) -> dict[int, tuple[int, int, int]]:
@@ -37,15 +54,7 @@ def injection_outcomes(conn: Connection, memory_ids: Iterable[int]) -> dict[int,
 def relearn_history(conn: Connection, learning_id: str) -> tuple[set[str], float | None, int, int, int]:
     """What the decision matrix needs of one memory: (sessions that learned it, projected score or None,
     injections, rated helpful, rated unhelpful)."""
-    sessions = {
-        r[0]
-        for r in conn.execute(
-            "SELECT DISTINCT session_id FROM learning_events WHERE learning_id = ? AND (event_type = "
-            "'LearningExtracted' OR (event_type = 'LearningReinforced' AND "
-            "json_extract(payload_json, '$.reason') = 'relearned'))",
-            (learning_id,),
-        )
-    }
+    sessions = _sessions(conn, [learning_id]).get(learning_id, set())
     row = conn.execute("SELECT id, reinforcement_score FROM memories WHERE learning_id = ?", (learning_id,)).fetchone()
     if row is None:
         return sessions, None, 0, 0, 0
