@@ -5,10 +5,12 @@ running others — ``mix credo``, ``npm run db:migrate``, ``bd ready``, ``bash s
 session that knows them does not rediscover them. A command is recurring when its normalised form
 (:func:`~nous_assets.extract.rules.forms.command_forms`: program plus subcommand or script; exploration,
 version-control porcelain, housekeeping and inline code never count) succeeded inside the repository in at least
-:data:`MIN_SESSIONS` sessions — or, for a program with a subcommand or script that does something (``uv run wakil
-init``, ``openspec validate``, ``bash scripts/sync.sh``; not a bare ``curl`` nor a lookup such as ``qmd search``
-or ``mise registry``: research the session did, not the project's workflow), :data:`MIN_RUNS` times in one: what
-the first session ran again and again the second needs too — and its latest run did not fail. Forms another brief
+:data:`MIN_SESSIONS` sessions — or, for a program with a subcommand or script that does something (``openspec
+validate``, ``bash scripts/sync.sh``; not a bare ``curl`` nor a lookup such as ``qmd search`` or ``mise registry``:
+research the session did, not the project's workflow), :data:`MIN_RUNS` times in one, each run doing more than
+look something up with it (``qmd collection add``, not ``qmd collection list``): what the first session ran again
+and again the second needs too — and its latest run did not fail. A run on a throwaway copy in a temporary folder
+(:func:`on_scratch`) never counts. Forms another brief
 item already names are left out: the line adds only what the rest of the brief does not say. So are the everyday
 tools every session already knows (:data:`EVERYDAY`: ``git worktree``, ``gh pr edit``, ``docker run``, ``npx
 prettier``): the bare form of one says nothing of how this project uses it (a fresh reader judged 2 of 16
@@ -27,7 +29,7 @@ from nous_assets.brief.item import RECURRING_KEY, BriefItem, Proof, make_item
 from nous_assets.brief.timeline import SessionView, Step
 from nous_assets.extract.rules import filters
 from nous_assets.extract.rules.forms import command_forms
-from nous_assets.extract.rules.shell import LOOKUP_VERBS
+from nous_assets.extract.rules.shell import LOOKUP_VERBS, looks_up
 
 MIN_SESSIONS = 2
 MIN_RUNS = 2
@@ -43,6 +45,7 @@ class _Form:
     ok: list[Step] = field(default_factory=list)
     last: Step | None = None
     assigned: list[tuple[str, ...]] = field(default_factory=list)  # the variables each ok run set, as ``ok``
+    acting: int = 0  # ok runs that did more than look something up with it (``qmd collection add``, not ``list``)
 
     @property
     def sessions(self) -> set[str]:
@@ -60,14 +63,16 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
         for step in view.steps:
             if not step.command or step.status not in ("ok", "fail") or filters.bypass(step.command):
                 continue
-            if step.rel(step.cwd) is None:
-                continue  # a scratch folder outside the repository
+            if step.rel(step.cwd) is None or on_scratch(step.command):
+                continue  # a scratch folder outside the repository, or a throwaway copy in a temporary one
             assigned = _assigned(step) if step.status == "ok" else {}
+            lookups = _lookups(step)
             for form in command_forms(step.command, step.cwd):
                 tally = forms.setdefault(form, _Form())
                 if step.status == "ok":
                     tally.ok.append(step)
                     tally.assigned.append(assigned.get(form, ()))
+                    tally.acting += form not in lookups
                 if tally.last is None or step.order >= tally.last.order:
                     tally.last = step
     named = " ".join(span for item in others for span in re.findall(r"`([^`]+)`", item.content))
@@ -84,6 +89,18 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
     return [make_item("commands", KEY, content, "verified", proofs, runs=runs)]
 
 
+_TEMP_PATH_RE = re.compile(r"(?<![\w./-])(?:/private)?/tmp/|(?<![\w./-])/var/folders/|\$\{?TMPDIR\b")
+_OUTPUT_RE = re.compile(r"\d*(?:>>?|&>)\s*\S+|\btee\s+(?:-a\s+)?\S+")
+
+
+def on_scratch(command: str) -> bool:
+    """Whether a run works in or on a temporary folder (``/tmp``, ``/private/tmp``: Claude Code's scratchpad, a
+    ``$TMPDIR``), not only to save its output there: a tool tried on a throwaway copy is research into the tool, not
+    the project's workflow (wakil: `uv run wakil init` on a scratch knowledge base, eleven runs in one session, and
+    never again; a fresh reader called the line one-off)."""
+    return bool(_TEMP_PATH_RE.search(_OUTPUT_RE.sub(" ", command)))
+
+
 def _assigned(step: Step) -> dict[str, tuple[str, ...]]:
     """The variables ``step`` set before each of its commands, by form (the first command of a form)."""
     out: dict[str, tuple[str, ...]] = {}
@@ -91,6 +108,12 @@ def _assigned(step: Step) -> dict[str, tuple[str, ...]]:
         for form in command_forms(seg.text, step.cwd):
             out.setdefault(form, seg.assigned)
     return out
+
+
+def _lookups(step: Step) -> set[str]:
+    """The forms ``step`` ran only to look something up (``qmd collection list``: :func:`looks_up`)."""
+    looked = {f for seg, _ in step.parts if looks_up(seg.text) for f in command_forms(seg.text, step.cwd)}
+    return looked - {f for seg, _ in step.parts if not looks_up(seg.text) for f in command_forms(seg.text, step.cwd)}
 
 
 def _with_settings(form: str, tally: _Form) -> str:
@@ -113,7 +136,7 @@ def _recurs(form: str, tally: _Form) -> bool:
     """Enough successful runs (see the module doc), the latest of all its runs among them."""
     if tally.last is None or tally.last.status != "ok":
         return False
-    return len(tally.sessions) >= MIN_SESSIONS or (_does_something(form) and len(tally.ok) >= MIN_RUNS)
+    return len(tally.sessions) >= MIN_SESSIONS or (_does_something(form) and tally.acting >= MIN_RUNS)
 
 
 def _does_something(form: str) -> bool:

@@ -53,6 +53,20 @@ def test_a_subcommand_run_again_in_one_session_recurs_a_bare_program_does_not():
     assert _content(s).endswith("again and again: `uv run wakil init`.")  # not the tool it looked things up with
 
 
+def test_runs_on_a_scratch_copy_or_that_only_look_up_do_not_recur_in_one_session():
+    scratch = "/private/tmp/claude-501/-Users-me-wakil/09cc95ef/scratchpad"
+    s = Sess("s1")
+    for n in range(3):
+        s.bash(f"uv run wakil init {scratch}/kb{n}", "ok")  # a throwaway knowledge base, in a temporary folder
+        s.bash(f"SC={scratch}\nuv run wakil -w \"$SC/kb{n}\" qmd sync", "ok")
+        s.bash(f"cd {scratch}/kb{n} && just seed", "ok")
+        s.bash("qmd collection list", "ok")  # the subcommand looks something up
+    s.bash("qmd collection remove kb0", "ok")
+    s.bash("mix test 2>&1 | tee /tmp/test.log", "ok")  # only its output saved there: a run like any other
+    s.bash("mix test > /tmp/test.log", "ok")
+    assert _content(s).endswith("again and again: `mix test`.")
+
+
 def test_forms_another_item_names_are_left_out():
     a, b = _sessions(("bd ready", False), ("mix test", False))
     gate = mine_brief([s.batch() for s in (a, b)])
