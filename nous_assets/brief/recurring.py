@@ -40,6 +40,9 @@ EVERYDAY = frozenset({"git", "gh", "docker", "podman", "npx", "bunx", "pnpx", "u
 """Programs every session knows how to use: that a project's sessions ran one again and again teaches nothing."""
 
 
+LEAD = "Commands this project's sessions run again and again: "
+
+
 @dataclass
 class _Form:
     ok: list[Step] = field(default_factory=list)
@@ -84,7 +87,7 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
         return []
     proofs = [_proof(step, form) for form in chosen for step in _latest_per_session(forms[form].ok)]
     shown = ", ".join(f"`{_with_settings(f, forms[f])}`" for f in chosen)
-    content = "Commands this project's sessions run again and again: " + shown + "."
+    content = LEAD + shown + "."
     runs = sum(len(forms[f].ok) for f in chosen)
     return [make_item("commands", KEY, content, "verified", proofs, runs=runs)]
 
@@ -155,3 +158,16 @@ def _latest_per_session(steps: list[Step]) -> list[Step]:
 
 def _proof(step: Step, form: str) -> Proof:
     return step.proof(f"ran `{form}`: ok")
+
+
+def without(content: str, named: frozenset[str]) -> str | None:
+    """The recurring-commands line ``content`` without the commands whose forms are in ``named`` (what other lines of
+    a packet already name: `bd ready`, `bd close` beside the line that says how work is tracked with `bd`); None
+    when none is left, ``content`` itself when it is no such line."""
+    if not content.startswith(LEAD):
+        return content
+    spans = re.findall(r"`([^`]+)`", content[len(LEAD) :])
+    kept = [s for s in spans if not (forms := set(command_forms(s))) or not forms <= named]
+    if not kept:
+        return None
+    return content if len(kept) == len(spans) else LEAD + ", ".join(f"`{s}`" for s in kept) + "."

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from nous_assets.brief import recurring
 from nous_assets.brief.item import RECURRING_KEY
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
+from nous_assets.extract.rules.forms import command_forms
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
 from nous_assets.retrieve.lessons import BACKTICKED_RE, as_lesson, command_families, fixer_remedy, parse
@@ -77,9 +79,11 @@ DUPLICATE_JACCARD = 0.75  # the re-learning threshold: two bullets this alike sa
 ALREADY_NATIVE = "already in CLAUDE.md/MEMORY.md"
 """Why a memory Claude Code's own memory files state is left out (:func:`format_packet`'s ``native``)."""
 TOLD = "its failure and fix a git hook's or the brief's line already tells"  # a lesson left out: :func:`_told_by`
+NAMED_ELSEWHERE = "its commands other lines of the packet name"  # the recurring-commands line: :func:`_named_elsewhere`
 FOOTER_NATIVE = "{k} of them " + ALREADY_NATIVE + "; the rest: "
 NATIVE_SPAN = 3  # a native line with up to 3x a bullet's words may say it (containment); a longer one is a paragraph
 BRIEF_LAYOUT = f"{BRIEF_SLOT}layout"
+RECURRING_SLOT = f"{BRIEF_SLOT}{RECURRING_KEY}"
 DEPS_SLOT = "#deps"
 """A manifest's dependency list (``config:<manifest>#deps``): the brief's layout line already names the stack."""
 
@@ -310,7 +314,7 @@ def _briefed(memories: Iterable[Any]) -> frozenset[str]:
     """The command families the brief's lines name for a purpose."""
     return frozenset().union(*(command_families(str(_get(m, "content") or "")) for m in memories
                                if (slot := str(_get(m, "slot") or "")).startswith(PURPOSE_SLOTS)
-                               and slot != f"{BRIEF_SLOT}{RECURRING_KEY}"))  # fmt: skip
+                               and slot != RECURRING_SLOT))  # fmt: skip
 
 
 def _fixed_by(briefed: frozenset[str], text: str) -> bool:
@@ -358,6 +362,24 @@ def _told_by(lines: Sequence[str], content: str) -> bool:
         ):
             return True
     return False
+
+
+def _named_elsewhere(ranked: dict[int, tuple[Any, tuple[str, ...]]]) -> list[tuple[int, str]]:
+    """Take the commands other ranked lines name off the recurring-commands line (``brief:cmd:more``), in place; the
+    line, when none is left. A fresh reader judged the line a bag of names that repeats the `bd` workflow line beside
+    it (`bd ready`, `bd show`, `bd close` …, said twice)."""
+    for memory_id, (memory, marks) in ranked.items():
+        if _get(memory, "slot") != RECURRING_SLOT:
+            continue
+        others = " ".join(str(_get(m, "content") or "") for i, (m, _) in ranked.items() if i != memory_id)
+        named = frozenset(f for span in BACKTICKED_RE.findall(others) for f in command_forms(span))
+        content = recurring.without(str(_get(memory, "content") or ""), named)
+        if content is None:
+            return [(memory_id, NAMED_ELSEWHERE)]
+        if content != _get(memory, "content"):
+            new = {**memory, "content": content} if isinstance(memory, Mapping) else replace(memory, content=content)
+            ranked[memory_id] = (new, marks)
+    return []
 
 
 def _said_elsewhere(
@@ -418,7 +440,8 @@ def format_packet(
     when the brief's layout line (which names the stack) is there, and a lesson whose fix is only a formatter or
     fixer the brief already names (:func:`~nous_assets.retrieve.lessons.fixer_remedy`), and a lesson that tells the
     failure a note tells (the same error of the same command, another session's learning) or that a git hook's or the
-    brief's line tells (:func:`_told_by`); at most ``max_global``
+    brief's line tells (:func:`_told_by`); the brief's recurring commands leave out those other lines name
+    (:func:`_named_elsewhere`); at most ``max_global``
     scope-global memories are shown. ``interventions`` (observer notes) come first, under "Notes", but for a note
     of a recurring failure whose fix is only a formatter or fixer the brief names.
     A footer says how many of the ``known`` memories of the packet's scope are not shown (hypotheses, stale, below
@@ -460,7 +483,9 @@ def format_packet(
             held.append(memory_id)
             continue
         ranked[memory_id] = (memory, verdict_marks + ((marks[memory_id],) if marks and memory_id in marks else ()))
-    elsewhere = _said_elsewhere(ranked, briefed, noted)
+    named = _named_elsewhere(ranked)
+    ranked = {i: v for i, v in ranked.items() if i not in dict(named)}
+    elsewhere = named + _said_elsewhere(ranked, briefed, noted)
     ranked = {i: v for i, v in ranked.items() if i not in dict(elsewhere)}
 
     # every section first gets an equal share of the room, by rank within it, so the packet briefs on all of

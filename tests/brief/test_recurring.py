@@ -5,7 +5,7 @@ from __future__ import annotations
 from brief_turns import Sess, real
 
 from nous_assets.brief import mine_brief
-from nous_assets.brief.recurring import mine_recurring
+from nous_assets.brief.recurring import mine_recurring, without
 from nous_assets.brief.timeline import build_timeline
 
 
@@ -123,3 +123,13 @@ def test_real_flutter_lint_runs_with_the_token_gh_gives():
     more = {i.key: i for i in mine_brief(real("transcripts-dev3", "flutter-docker-image"))}["cmd:more"]
     assert "`GITHUB_TOKEN=$(gh auth token 2>/dev/null) mise exec -- gx lint`" in more.content
 
+
+
+def test_the_line_without_commands_named_elsewhere():
+    lead = "Commands this project's sessions run again and again: "
+    gx = "`GITHUB_TOKEN=$(gh auth token) mise exec -- gx lint`"
+    line = f"{lead}`bd show`, `mix deps.get`, {gx}."
+    assert without(line, frozenset({"bd show"})) == f"{lead}`mix deps.get`, {gx}."
+    assert without(line, frozenset({"mise exec -- gx lint", "bd show", "mix deps.get"})) is None
+    assert without(line, frozenset({"bash scripts/x.sh"})) == line
+    assert without("Run the tests with `mix test`.", frozenset({"mix test"})) == "Run the tests with `mix test`."

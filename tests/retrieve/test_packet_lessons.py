@@ -10,7 +10,7 @@ import json
 
 from nous_assets.retrieve.cache_build import build_cache
 from nous_assets.retrieve.confidence import confidence
-from nous_assets.retrieve.packet import TOLD, format_packet
+from nous_assets.retrieve.packet import NAMED_ELSEWHERE, TOLD, format_packet
 from nous_assets.settings import load_settings
 from nous_assets.store.log.events import LearningEvent
 from nous_assets.store.sqlite.projection import project
@@ -146,3 +146,22 @@ def test_a_lesson_the_briefs_rule_already_tells_is_left_out():
     assert packet.memory_ids == (1,) and (2, TOLD) in packet.left_out
     elsewhere = {**lesson, "content": REFUSED.replace("spotter.css", "app.css")}  # a file the rule does not name
     assert format_packet([1, 2], {1: rule, 2: elsewhere}, budget_chars=4000).memory_ids == (1, 2)
+
+
+# spotter (transcripts): the brief's recurring commands beside the line that says how work is tracked with `bd`
+RECURRING = ("Commands this project's sessions run again and again: `bd show`, `bd close`, `bd ready`, `mix deps.get`, "
+             "`mix ash.codegen`.")  # fmt: skip
+TRACKED = ("Work is tracked with `bd`: `bd ready` (find), `bd show <id>` (read), `bd close <id> --reason=…` (finish); "
+           "at the end: sync, commit, `git push`.")  # fmt: skip
+
+
+def test_the_recurring_commands_line_leaves_out_what_other_lines_name():
+    more = {"content": RECURRING, "kind": "command", "status": "verified", "slot": "brief:cmd:more"}
+    tracked = {"content": TRACKED, "kind": "workflow", "status": "verified", "slot": "tool:tasks"}
+    packet = format_packet([1, 2], {1: more, 2: tracked}, budget_chars=4000)
+    assert packet.memory_ids == (1, 2)
+    assert "again and again: `mix deps.get`, `mix ash.codegen`. (" in packet.text and packet.text.count("`bd show") == 1
+    assert "`bd close`" in format_packet([1], {1: more}, budget_chars=4000).text  # alone, it says them all
+    only_bd = {**more, "content": RECURRING.replace(", `mix deps.get`, `mix ash.codegen`", "")}
+    packet = format_packet([1, 2], {1: only_bd, 2: tracked}, budget_chars=4000)
+    assert packet.memory_ids == (2,) and (1, NAMED_ELSEWHERE) in packet.left_out
