@@ -9,7 +9,8 @@ counting it.
 
 The gate is the checks present in at least half of the windows, in their usual order (mean relative
 position), when there are at least two of them and the windows holding all of them come from two sessions
-or number three.
+or number three. Each check is shown in the form it usually took, unless the sessions stopped using that form once
+another took its place (:func:`_current`).
 A pre-commit/pre-push hook seen in ``git commit``/``git push`` output (lefthook, husky, lint-staged,
 pre-commit) is named too.
 """
@@ -35,6 +36,9 @@ _HOOKS = (  # (runner, a substring its output always has — a cheap test before
     ("pre-commit", "....", re.compile(r"^\S[^\n]*?\.{4,}(?:Passed|Failed|Skipped)$", re.M)),
     ("", "pre-", re.compile(r"pre-commit (?:validation|hook|check)|pre-push (?:hook|check)", re.I)),  # a custom script
 )
+
+
+MIN_REPLACING_RUNS = 2  # a form that replaced another ran in two windows at least: not a one-off variant
 
 
 @dataclass
@@ -139,16 +143,26 @@ def _supported(gate: list[tuple[str, str]], windows: list[Window]) -> tuple[list
 
 
 def _shown(key: tuple[str, str], windows: list[Window], *, folder: bool) -> str:
-    """The form a gate check usually took (on a tie, one run on the whole project), with its folder."""
-    forms: dict[str, int] = {}
-    whole: set[str] = set()
+    """The form a gate check usually took (on a tie, one run on the whole project), with its folder; a form the
+    sessions stopped using once another took its place is not shown (:func:`_current`)."""
+    forms: dict[str, list[Run]] = {}
     for w in windows:
         for r in w.checks:
             if (r.where, r.use.family) == key:
-                forms[r.use.form] = forms.get(r.use.form, 0) + 1
-                whole.update([r.use.form] if not r.use.filtered else [])
-    form = sorted(forms, key=lambda f: (-forms[f], f not in whole, f))[0]
+                forms.setdefault(r.use.form, []).append(r)
+    whole = {f for f, runs in forms.items() if any(not r.use.filtered for r in runs)}
+    form = sorted(_current(forms), key=lambda f: (-len(forms[f]), f not in whole, f))[0]
     return f"`{form}`" + (f" (in `{key[0]}/`)" if key[0] and folder else "")
+
+
+def _current(forms: dict[str, list[Run]]) -> list[str]:
+    """The forms still in use: not one whose every run came before the first run of a form used again since
+    (wakil: `uv run pytest -q` until 2026-07-20, then `uv run pytest -q -m "not eval"` in every later window: the
+    practice changed, and the older form, however often it ran, is no longer how the project runs its tests)."""
+    first = {f: min(r.step.order for r in runs) for f, runs in forms.items()}
+    last = {f: max(r.step.order for r in runs) for f, runs in forms.items()}
+    later = [f for f, runs in forms.items() if len(runs) >= MIN_REPLACING_RUNS]
+    return [f for f in forms if not any(first[g] > last[f] for g in later)]
 
 
 def _hooks(views: Sequence[SessionView]) -> list[tuple[str, Step]]:

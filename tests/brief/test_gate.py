@@ -27,9 +27,27 @@ def test_real_spotter_gate_in_order():
     assert len(gate.sessions) >= 3 and gate.status == "verified"
 
 
-def test_real_wakil_gate_tests_then_ruff():
+def test_real_wakil_gate_tests_then_ruff_as_the_tests_run_now():
+    # 8dac3fcf (07-20) ran `uv run pytest -q` before four commits; from 07-23 on every session deselects the live-model
+    # evals (`-m "not eval"`, ADR 0004), e2ec427b before four commits: the older form is no longer the practice
     (gate,) = mine_gate(build_timeline(real("transcripts-dev3", "wakil")))
-    assert gate.content == "Before committing: `uv run pytest -q`, then `uv run ruff check` (all must pass)."
+    tests = '`uv run pytest -q -m "not eval"`'
+    assert gate.content == f"Before committing: {tests}, then `uv run ruff check` (all must pass)."
+
+
+def test_a_form_another_replaced_is_not_shown_a_one_off_variant_replaces_nothing():
+    a, b = Sess("a", start="2026-03-01T09:00:00"), Sess("b", start="2026-03-02T09:00:00")
+    for _ in range(3):
+        _work(a, "uv run pytest -q", "uv run ruff check")
+    _work(b, "uv run pytest -q -x", "uv run ruff check")  # once: not how the project runs its tests now
+    (gate,) = _gate(a, b)
+    assert gate.content.startswith("Before committing: `uv run pytest -q`, then")
+    _work(b, "uv run pytest -q -x", "uv run ruff check")  # again, and the older form never since
+    (gate,) = _gate(a, b)
+    assert gate.content.startswith("Before committing: `uv run pytest -q -x`, then")
+    _work(b, "uv run pytest -q", "uv run ruff check")  # back to the older form: both in use, the usual one shown
+    (gate,) = _gate(a, b)
+    assert gate.content.startswith("Before committing: `uv run pytest -q`, then")
 
 
 def test_gate_across_two_sessions_in_usual_order():

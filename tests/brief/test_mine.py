@@ -22,11 +22,11 @@ def test_same_items_whatever_the_order_of_sessions():
     random.Random(7).shuffle(shuffled)
     items = mine_brief(sessions)
     assert items == mine_brief(shuffled) == mine_brief(list(reversed(sessions)))
-    # the gate names `uv run pytest -q` and `uv run ruff check`: their command lines would only repeat it
+    # the gate names `uv run pytest` and `uv run ruff check`: their command lines would only repeat it
     # and no recurring-command line: 09cc95ef ran `uv run wakil init` on scratch copies and `qmd collection list`
     # to look, in one session (a fresh reader judged the line they made one-off)
     assert [i.key for i in items][:2] == ["cmd:typecheck", "gate"]
-    assert "`uv run pytest -q`, then `uv run ruff check`" in items[1].content
+    assert '`uv run pytest -q -m "not eval"`, then `uv run ruff check`' in items[1].content
 
 
 def test_a_command_the_gate_runs_stricter_is_not_said_again_one_it_only_checks_is():
