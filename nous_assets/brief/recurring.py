@@ -160,14 +160,15 @@ def _proof(step: Step, form: str) -> Proof:
     return step.proof(f"ran `{form}`: ok")
 
 
-def without(content: str, named: frozenset[str]) -> str | None:
-    """The recurring-commands line ``content`` without the commands whose forms are in ``named`` (what other lines of
-    a packet already name: `bd ready`, `bd close` beside the line that says how work is tracked with `bd`); None
-    when none is left, ``content`` itself when it is no such line."""
+def without(content: str, named: str) -> str | None:
+    """The recurring-commands line ``content`` without the commands ``named`` names (the code spans of a packet's
+    other lines, joined; :func:`_named`: `bd ready`, `bd close` beside the line that says how work is tracked with
+    `bd`, `bash scripts/generate-readme.sh` beside the hook that runs `scripts/generate-readme.sh`); None when none is
+    left, ``content`` itself when it is no such line."""
     if not content.startswith(LEAD):
         return content
     spans = re.findall(r"`([^`]+)`", content[len(LEAD) :])
-    kept = [s for s in spans if not (forms := set(command_forms(s))) or not forms <= named]
+    kept = [s for s in spans if not (forms := command_forms(s)) or not all(_named(f, named) for f in forms)]
     if not kept:
         return None
     return content if len(kept) == len(spans) else LEAD + ", ".join(f"`{s}`" for s in kept) + "."

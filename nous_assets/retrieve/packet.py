@@ -27,7 +27,6 @@ from typing import Any
 from nous_assets.brief import recurring
 from nous_assets.brief.item import RECURRING_KEY
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
-from nous_assets.extract.rules.forms import command_forms
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
 from nous_assets.retrieve.lessons import BACKTICKED_RE, as_lesson, command_families, fixer_remedy, parse
@@ -364,16 +363,23 @@ def _told_by(lines: Sequence[str], content: str) -> bool:
     return False
 
 
+NAMING_SLOTS = ("tool:", BRIEF_SLOT)
+"""The lines whose commands the recurring-commands line need not name again: what tools print (how work is tracked,
+what a git hook runs) and the brief's. Not a lesson's fix: "if lint fails, run `bun run lint:fix`" does not say the
+sessions run it routinely."""
+
+
 def _named_elsewhere(ranked: dict[int, tuple[Any, tuple[str, ...]]]) -> list[tuple[int, str]]:
-    """Take the commands other ranked lines name off the recurring-commands line (``brief:cmd:more``), in place; the
-    line, when none is left. A fresh reader judged the line a bag of names that repeats the `bd` workflow line beside
-    it (`bd ready`, `bd show`, `bd close` …, said twice)."""
+    """Take the commands other ranked lines (:data:`NAMING_SLOTS`) name off the recurring-commands line
+    (``brief:cmd:more``), in place; the line, when none is left. Fresh readers judged the line a bag of names that
+    repeats the `bd` workflow line beside it (`bd ready`, `bd show`, `bd close` …, said twice), and a script the git
+    hook's line says the hook runs."""
     for memory_id, (memory, marks) in ranked.items():
         if _get(memory, "slot") != RECURRING_SLOT:
             continue
-        others = " ".join(str(_get(m, "content") or "") for i, (m, _) in ranked.items() if i != memory_id)
-        named = frozenset(f for span in BACKTICKED_RE.findall(others) for f in command_forms(span))
-        content = recurring.without(str(_get(memory, "content") or ""), named)
+        others = " ".join(str(_get(m, "content") or "") for i, (m, _) in ranked.items()
+                          if i != memory_id and str(_get(m, "slot") or "").startswith(NAMING_SLOTS))  # fmt: skip
+        content = recurring.without(str(_get(memory, "content") or ""), " ".join(BACKTICKED_RE.findall(others)))
         if content is None:
             return [(memory_id, NAMED_ELSEWHERE)]
         if content != _get(memory, "content"):

@@ -165,3 +165,6 @@ def test_the_recurring_commands_line_leaves_out_what_other_lines_name():
     only_bd = {**more, "content": RECURRING.replace(", `mix deps.get`, `mix ash.codegen`", "")}
     packet = format_packet([1, 2], {1: only_bd, 2: tracked}, budget_chars=4000)
     assert packet.memory_ids == (2,) and (1, NAMED_ELSEWHERE) in packet.left_out
+    lesson = {"content": 'If `bd ready` fails with "no database": run `bd show x` instead.', "kind": "gotcha",
+              "status": "verified"}  # a lesson's fix: not a command the sessions run routinely  # fmt: skip
+    assert format_packet([1, 2], {1: only_bd, 2: lesson}, budget_chars=4000).memory_ids == (1, 2)
