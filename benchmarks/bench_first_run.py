@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import dagster as dg
+from results_file import save
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
 NOUS = [sys.executable, "-m", "nous_assets.cli"]
@@ -189,11 +190,8 @@ def main() -> None:
         "max_runs_per_partition": max([*first_runs.values(), 0]),
         "load_average": os.getloadavg(),
     }
-    out = Path(__file__).resolve().parent / "results" / f"first-run-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
     print(json.dumps(results, indent=2))
-    print(f"saved {out}")
+    save(results, "first-run")
 
 
 if __name__ == "__main__":

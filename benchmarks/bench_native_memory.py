@@ -17,14 +17,14 @@ Prints each figure and saves them to ``benchmarks/results/native-memory-<time>.j
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from results_file import save
+
 WORDS = "build test lint deploy cache database migration staging release branch docker queue worker token".split()
 
 
@@ -113,9 +113,7 @@ def main() -> None:
     for key, value in figures.items():
         if key != "args":
             print(f"{key}: {value}")
-    out = REPO / "benchmarks" / "results" / f"native-memory-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"saved {out.relative_to(REPO)}")
+    save(figures, "native-memory")
 
 
 if __name__ == "__main__":
