@@ -42,7 +42,7 @@ read at all, since it reports what someone said or saw, not what the project has
   repository). ``cargo X`` is not read: any installed ``cargo-X`` binary makes it resolve.
 
 Commands are only read from code spans (backticks), at the start of a simple command (after ``&&``, ``;``,
-``|``, ``(``, ``VAR=x`` assignments and ``sudo``/``env``/``time``), so "make sure" in prose is not
+``|``, ``(``, ``VAR=x`` assignments, ``sudo``/``env``/``time`` and wrappers such as ``timeout 60``), so "make sure" in prose is not
 ``make sure``. A name with a variable or placeholder (``make $TARGET``, ``npm run <script>``) is skipped.
 
 **What resolves** (:class:`Checkout`; all file reads are direct, git is never run):
@@ -98,6 +98,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+
+from nous_assets.extract.rules.shell import unwrapped
 
 KINDS = ("path", "npm-script", "make-target", "mise-task", "just-recipe", "workflow")
 
@@ -291,7 +293,6 @@ def _path_citations(span: str, code: bool, *, file_like_only: bool = False) -> I
 
 _SEPARATORS = re.compile(r"&&|\|\||\$\(|[;|\n()]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
-_PREFIXES = frozenset({"sudo", "env", "time", "exec", "nohup", "command", "builtin"})
 _RUNNERS = frozenset({"make", "gmake", "npm", "pnpm", "yarn", "bun", "mise", "just"})
 _URL_COMMANDS = frozenset({"curl", "wget", "http", "https", "xh", "open", "xdg-open"})
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:@+/-]*")
@@ -309,13 +310,12 @@ def _tokens(command: str) -> list[str]:
 
 
 def _simple_commands(code: str) -> list[tuple[list[str], str]]:
-    """The simple commands of a code span as ``(words, text)``, env assignments and ``sudo``-like prefixes
-    dropped from the words."""
+    """The simple commands of a code span as ``(words, text)``, what runs them dropped from the words (variable
+    assignments, ``sudo``-like prefixes, ``timeout 60``-like wrappers: :func:`~nous_assets.extract.rules.shell.
+    unwrapped`)."""
     out = []
     for part in _SEPARATORS.split(code):
-        words = _tokens(part)
-        while words and (_ASSIGNMENT.fullmatch(words[0]) or words[0] in _PREFIXES):
-            words = words[1:]
+        words = unwrapped(_tokens(part))
         if words:
             out.append((words, part.strip()))
     return out

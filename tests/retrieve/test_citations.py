@@ -149,6 +149,13 @@ def test_citations_of_each_kind() -> None:
     ]
 
 
+def test_commands_are_read_behind_what_runs_them() -> None:
+    text = "`sudo make lint`, `CI=1 timeout 600 npm run test:ci`, `env -i just serve`, `rtk proxy mise run docs:build`"
+    assert [(c.kind, c.value) for c in citations(text)] == [
+        ("make-target", "lint"), ("npm-script", "test:ci"), ("just-recipe", "serve"), ("mise-task", "docs:build")
+    ]
+
+
 def test_citation_keeps_the_span_it_came_from() -> None:
     assert citations("see (docs/setup.md).") == [Citation("path", "docs/setup.md", "(docs/setup.md).")]
     assert citations("`npm -w web run dev`") == [Citation("npm-script", "dev", "npm -w web run dev")]
