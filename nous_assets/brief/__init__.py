@@ -17,7 +17,8 @@ Sections and keys (one module each):
 
 * ``commands`` (:mod:`.commands`) — ``cmd:<purpose>`` for build, test, lint, format, typecheck, check, run;
   (:mod:`.recurring`) ``cmd:more``: the other commands the sessions ran successfully again and again;
-* ``gate`` (:mod:`.gate`) — ``gate``: the ordered checks before commits;
+* ``gate`` (:mod:`.gate`) — ``gate``: the ordered checks before commits; (:mod:`.ci`) ``gate:ci``: the checks the
+  CI workflows the sessions read run on pull requests;
 * ``procedures`` (:mod:`.procedures`) — ``procedure:release`` / ``procedure:deploy`` / ``procedure:publish``;
 * ``rules`` (:mod:`.rules`) — ``rule:protected-branch``, ``rule:signed-commits``, ``rule:branch-prefix``,
   ``rule:pr-flow``, ``rule:leave-out``, ``rule:force-add``;

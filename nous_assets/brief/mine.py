@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from nous_assets.brief.ci import mine_ci
 from nous_assets.brief.commands import mine_commands
 from nous_assets.brief.gate import mine_gate
 from nous_assets.brief.item import SECTIONS, BriefItem
@@ -30,6 +31,7 @@ def mine_brief(sessions: Sequence[SessionBatch]) -> list[BriefItem]:
     items = [
         *_not_in(mine_commands(views, book), gate),
         *gate,
+        *mine_ci(views),
         *mine_procedures(views),
         *mine_rules(views),
         *mine_layout(views, book),

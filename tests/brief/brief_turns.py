@@ -75,9 +75,9 @@ class Sess:
         text = f"Exit code 1\n{output}" if fail else output
         return self.call("Bash", {"command": command, **inp}, text, is_error=fail, cwd=cwd)
 
-    def read(self, path: str, text: str) -> str:
+    def read(self, path: str, text: str, **inp: Any) -> str:
         numbered = "\n".join(f"{i:>6}→{line}" for i, line in enumerate(text.splitlines(), 1))
-        return self.call("Read", {"file_path": self._abs(path)}, numbered)
+        return self.call("Read", {"file_path": self._abs(path), **inp}, numbered)
 
     def edit(self, path: str, old: str = "a = 1", new: str = "a = 2") -> str:
         inp = {"file_path": self._abs(path), "old_string": old, "new_string": new}
