@@ -42,8 +42,9 @@ read at all, since it reports what someone said or saw, not what the project has
   repository). ``cargo X`` is not read: any installed ``cargo-X`` binary makes it resolve.
 
 Commands are only read from code spans (backticks), at the start of a simple command (after ``&&``, ``;``,
-``|``, ``(``, ``VAR=x`` assignments, ``sudo``/``env``/``time`` and wrappers such as ``timeout 60``), so "make sure" in prose is not
-``make sure``. A name with a variable or placeholder (``make $TARGET``, ``npm run <script>``) is skipped.
+``|``, ``(``, ``VAR=x`` assignments, ``sudo``/``env``/``time`` and wrappers such as ``timeout 60``), so "make
+sure" in prose is not ``make sure``. A name with a variable or placeholder (``make $TARGET``, ``npm run
+<script>``) is skipped.
 
 **What resolves** (:class:`Checkout`; all file reads are direct, git is never run):
 
