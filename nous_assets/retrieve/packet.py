@@ -307,13 +307,16 @@ class _Fill:
 PURPOSE_SLOTS = (f"{BRIEF_SLOT}cmd:", f"{BRIEF_SLOT}gate")
 """The brief's lines that say what a command is for (build, test, format …, the quality gate); the list of
 commands run again and again (``brief:cmd:more``) does not, so a lesson it names is not said by it."""
+CI_SLOT = f"{BRIEF_SLOT}gate:ci"
+"""What CI runs (:mod:`~nous_assets.brief.ci`): not how the sessions run a command, so no line it names is said by it
+(`cargo fmt --all -- --check` in CI does not say to run `cargo fmt`)."""
 
 
 def _briefed(memories: Iterable[Any]) -> frozenset[str]:
     """The command families the brief's lines name for a purpose."""
     return frozenset().union(*(command_families(str(_get(m, "content") or "")) for m in memories
                                if (slot := str(_get(m, "slot") or "")).startswith(PURPOSE_SLOTS)
-                               and slot != RECURRING_SLOT))  # fmt: skip
+                               and slot not in (RECURRING_SLOT, CI_SLOT)))  # fmt: skip
 
 
 def _fixed_by(briefed: frozenset[str], text: str) -> bool:
@@ -365,8 +368,8 @@ def _told_by(lines: Sequence[str], content: str) -> bool:
 
 NAMING_SLOTS = ("tool:", BRIEF_SLOT)
 """The lines whose commands the recurring-commands line need not name again: what tools print (how work is tracked,
-what a git hook runs) and the brief's. Not a lesson's fix: "if lint fails, run `bun run lint:fix`" does not say the
-sessions run it routinely."""
+what a git hook runs) and the brief's, but for what CI runs (:data:`CI_SLOT`). Not a lesson's fix: "if lint fails,
+run `bun run lint:fix`" does not say the sessions run it routinely."""
 
 
 def _named_elsewhere(ranked: dict[int, tuple[Any, tuple[str, ...]]]) -> list[tuple[int, str]]:
@@ -378,7 +381,8 @@ def _named_elsewhere(ranked: dict[int, tuple[Any, tuple[str, ...]]]) -> list[tup
         if _get(memory, "slot") != RECURRING_SLOT:
             continue
         others = " ".join(str(_get(m, "content") or "") for i, (m, _) in ranked.items()
-                          if i != memory_id and str(_get(m, "slot") or "").startswith(NAMING_SLOTS))  # fmt: skip
+                          if i != memory_id and (slot := str(_get(m, "slot") or "")).startswith(NAMING_SLOTS)
+                          and slot != CI_SLOT)  # fmt: skip
         content = recurring.without(str(_get(memory, "content") or ""), " ".join(BACKTICKED_RE.findall(others)))
         if content is None:
             return [(memory_id, NAMED_ELSEWHERE)]

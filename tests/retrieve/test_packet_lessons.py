@@ -168,3 +168,16 @@ def test_the_recurring_commands_line_leaves_out_what_other_lines_name():
     lesson = {"content": 'If `bd ready` fails with "no database": run `bd show x` instead.', "kind": "gotcha",
               "status": "verified"}  # a lesson's fix: not a command the sessions run routinely  # fmt: skip
     assert format_packet([1, 2], {1: only_bd, 2: lesson}, budget_chars=4000).memory_ids == (1, 2)
+
+
+def test_what_ci_runs_says_neither_a_recurring_command_nor_a_lessons_fix():
+    # ironclaw (transcripts-dev3): CI checks formatting; the sessions' own `cargo fmt` and the lesson that fixes a
+    # failed check with it stay
+    ci = {"content": "CI on pull requests: `.github/workflows/ci.yml` runs `cargo test --verbose`, "
+                     "`cargo fmt --all -- --check` (in `orchestrator/`).", "kind": "workflow", "status": "observed",
+          "slot": "brief:gate:ci"}  # fmt: skip
+    more = {"content": "Commands this project's sessions run again and again: `cargo fmt`.", "kind": "command",
+            "status": "verified", "slot": "brief:cmd:more"}  # fmt: skip
+    lesson = {"content": 'If `cargo fmt -- --check` fails with "Diff in src/lib.rs": run `cargo fmt` instead.',
+              "kind": "gotcha", "status": "verified"}  # fmt: skip
+    assert format_packet([1, 2, 3], {1: ci, 2: more, 3: lesson}, budget_chars=4000).memory_ids == (1, 2, 3)
