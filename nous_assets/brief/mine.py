@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from nous_assets.brief.ci import mine_ci
@@ -16,6 +15,7 @@ from nous_assets.brief.recurring import mine_recurring
 from nous_assets.brief.rules import mine_rules
 from nous_assets.brief.timeline import build_timeline
 from nous_assets.extract.base import SessionBatch
+from nous_assets.extract.rules.text import BACKTICKED_RE
 
 
 def mine_brief(sessions: Sequence[SessionBatch]) -> list[BriefItem]:
@@ -51,8 +51,8 @@ def _not_in(commands: list[BriefItem], gate: list[BriefItem]) -> list[BriefItem]
     to run the tests; a second line saying it again is one line too many (a fresh reader marked it trivial). Nor
     does a stricter run of the same command: "Build with `mix compile`" beside a gate that runs `mix compile
     --warnings-as-errors` (a fresh reader marked it trivial too), unless the gate's run only checks."""
-    named = {span for item in gate for span in re.findall(r"`([^`]+)`", item.content)}
-    return [c for c in commands if not any(_says(g, span) for span in re.findall(r"`([^`]+)`", c.content)
+    named = {span for item in gate for span in BACKTICKED_RE.findall(item.content)}
+    return [c for c in commands if not any(_says(g, span) for span in BACKTICKED_RE.findall(c.content)
                                            for g in named)]  # fmt: skip
 
 

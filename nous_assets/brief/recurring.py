@@ -26,10 +26,12 @@ from dataclasses import dataclass, field
 
 from nous_assets.brief.commands import shown_settings
 from nous_assets.brief.item import RECURRING_KEY, BriefItem, Proof, make_item
+from nous_assets.brief.shell_split import Segment
 from nous_assets.brief.timeline import SessionView, Step
 from nous_assets.extract.rules import filters
 from nous_assets.extract.rules.forms import command_forms
 from nous_assets.extract.rules.shell import LOOKUP_VERBS, looks_up
+from nous_assets.extract.rules.text import BACKTICKED_RE
 
 MIN_SESSIONS = 2
 MIN_RUNS = 2
@@ -68,8 +70,9 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
                 continue
             if step.rel(step.cwd) is None or on_scratch(step.command):
                 continue  # a scratch folder outside the repository, or a throwaway copy in a temporary one
-            assigned = _assigned(step) if step.status == "ok" else {}
-            lookups = _lookups(step)
+            segs = [(seg, command_forms(seg.text, step.cwd)) for seg, _ in step.parts]
+            assigned = _assigned(segs) if step.status == "ok" else {}
+            lookups = _lookups(segs)
             for form in command_forms(step.command, step.cwd):
                 tally = forms.setdefault(form, _Form())
                 if step.status == "ok":
@@ -78,7 +81,7 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
                     tally.acting += form not in lookups
                 if tally.last is None or step.order >= tally.last.order:
                     tally.last = step
-    named = " ".join(span for item in others for span in re.findall(r"`([^`]+)`", item.content))
+    named = " ".join(span for item in others for span in BACKTICKED_RE.findall(item.content))
     chosen = sorted(
         (f for f, t in forms.items() if _recurs(f, t) and not _named(f, named) and f.split(" ")[0] not in EVERYDAY),
         key=lambda f: forms[f].order(f),
@@ -104,19 +107,26 @@ def on_scratch(command: str) -> bool:
     return bool(_TEMP_PATH_RE.search(_OUTPUT_RE.sub(" ", command)))
 
 
-def _assigned(step: Step) -> dict[str, tuple[str, ...]]:
-    """The variables ``step`` set before each of its commands, by form (the first command of a form)."""
+_SegmentForms = list[tuple[Segment, tuple[str, ...]]]
+"""A step's commands, each with its forms (:func:`command_forms`), computed once per step."""
+
+
+def _assigned(segs: _SegmentForms) -> dict[str, tuple[str, ...]]:
+    """The variables a step set before each of its commands, by form (the first command of a form)."""
     out: dict[str, tuple[str, ...]] = {}
-    for seg, _ in step.parts:
-        for form in command_forms(seg.text, step.cwd):
+    for seg, forms in segs:
+        for form in forms:
             out.setdefault(form, seg.assigned)
     return out
 
 
-def _lookups(step: Step) -> set[str]:
-    """The forms ``step`` ran only to look something up (``qmd collection list``: :func:`looks_up`)."""
-    looked = {f for seg, _ in step.parts if looks_up(seg.text) for f in command_forms(seg.text, step.cwd)}
-    return looked - {f for seg, _ in step.parts if not looks_up(seg.text) for f in command_forms(seg.text, step.cwd)}
+def _lookups(segs: _SegmentForms) -> set[str]:
+    """The forms a step ran only to look something up (``qmd collection list``: :func:`looks_up`)."""
+    looked: set[str] = set()
+    acted: set[str] = set()
+    for seg, forms in segs:
+        (looked if looks_up(seg.text) else acted).update(forms)
+    return looked - acted
 
 
 def _with_settings(form: str, tally: _Form) -> str:
@@ -167,7 +177,7 @@ def without(content: str, named: str) -> str | None:
     left, ``content`` itself when it is no such line."""
     if not content.startswith(LEAD):
         return content
-    spans = re.findall(r"`([^`]+)`", content[len(LEAD) :])
+    spans = BACKTICKED_RE.findall(content[len(LEAD) :])
     kept = [s for s in spans if not (forms := command_forms(s)) or not all(_named(f, named) for f in forms)]
     if not kept:
         return None

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from nous_assets.extract.rules.text import BACKTICKED_RE
+
 if TYPE_CHECKING:
     from nous_assets.brief.runners import Use
 
@@ -35,7 +37,6 @@ _LOOP_RE = re.compile(r"^`(?:for|while|until|if)\s")  # a loop or a condition ty
 BRANCH = "<branch>"  # the session's own branch (extract/rules/render.py): an error naming it is that branch's state
 _RUN_ID_RE = re.compile(r"(?<![\w.-])\d{6,}(?![\w.-])")
 """A run or job id of six digits or more: the lesson names the kind of command, ``<id>`` for that one run."""
-BACKTICKED_RE = re.compile(r"`([^`]+)`")
 
 
 @dataclass(frozen=True)

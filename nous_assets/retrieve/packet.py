@@ -24,12 +24,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nous_assets.brief import recurring
 from nous_assets.brief.item import RECURRING_KEY
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
+from nous_assets.extract.rules.text import BACKTICKED_RE
 from nous_assets.reconcile.relearn import jaccard, signature
 from nous_assets.retrieve.confidence import sessions_of
-from nous_assets.retrieve.lessons import BACKTICKED_RE, as_lesson, command_families, fixer_remedy, parse
+from nous_assets.retrieve.lessons import as_lesson, command_families, fixer_remedy, parse
 from nous_assets.safety.guard import classify
 from nous_assets.safety.sanitize import clean
 
@@ -380,6 +380,8 @@ def _named_elsewhere(ranked: dict[int, tuple[Any, tuple[str, ...]]]) -> list[tup
     for memory_id, (memory, marks) in ranked.items():
         if _get(memory, "slot") != RECURRING_SLOT:
             continue
+        from nous_assets.brief import recurring  # the brief's miners, loaded only for a packet with this line
+
         others = " ".join(str(_get(m, "content") or "") for i, (m, _) in ranked.items()
                           if i != memory_id and (slot := str(_get(m, "slot") or "")).startswith(NAMING_SLOTS)
                           and slot != CI_SLOT)  # fmt: skip

@@ -114,6 +114,11 @@ def test_a_lesson_whose_fix_is_the_formatter_the_brief_gives_is_not_said_twice(s
     assert injected == {"brief-format", "workaround"} and "cargo fmt -- --check" not in text
 
 
+def _line(content: str, kind: str, status: str, slot: str | None = None) -> dict:
+    """A memory row as ``format_packet`` reads it."""
+    return {"content": content, "kind": kind, "status": status, **({"slot": slot} if slot else {})}
+
+
 # spotter 4d5611e5 and fa812bfe (transcripts): the hook's line, and a commit it rejected until `mix format` ran
 HOOK = ('`git commit` runs a pre-commit hook: [FORMAT], [CREDO], [DIALYZER]; it blocks until they pass (the commit '
         'fails with "Pre-commit validation failed"); it says to run `mix format` to fix.')  # fmt: skip
@@ -122,10 +127,9 @@ HOOK_FIX = ('`git add lib/spotter/services/transcript_tail_adapter.ex…` failed
 
 
 def test_a_lesson_a_git_hooks_line_already_tells_is_left_out():
-    hook = {"content": HOOK, "kind": "workflow", "status": "observed", "slot": "tool:hook-pre-commit"}
-    lesson = {"content": HOOK_FIX, "kind": "gotcha", "status": "verified"}
-    other = {"content": HOOK_FIX.replace("`mix format`", "`mix credo --strict`"), "kind": "gotcha",
-             "status": "verified"}  # a fix the hook's line does not give  # fmt: skip
+    hook = _line(HOOK, "workflow", "observed", "tool:hook-pre-commit")
+    lesson = _line(HOOK_FIX, "gotcha", "verified")
+    other = _line(HOOK_FIX.replace("`mix format`", "`mix credo --strict`"), "gotcha", "verified")  # not the hook's fix
     packet = format_packet([1, 2, 3], {1: hook, 2: lesson, 3: other}, budget_chars=4000)
     assert packet.memory_ids == (1, 3) and (2, TOLD) in packet.left_out
     assert format_packet([2], {2: lesson}, budget_chars=4000).memory_ids == (2,)  # without the hook's line it is news
@@ -140,8 +144,8 @@ REFUSED = ('`git add lib/spotter_web/live/session_live.ex lib/spotter_web/compon
 
 
 def test_a_lesson_the_briefs_rule_already_tells_is_left_out():
-    rule = {"content": FORCE_ADD, "kind": "convention", "status": "verified", "slot": "brief:rule:force-add"}
-    lesson = {"content": REFUSED, "kind": "gotcha", "status": "verified"}
+    rule = _line(FORCE_ADD, "convention", "verified", "brief:rule:force-add")
+    lesson = _line(REFUSED, "gotcha", "verified")
     packet = format_packet([1, 2], {1: rule, 2: lesson}, budget_chars=4000)
     assert packet.memory_ids == (1,) and (2, TOLD) in packet.left_out
     elsewhere = {**lesson, "content": REFUSED.replace("spotter.css", "app.css")}  # a file the rule does not name
@@ -156,8 +160,8 @@ TRACKED = ("Work is tracked with `bd`: `bd ready` (find), `bd show <id>` (read),
 
 
 def test_the_recurring_commands_line_leaves_out_what_other_lines_name():
-    more = {"content": RECURRING, "kind": "command", "status": "verified", "slot": "brief:cmd:more"}
-    tracked = {"content": TRACKED, "kind": "workflow", "status": "verified", "slot": "tool:tasks"}
+    more = _line(RECURRING, "command", "verified", "brief:cmd:more")
+    tracked = _line(TRACKED, "workflow", "verified", "tool:tasks")
     packet = format_packet([1, 2], {1: more, 2: tracked}, budget_chars=4000)
     assert packet.memory_ids == (1, 2)
     assert "again and again: `mix deps.get`, `mix ash.codegen`. (" in packet.text and packet.text.count("`bd show") == 1
@@ -165,19 +169,18 @@ def test_the_recurring_commands_line_leaves_out_what_other_lines_name():
     only_bd = {**more, "content": RECURRING.replace(", `mix deps.get`, `mix ash.codegen`", "")}
     packet = format_packet([1, 2], {1: only_bd, 2: tracked}, budget_chars=4000)
     assert packet.memory_ids == (2,) and (1, NAMED_ELSEWHERE) in packet.left_out
-    lesson = {"content": 'If `bd ready` fails with "no database": run `bd show x` instead.', "kind": "gotcha",
-              "status": "verified"}  # a lesson's fix: not a command the sessions run routinely  # fmt: skip
+    # a lesson's fix: not a command the sessions run routinely
+    lesson = _line('If `bd ready` fails with "no database": run `bd show x` instead.', "gotcha", "verified")
     assert format_packet([1, 2], {1: only_bd, 2: lesson}, budget_chars=4000).memory_ids == (1, 2)
 
 
 def test_what_ci_runs_says_neither_a_recurring_command_nor_a_lessons_fix():
     # ironclaw (transcripts-dev3): CI checks formatting; the sessions' own `cargo fmt` and the lesson that fixes a
     # failed check with it stay
-    ci = {"content": "CI on pull requests: `.github/workflows/ci.yml` runs `cargo test --verbose`, "
-                     "`cargo fmt --all -- --check` (in `orchestrator/`).", "kind": "workflow", "status": "observed",
-          "slot": "brief:gate:ci"}  # fmt: skip
-    more = {"content": "Commands this project's sessions run again and again: `cargo fmt`.", "kind": "command",
-            "status": "verified", "slot": "brief:cmd:more"}  # fmt: skip
-    lesson = {"content": 'If `cargo fmt -- --check` fails with "Diff in src/lib.rs": run `cargo fmt` instead.',
-              "kind": "gotcha", "status": "verified"}  # fmt: skip
+    ci = _line("CI on pull requests: `.github/workflows/ci.yml` runs `cargo test --verbose`, `cargo fmt --all -- "
+               "--check` (in `orchestrator/`).", "workflow", "observed", "brief:gate:ci")
+    more = _line("Commands this project's sessions run again and again: `cargo fmt`.", "command", "verified",
+                 "brief:cmd:more")
+    lesson = _line('If `cargo fmt -- --check` fails with "Diff in src/lib.rs": run `cargo fmt` instead.', "gotcha",
+                   "verified")
     assert format_packet([1, 2, 3], {1: ci, 2: more, 3: lesson}, budget_chars=4000).memory_ids == (1, 2, 3)

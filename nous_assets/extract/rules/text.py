@@ -14,6 +14,8 @@ from typing import Any
 
 I = re.IGNORECASE  # noqa: E741 - the flag every rule uses
 
+BACKTICKED_RE = re.compile(r"`([^`]+)`")
+"""A code span's text (``mix test`` of "run `mix test`"): how brief and packet lines name commands and paths."""
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]|\x1b[=>]")
 _WRAPPER_TAGS = (
     "system-reminder", "command-name", "command-message", "command-args", "local-command-stdout",
