@@ -18,6 +18,9 @@ bar and the history step know a memory is the brief's."""
 RECURRING_KEY = "cmd:more"
 """The key of the commands the sessions ran again and again (:mod:`~nous_assets.brief.recurring`): a list, which
 says nothing of what each command is for, unlike the other ``cmd:`` keys."""
+DESCRIBING_KEYS = frozenset({"gate:ci", "layout"})
+"""Items that name commands or scripts without saying the sessions run them: what CI runs, and the layout (which
+names a script by its path). A command they name is still one the recurring-commands line may list."""
 SECTIONS = ("commands", "gate", "procedures", "rules", "layout")
 STATUSES = ("verified", "observed", "stated")
 MAX_EVIDENCE = 6

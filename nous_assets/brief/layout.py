@@ -194,7 +194,8 @@ def _top_dirs(counts: dict[str, int]) -> list[str]:
 
 
 def _describe(top: str, counts: dict[str, int]) -> str:
-    """``src/wakil/ (cli/, app/, llm/, …)``: the folder (down a single-package chain) and its main entries."""
+    """``src/wakil/ (cli/, app/, llm/, …)``: the folder (down a single-package chain) and its main entries; a folder
+    whose only used entry is one file is shown as that file (``.claude-plugin/plugin.json``)."""
     folder = top
     folders = {p.rsplit("/", i)[0] for p in counts for i in range(1, p.count("/") + 1)}
     while True:
@@ -207,6 +208,8 @@ def _describe(top: str, counts: dict[str, int]) -> str:
         break
     ranked = sorted(children, key=lambda c: (-children[c], c))
     named = [c for c in ranked if len(c) <= MAX_NAME and not _DATED_RE.search(c)]  # dated notes say little
+    if len(ranked) == 1 and named and not named[0].endswith("/"):
+        return f"`{folder}/{named[0]}`"  # the one file used there: `.claude-plugin/plugin.json` says what it is
     shown = named[:MAX_CHILDREN] + (["…"] if len(ranked) > min(len(named), MAX_CHILDREN) else [])
     inside = f" ({', '.join(shown)})" if len(ranked) > 1 and named else ""
     return f"`{folder}/`{inside}"

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nous_assets.brief.commands import shown_settings
-from nous_assets.brief.item import RECURRING_KEY, BriefItem, Proof, make_item
+from nous_assets.brief.item import DESCRIBING_KEYS, RECURRING_KEY, BriefItem, Proof, make_item
 from nous_assets.brief.shell_split import Segment
 from nous_assets.brief.timeline import SessionView, Step
 from nous_assets.extract.rules import filters
@@ -81,7 +81,8 @@ def mine_recurring(views: Sequence[SessionView], others: Sequence[BriefItem]) ->
                     tally.acting += form not in lookups
                 if tally.last is None or step.order >= tally.last.order:
                     tally.last = step
-    named = " ".join(span for item in others for span in BACKTICKED_RE.findall(item.content))
+    named = " ".join(span for item in others if item.key not in DESCRIBING_KEYS
+                     for span in BACKTICKED_RE.findall(item.content))  # fmt: skip
     chosen = sorted(
         (f for f, t in forms.items() if _recurs(f, t) and not _named(f, named) and f.split(" ")[0] not in EVERYDAY),
         key=lambda f: forms[f].order(f),

@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nous_assets.brief.item import RECURRING_KEY
+from nous_assets.brief.item import DESCRIBING_KEYS, RECURRING_KEY
 from nous_assets.brief.item import SLOT as BRIEF_SLOT
 from nous_assets.extract.rules.text import BACKTICKED_RE
 from nous_assets.reconcile.relearn import jaccard, signature
@@ -368,8 +368,8 @@ def _told_by(lines: Sequence[str], content: str) -> bool:
 
 NAMING_SLOTS = ("tool:", BRIEF_SLOT)
 """The lines whose commands the recurring-commands line need not name again: what tools print (how work is tracked,
-what a git hook runs) and the brief's, but for what CI runs (:data:`CI_SLOT`). Not a lesson's fix: "if lint fails,
-run `bun run lint:fix`" does not say the sessions run it routinely."""
+what a git hook runs) and the brief's, but for what CI runs and the layout (``DESCRIBING_KEYS``). Not a lesson's
+fix: "if lint fails, run `bun run lint:fix`" does not say the sessions run it routinely."""
 
 
 def _named_elsewhere(ranked: dict[int, tuple[Any, tuple[str, ...]]]) -> list[tuple[int, str]]:
@@ -384,7 +384,7 @@ def _named_elsewhere(ranked: dict[int, tuple[Any, tuple[str, ...]]]) -> list[tup
 
         others = " ".join(str(_get(m, "content") or "") for i, (m, _) in ranked.items()
                           if i != memory_id and (slot := str(_get(m, "slot") or "")).startswith(NAMING_SLOTS)
-                          and slot != CI_SLOT)  # fmt: skip
+                          and slot.removeprefix(BRIEF_SLOT) not in DESCRIBING_KEYS)  # fmt: skip
         content = recurring.without(str(_get(memory, "content") or ""), " ".join(BACKTICKED_RE.findall(others)))
         if content is None:
             return [(memory_id, NAMED_ELSEWHERE)]

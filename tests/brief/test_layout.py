@@ -41,7 +41,8 @@ def test_a_removed_folder_never_shows_and_a_moved_file_shows_under_its_new_name(
     s.bash("rm -rf old", "")
     s.bash("git mv drafts/plan.md docs/plan.md", "")
     item = _layout(s.batch())
-    assert item.content == "Layout: `docs/`, `src/app/`, `tests/`."  # as used as each other: by name
+    # as used as each other: by name; each folder's one file named
+    assert item.content == "Layout: `docs/plan.md`, `src/app/main.py`, `tests/test_main.py`."
     assert "old/" not in item.paths and "drafts/" not in item.paths
 
 
@@ -73,7 +74,21 @@ def test_dated_and_long_names_are_not_listed():
         s.read(f"notes/{name}", "x")
     s.edit("src/main.py")
     s.edit("src/main.py")
-    assert _layout(s.batch()).content == "Layout: `notes/` (README.md, …), `src/`."
+    assert _layout(s.batch()).content == "Layout: `notes/` (README.md, …), `src/main.py`."
+
+
+def test_a_folder_whose_one_used_entry_is_a_file_is_shown_as_that_file():
+    s = Sess()
+    for _ in range(2):
+        s.read(".claude-plugin/plugin.json", "{}")
+        s.edit("src/a.py")
+        s.edit("src/b.py")
+    assert _layout(s.batch()).content == "Layout: `src/` (a.py, b.py), `.claude-plugin/plugin.json`."
+
+
+def test_real_duet_plugin_manifest_and_script():
+    item = _layout(*real("transcripts-dev3", "duet"))
+    assert "`.claude-plugin/plugin.json`" in item.content and "`scripts/generate-readme.sh`" in item.content
 
 
 def test_a_manifest_moved_or_removed_no_longer_speaks_for_the_stack():

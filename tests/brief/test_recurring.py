@@ -77,7 +77,8 @@ def test_forms_another_item_names_are_left_out():
 def test_a_script_another_item_says_its_task_runs_is_left_out():
     a, b = _sessions(("sh script/validate.sh", False), ("bd ready", False))
     assert "`sh script/validate.sh`" in _content(a, b)
-    lint = type("Item", (), {"content": "Lint with `mise run lint` (it runs `./script/validate.sh`)."})()
+    said = "Lint with `mise run lint` (it runs `./script/validate.sh`)."
+    lint = type("Item", (), {"key": "cmd:lint", "content": said})()
     assert _content(a, b, others=[lint]).endswith("again and again: `bd ready`.")
 
 
@@ -134,3 +135,12 @@ def test_the_line_without_commands_named_elsewhere():
     assert without(line, "bash scripts/x.sh") == line
     assert without(f"{lead}`bash scripts/generate-readme.sh`.", "scripts/generate-readme.sh") is None  # the script
     assert without("Run the tests with `mix test`.", "mix test") == "Run the tests with `mix test`."
+
+
+def test_a_script_the_layout_or_ci_names_is_still_listed():
+    a, b = _sessions(("bash scripts/sync.sh", False),)
+    layout = type("Item", (), {"key": "layout", "content": "Layout: `scripts/sync.sh`, `src/`."})()
+    ci = type("Item", (), {"key": "gate:ci", "content": "CI on pull requests: `ci.yml` runs `bash scripts/sync.sh`."})()
+    assert _content(a, b, others=[layout, ci]).endswith("again and again: `bash scripts/sync.sh`.")
+    told = type("Item", (), {"key": "cmd:lint", "content": "Lint with `mise run lint` (it runs `scripts/sync.sh`)."})()
+    assert _content(a, b, others=[told]) is None

@@ -184,3 +184,12 @@ def test_what_ci_runs_says_neither_a_recurring_command_nor_a_lessons_fix():
     lesson = _line('If `cargo fmt -- --check` fails with "Diff in src/lib.rs": run `cargo fmt` instead.', "gotcha",
                    "verified")
     assert format_packet([1, 2, 3], {1: ci, 2: more, 3: lesson}, budget_chars=4000).memory_ids == (1, 2, 3)
+
+
+def test_the_layout_naming_a_script_does_not_say_the_sessions_run_it():
+    # duet (transcripts-dev3): the layout shows `scripts/generate-readme.sh`, the one file used in that folder
+    layout = _line("Layout: `notes/` (philosophy.md, riffs.md), `scripts/generate-readme.sh`.", "architecture",
+                   "observed", "brief:layout")
+    more = _line("Commands this project's sessions run again and again: `bash scripts/generate-readme.sh`.", "command",
+                 "verified", "brief:cmd:more")
+    assert format_packet([1, 2], {1: layout, 2: more}, budget_chars=4000).memory_ids == (1, 2)
