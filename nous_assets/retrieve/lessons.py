@@ -76,13 +76,20 @@ def parse(content: str) -> Incident | None:
                     found["verb"] == "showed")  # fmt: skip
 
 
+_DATED_FILE_RE = re.compile(r"(?<![\w-])(?:\d{4}-\d{2}-\d{2}|\d{8,})[\w-]*\.[A-Za-z]\w*")
+"""A file named for the day or moment it was made (``20260212155510_add_message_upsert_identity.exs``, a dated
+note): a fix that names one is about that file, which no later session meets again."""
+
+
 def is_workaround(content: str) -> bool:
     """Whether ``content`` is an incident fixed by a command alone (no file edited, no loop typed for the
-    moment, no error about the session's own branch, such as "a branch named '<branch>' already exists"): a step a
-    later session can take as it stands."""
+    moment, no error about the session's own branch, such as "a branch named '<branch>' already exists", no dated
+    file): a step a later session can take as it stands. A fresh reader judged "if `git add …` fails with "pathspec
+    '_build/…/20260212155510_add_….exs' is beyond…": run `git add priv/repo/migrations/20260212155510_add_….exs`"
+    noise in every packet it entered: a staging slip over one day's migration."""
     incident = parse(content)
     return bool(incident and incident.ran and not incident.edited and not _LOOP_RE.match(incident.ran)
-                and BRANCH not in incident.error)  # fmt: skip
+                and BRANCH not in incident.error and not _DATED_FILE_RE.search(incident.ran))  # fmt: skip
 
 
 def as_lesson(content: str) -> str:

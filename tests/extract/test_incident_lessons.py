@@ -103,3 +103,16 @@ def test_a_fix_that_only_ran_a_formatter_or_fixer_names_its_families():
             "running `mix format`")  # fmt: skip
     assert fixer_remedy(hook) == frozenset()  # the commit failed: that its hook checks formatting is the news
     assert command_families("Format the code with `cargo fmt --all` from `orchestrator/`.") == {"cargo fmt"}
+
+
+def test_a_fix_naming_a_dated_file_is_no_workaround():
+    # spotter (transcripts) 2026-02-12: a staging slip over that day's migration, reached through a symlink in _build
+    content = ("`git add lib/spotter/transcripts/jobs/sync_transcripts.ex…` failed with \"fatal: pathspec '_build/dev/"
+               "lib/spotter/priv/repo/migrations/20260212155510_add_message_upsert_identity.exs' is beyond a symbolic "
+               "link\"; fixed by running `git add priv/repo/migrations/20260212155510_add_message_upsert_identity"
+               ".exs…` instead")  # fmt: skip
+    assert parse(content) is not None and not is_workaround(content)
+    dated_note = content.replace("20260212155510_add_message_upsert_identity.exs", "2026-02-12-notes.md")
+    assert not is_workaround(dated_note)
+    undated = content.replace("20260212155510_add_message_upsert_identity.exs", "add_message_upsert_identity.exs")
+    assert is_workaround(undated)  # the same fix over a file that stays is one
