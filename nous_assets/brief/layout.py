@@ -1,4 +1,5 @@
-"""Layout: one short paragraph — the stack with versions, then the top-level folders and what they hold.
+"""Layout: one short paragraph — what the project is (:mod:`~nous_assets.brief.about`), the stack with versions,
+then the top-level folders and what they hold.
 
 * **Stack** from the manifests the sessions saw (:mod:`~nous_assets.brief.manifests`: ``requires-python``,
   ``engines``, Cargo ``edition``, ``go``, Elixir, mise/asdf tools, Dockerfile bases, main frameworks); when
@@ -19,9 +20,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from nous_assets.brief.about import describe
 from nous_assets.brief.commands import all_runs
-from nous_assets.brief.item import BriefItem, Proof, make_item
-from nous_assets.brief.manifests import Manifests
+from nous_assets.brief.item import MAX_LAYOUT, BriefItem, Proof, make_item
+from nous_assets.brief.manifests import DESCRIPTION, Manifests
 from nous_assets.brief.shell_split import Segment, git_verb
 from nous_assets.brief.timeline import SessionView, Step
 from nous_assets.extract.rules.session import EDIT_TOOLS
@@ -71,11 +73,21 @@ def mine_layout(views: Sequence[SessionView], book: Manifests) -> list[BriefItem
     stack, stack_proofs = _stack(views, book, gone)
     if len(dirs) < 2 and not (stack and dirs):
         return []
-    parts = [f"Stack: {stack}." if stack else "", "Layout: " + ", ".join(_describe(d, counts) for d in dirs) + "."]
-    proofs = stack_proofs + [last[d] for d in dirs if d in last]
+    about, about_proof = describe(views, book, gone)
+    content, dirs = _fit(" ".join(p for p in (about, f"Stack: {stack}." if stack else "") if p), dirs, counts)
+    proofs = ([about_proof] if about_proof else []) + stack_proofs + [last[d] for d in dirs if d in last]
     runs = sum(n for p, n in counts.items() if p.split("/")[0] in dirs)
-    return [make_item("layout", "layout", " ".join(p for p in parts if p), "observed", proofs, runs=runs,
+    return [make_item("layout", "layout", content, "observed", proofs, runs=runs,
                       paths=[d + "/" for d in dirs])]  # fmt: skip
+
+
+def _fit(head: str, dirs: list[str], counts: dict[str, int]) -> tuple[str, list[str]]:
+    """(the paragraph, the folders it shows): the least used folders are left out before the text is cut."""
+    while True:
+        content = " ".join(p for p in (head, "Layout: " + ", ".join(_describe(d, counts) for d in dirs) + ".") if p)
+        if len(content) <= MAX_LAYOUT or len(dirs) <= 2:
+            return content, dirs
+        dirs = dirs[:-1]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -233,7 +245,8 @@ def _children(folder: str, counts: dict[str, int], folders: set[str]) -> dict[st
 
 def _stack(views: Sequence[SessionView], book: Manifests, gone: set[str]) -> tuple[str, list[Proof]]:
     """What the manifests say (a file since removed or moved away says nothing any more)."""
-    facts = [fp for fp in book.facts.values() if not any(_under(fp[0].file, g) for g in gone)]
+    facts = [fp for fp in book.facts.values()
+             if fp[0].topic != DESCRIPTION and not any(_under(fp[0].file, g) for g in gone)]  # fmt: skip
     facts.sort(key=lambda fp: (_topic_rank(fp[0].topic), fp[0].file))
     shown: list[str] = []
     proofs: list[Proof] = []

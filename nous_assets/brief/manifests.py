@@ -9,7 +9,9 @@ it (the new text of the edit). Two things are taken from it:
   and one entry is enough to make a single successful use canonical;
 * **facts** — the stack with versions: ``requires-python``, ``engines``/``packageManager``, main
   frameworks and the database driver, Cargo ``edition``/``rust-version``, ``go``, Elixir,
-  ``mise.toml``/``.tool-versions`` tools, ``.nvmrc``/``.python-version``, Dockerfile ``FROM`` bases.
+  ``mise.toml``/``.tool-versions`` tools, ``.nvmrc``/``.python-version``, Dockerfile ``FROM`` bases; and what
+  the project is, by its own ``description`` (``package.json``, ``pyproject.toml``, ``Cargo.toml``, a Claude
+  Code plugin's ``.claude-plugin/plugin.json``).
 
 The newest sighting of each entry and fact wins, so a manifest edited later reads as it ended.
 """
@@ -242,6 +244,7 @@ def _package_json(rel: str, text: str) -> Parsed:
         facts.append(Fact(rel, "package-manager", data["packageManager"].split("+")[0].replace("@", " ")))
     deps = {**_dict(data.get("devDependencies")), **_dict(data.get("dependencies"))}
     facts.extend(_frameworks(rel, "package.json", deps))
+    facts.extend(_description(rel, data.get("description")))
     return entries, facts, data.get("name") if isinstance(data.get("name"), str) else ""
 
 
@@ -389,6 +392,7 @@ def _pyproject(rel: str, text: str) -> Parsed:
             block = re.search(r"^\s*dependencies\s*=\s*\[(.*?)\]", "\n".join(body), re.M | re.S)
             deps = re.findall(r"[\"']([A-Za-z][\w.-]*)", block.group(1)) if block else []
             facts.extend(_frameworks(rel, "pyproject.toml", {d.lower(): "" for d in deps}))
+            facts.extend(_description(rel, _toml_value(body, "description")))
     return entries, facts, ""
 
 
@@ -402,6 +406,7 @@ def _cargo(rel: str, text: str) -> Parsed:
         facts.append(Fact(rel, "rust", "Rust (" + ", ".join(p for p in parts if p) + ")"))
     deps = {re.split(r"\s*=", line)[0].strip(): "" for line in sections.get("dependencies", []) if "=" in line}
     facts.extend(_frameworks(rel, "Cargo.toml", deps))
+    facts.extend(_description(rel, _toml_value(package, "description")))
     return [Entry(rel, "cargo", "")], facts, ""
 
 
@@ -436,6 +441,42 @@ def _frameworks(rel: str, kind: str, deps: dict) -> list[Fact]:
     return [Fact(rel, "frameworks", ", ".join(shown))] if shown else []
 
 
+def _plugin_json(rel: str, text: str) -> Parsed:
+    """A Claude Code plugin's manifest (``.claude-plugin/plugin.json``): what the plugin is."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return [], [], ""
+    plugin = rel.endswith(".claude-plugin/plugin.json") and isinstance(data, dict)
+    return [], _description(rel, data.get("description")) if plugin else [], ""
+
+
+def _description(rel: str, value: object) -> list[Fact]:
+    """The manifest's own one-line description of the project (topic :data:`DESCRIPTION`), unless a template's
+    placeholder."""
+    text = description_text(value) if isinstance(value, str) else ""
+    return [Fact(rel, DESCRIPTION, text)] if text else []
+
+
+DESCRIPTION = "description"
+"""The topic of a description (:func:`description_text`): what the project is, said apart from its stack."""
+MAX_DESCRIPTION = 160
+_PLACEHOLDER_RE = re.compile(r"\b(?:todo|tbd|add (?:your |a )?description|a new \w+ project)\b", re.I)
+
+
+def description_text(text: str) -> str:
+    """A description as a line can quote it: one sentence (or its head, cut at a colon or a parenthesis) of at most
+    :data:`MAX_DESCRIPTION` characters, no quotes, backticks or emphasis; "" for a template's placeholder
+    (``TODO: Add description``, uv's "Add your description here", "A new Flutter project.")."""
+    text = " ".join(re.sub(r"[\"`*]", "", text).split())
+    if not text or _PLACEHOLDER_RE.search(text):
+        return ""
+    text = re.split(r"(?<=[a-z0-9)])\.\s", text, maxsplit=1)[0].rstrip(".")
+    if len(text) > MAX_DESCRIPTION:
+        text = re.split(r":\s|;\s|\s\(|\s[-–—]\s", text, maxsplit=1)[0]
+    return text if 8 <= len(text) <= MAX_DESCRIPTION else ""
+
+
 def _title(name: str) -> str:
     return {"node": "Node", "npm": "npm", "pnpm": "pnpm", "bun": "Bun", "yarn": "Yarn"}.get(name, name)
 
@@ -449,4 +490,5 @@ _PARSERS = {
     "justfile": _justfile, "Justfile": _justfile, ".justfile": _justfile,
     "Taskfile.yml": _taskfile, "Taskfile.yaml": _taskfile, "taskfile.yml": _taskfile,
     "pyproject.toml": _pyproject, "Cargo.toml": _cargo, "go.mod": _gomod, "mix.exs": _mix,
+    "plugin.json": _plugin_json,
 }  # fmt: skip

@@ -17,7 +17,8 @@ def _layout(*batches):
 
 def test_real_wakil_stack_and_folders():
     item = _layout(*real("transcripts-dev3", "wakil"))
-    assert item.content.startswith("Stack: Python (uv). Layout: `src/wakil/` (cli/, app/, llm/")
+    assert item.content.startswith("About: wakil is a local-first Python CLI agent")
+    assert "Stack: Python (uv). Layout: `src/wakil/` (cli/, app/, llm/" in item.content
     assert "`tests/` (unit/, integration/" in item.content and "`docs/`" in item.content
     assert item.status == "observed" and len(item.content) <= 500
 
