@@ -465,8 +465,8 @@ _PLACEHOLDER_RE = re.compile(r"\b(?:todo|tbd|add (?:your |a )?description|a new 
 
 
 def description_text(text: str) -> str:
-    """A description as a line can quote it: one sentence (or its head, cut at a colon or a parenthesis) of at most
-    :data:`MAX_DESCRIPTION` characters, no quotes, backticks or emphasis; "" for a template's placeholder
+    """A description as a line can quote it: one sentence (or its head, cut at a colon, a parenthesis or a comma) of
+    at most :data:`MAX_DESCRIPTION` characters, no quotes, backticks or emphasis; "" for a template's placeholder
     (``TODO: Add description``, uv's "Add your description here", "A new Flutter project.")."""
     text = " ".join(re.sub(r"[\"`*]", "", text).split())
     if not text or _PLACEHOLDER_RE.search(text):
@@ -474,6 +474,8 @@ def description_text(text: str) -> str:
     text = re.split(r"(?<=[a-z0-9)])\.\s", text, maxsplit=1)[0].rstrip(".")
     if len(text) > MAX_DESCRIPTION:
         text = re.split(r":\s|;\s|\s\(|\s[-–—]\s", text, maxsplit=1)[0]
+    if len(text) > MAX_DESCRIPTION and ", " in text[:MAX_DESCRIPTION]:
+        text = text[:MAX_DESCRIPTION].rsplit(", ", 1)[0]  # the clauses that fit
     return text if 8 <= len(text) <= MAX_DESCRIPTION else ""
 
 

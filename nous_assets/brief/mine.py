@@ -13,6 +13,7 @@ from nous_assets.brief.manifests import read_manifests
 from nous_assets.brief.procedures import mine_procedures
 from nous_assets.brief.recurring import mine_recurring
 from nous_assets.brief.rules import mine_rules
+from nous_assets.brief.skills import mine_skills
 from nous_assets.brief.timeline import build_timeline
 from nous_assets.extract.base import SessionBatch
 from nous_assets.extract.rules.text import BACKTICKED_RE
@@ -35,6 +36,7 @@ def mine_brief(sessions: Sequence[SessionBatch]) -> list[BriefItem]:
         *mine_procedures(views),
         *mine_rules(views),
         *mine_layout(views, book),
+        *mine_skills(views, sessions),
     ]
     items += mine_recurring(views, items)
     return sorted(items, key=lambda i: (SECTIONS.index(i.section), i.key))

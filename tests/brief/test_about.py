@@ -78,8 +78,9 @@ def test_a_root_manifest_wins_and_a_removed_one_no_longer_speaks():
 def test_placeholders_and_long_descriptions():
     for placeholder in ("Add your description here", "A new Flutter project.", "**TODO: Add description**", ""):
         assert description_text(placeholder) == ""
-    long = "A service that " + "does many things, " * 12 + "and more."
-    assert description_text(long) == ""  # no sentence, colon or parenthesis to cut it at
+    long = "A service that " + "does many things and " * 12 + "more."
+    assert description_text(long) == ""  # no sentence, colon, parenthesis or comma to cut it at
     assert description_text("Fast notes: " + long) == "Fast notes"
+    assert description_text("Groups changes into sets, " + long) == "Groups changes into sets"
     assert first_paragraph("# T\n\n- a list\n- first\n\nProse here.\n") == "Prose here."
     assert first_paragraph("# T\n\n```sh\nrun it\n```\n\nProse here.\n\n") == "Prose here."

@@ -25,8 +25,8 @@ def test_same_items_whatever_the_order_of_sessions():
     # the gate names `uv run pytest` and `uv run ruff check`: their command lines would only repeat it
     # and no recurring-command line: 09cc95ef ran `uv run wakil init` on scratch copies and `qmd collection list`
     # to look, in one session (a fresh reader judged the line they made one-off)
-    assert [i.key for i in items][:2] == ["cmd:typecheck", "gate"]
-    assert '`uv run pytest -q -m "not eval"`, then `uv run ruff check`' in items[1].content
+    assert [i.key for i in items][:3] == ["cmd:typecheck", "skills", "gate"]
+    assert '`uv run pytest -q -m "not eval"`, then `uv run ruff check`' in items[2].content
 
 
 def test_a_command_the_gate_runs_stricter_is_not_said_again_one_it_only_checks_is():
