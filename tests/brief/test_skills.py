@@ -28,10 +28,11 @@ def test_real_wakil_project_skills_with_what_they_do():
     # claude-api and artifact-design launched once each: one task's choice
 
 
-def test_real_duet_plugin_commit_skill_and_a_failed_launch():
-    # 410c9611: `commit` failed ("Unknown skill: commit"), then `commit-commands:commit` launched twice
+def test_real_duet_plugin_commit_skill_typed_and_launched():
+    # the user typed `/commit-commands:commit` in all three sessions; 410c9611 also launched it twice after `commit`
+    # failed ("Unknown skill: commit"); `/exit`, `/usage`, `/copy`, `/clear` are Claude Code's own
     assert _content(*real("transcripts-dev3", "duet")) == (
-        "Skills the sessions use: `/commit-commands:commit` (2 times in one session).")
+        "Skills the sessions use: `/commit-commands:commit` (3 sessions).")
 
 
 def test_one_launch_is_not_enough_and_where_a_skill_lives_is_said():
@@ -47,3 +48,11 @@ def test_one_launch_is_not_enough_and_where_a_skill_lives_is_said():
     solo = Sess()
     _launch(solo, "once", f"{solo.cwd}/.claude/skills/once")
     assert _content(solo) is None
+
+
+def test_a_typed_slash_command_counts_claude_codes_own_do_not():
+    a, b = Sess("s1", start="2026-03-01T10:00:00"), Sess("s2", start="2026-03-02T10:00:00")
+    for s in (a, b):
+        s.user("<command-message>opsx:explore</command-message>\n<command-name>/opsx:explore</command-name>")
+        s.user("<command-name>/clear</command-name>\n<command-message>clear</command-message>")
+    assert _content(a, b) == "Skills the sessions use: `/opsx:explore` (2 sessions)."
