@@ -78,11 +78,12 @@ def _whole_readme(step: Step) -> tuple[str, str]:
     return (rel, unnumbered(step.output)) if int(call.inp.get("offset") or 1) <= 1 else ("", "")
 
 
-def first_paragraph(text: str, *, whole: bool = True) -> str:
+def first_paragraph(text: str, *, whole: bool = True, preamble: bool = False) -> str:
     """The first paragraph of prose of a README: after its title, badges, quotes and code; "" when a text that is not
-    the ``whole`` file (a read with a limit) ends before the paragraph does."""
+    the ``whole`` file (a read with a limit) ends before the paragraph does, or, for the ``preamble`` only, when a
+    section (``## …``) starts first (a prompt's "## Context" holds the output of commands run for it)."""
     lines: list[str] = []
-    fenced = False
+    fenced = listed = False
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith(("```", "~~~")):
@@ -95,8 +96,12 @@ def first_paragraph(text: str, *, whole: bool = True) -> str:
         if not stripped or _SKIPPED_LINE_RE.match(stripped):
             if lines:
                 return " ".join(lines)
+            if preamble and stripped.startswith("##"):
+                return ""
+            listed = False
             continue
-        if not lines and re.match(r"^(?:[-*+]\s|\d+[.)]\s)", stripped):
-            continue  # a list before any prose: a table of contents, not a description
+        if not lines and (listed or re.match(r"^(?:[-*+]\s|\d+[.)]\s)", stripped)):
+            listed = True  # a list before any prose, items and their continuations: a table of contents, or context
+            continue
         lines.append(stripped)
     return " ".join(lines) if whole else ""

@@ -51,8 +51,8 @@ def mine_skills(views: Sequence[SessionView], sessions: Sequence[SessionBatch]) 
     expanded = _expansions(sessions)
     told = [_describe(name, uses[name], expanded.get(name.split(":")[-1]), roots) for name in chosen]
     bare = [_describe(name, uses[name], expanded.get(name.split(":")[-1]), roots, what=False) for name in chosen]
-    lines = ("Skills the sessions use: " + "; ".join(told[:n] + bare[n:]) + "." for n in range(len(chosen), -1, -1))
-    content = next((line for line in lines if len(line) <= MAX_CONTENT), "")  # what the last ones do goes first
+    lines = ["Skills the sessions use: " + "; ".join(told[:n] + bare[n:]) + "." for n in range(len(chosen), -1, -1)]
+    content = next((line for line in lines if len(line) <= MAX_CONTENT), lines[-1])  # what the last ones do goes first
     proofs = [proof for name in chosen for proof in uses[name]]
     return [make_item("commands", KEY, content, "verified", proofs, runs=sum(len(uses[n]) for n in chosen))]
 
@@ -77,17 +77,19 @@ def _uses(views: Sequence[SessionView], sessions: Sequence[SessionBatch]) -> dic
 
 
 def _expansions(sessions: Sequence[SessionBatch]) -> dict[str, tuple[str, str]]:
-    """Skill folder name -> (its base directory, its text), from the newest expansion Claude Code logged."""
+    """Skill name (its folder's, or the typed command's last part) -> (its base directory, its text), from the newest
+    expansion Claude Code logged: a meta message after the launch or the typed command."""
     out: dict[str, tuple[str, str, str]] = {}
     for batch in sessions:
+        typed = ""
         for turn in batch.turns:
             found = _BASE_RE.match(turn.text or "") if turn.is_meta else None
-            if found:
-                base = found[1].rstrip("/")
-                stamp = turn.timestamp or ""
-                name = posixpath.basename(base)
-                if name not in out or stamp >= out[name][0]:
-                    out[name] = (stamp, base, found[2])
+            base, text = (found[1].rstrip("/"), found[2]) if found else ("", turn.text or "")
+            name = posixpath.basename(base) if found else typed
+            if name and turn.is_meta and (name not in out or (turn.timestamp or "") >= out[name][0]):
+                out[name] = (turn.timestamp or "", base, text)
+            command = _TYPED_RE.search(turn.text or "") if turn.role == "user" else None
+            typed = command[1].split(":")[-1] if command else ""  # the message right after a typed command
     return {name: (base, text) for name, (_, base, text) in out.items()}
 
 
@@ -98,7 +100,7 @@ def _describe(
     if expansion is None:
         return f"`/{name}` ({count})"
     base, text = expansion
-    does = description_text(first_paragraph(text)) if what else ""
+    does = description_text(first_paragraph(text, preamble=True)) if what else ""
     where = _where(base, [roots.get(p.session, "") for p in proofs])
     said = ", ".join(p for p in (where, count) if p)
     return f"`/{name}` ({said})" + (f": {does}" if does else "")

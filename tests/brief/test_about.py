@@ -83,4 +83,5 @@ def test_placeholders_and_long_descriptions():
     assert description_text("Fast notes: " + long) == "Fast notes"
     assert description_text("Groups changes into sets, " + long) == "Groups changes into sets"
     assert first_paragraph("# T\n\n- a list\n- first\n\nProse here.\n") == "Prose here."
+    assert first_paragraph("- status: On branch main\nYour branch is ahead.\n\nProse here.\n") == "Prose here."
     assert first_paragraph("# T\n\n```sh\nrun it\n```\n\nProse here.\n\n") == "Prose here."

@@ -56,3 +56,18 @@ def test_a_typed_slash_command_counts_claude_codes_own_do_not():
         s.user("<command-message>opsx:explore</command-message>\n<command-name>/opsx:explore</command-name>")
         s.user("<command-name>/clear</command-name>\n<command-message>clear</command-message>")
     assert _content(a, b) == "Skills the sessions use: `/opsx:explore` (2 sessions)."
+    # what a typed command does: the preamble of the prompt Claude Code expanded it to (a meta message right after)
+    b.user("<command-message>opsx:explore</command-message>\n<command-name>/opsx:explore</command-name>")
+    b._add("user", "<!-- patch -->\n\nAutonomous research mode. Investigate deeply.\n", is_meta=True)
+    assert _content(a, b) == "Skills the sessions use: `/opsx:explore` (2 sessions): Autonomous research mode."
+
+
+def test_a_prompt_opening_on_the_output_of_its_commands_says_nothing():
+    # duet (transcripts-dev3): /commit-commands:commit expands to "## Context" with `git status` and `git diff` output
+    assert _content(*real("transcripts-dev3", "duet")).endswith("(3 sessions).")
+    a, b = Sess("s1", start="2026-03-01T10:00:00"), Sess("s2", start="2026-03-02T10:00:00")
+    for s in (a, b):
+        s.user("<command-name>/ship</command-name>")
+        s._add("user", "## Context\n\n- Current git status: On branch main\nChanges not staged.\n\n## Your task\n\n"
+                       "Commit it.\n", is_meta=True)  # fmt: skip
+    assert _content(a, b) == "Skills the sessions use: `/ship` (2 sessions)."
