@@ -1,16 +1,16 @@
-"""Skills: the Claude Code skills the sessions invoke again and again, where each lives and what it does.
+"""Skills: the project's own Claude Code skills the sessions use again and again, where each lives and what it does.
 
 A fresh reader of wakil's packet missed "the repo's own `.claude/skills/commit` and `development-docs` skills: they
 define the commit procedure and the bar for TROUBLESHOOTING entries". The transcripts say it exactly: a ``Skill``
 tool call that launched (``Launching skill: commit``), followed by Claude Code's expansion of the skill (a meta
 message, "Base directory for this skill: <dir>", then its ``SKILL.md``); or the user typing it as a slash command
-(``<command-name>/commit-commands:commit</command-name>``), which Claude Code's own commands (:data:`BUILT_IN`) are
-not.
+(``<command-name>/commit</command-name>``), which Claude Code's own commands (:data:`BUILT_IN`) are not.
 
 * a skill counts when :data:`MIN_SESSIONS` sessions or more used it: one session's use is that task's choice;
-* where it lives: the project's own (a folder in the repository), the user's (``~/.claude/skills``), a plugin's, or
-  built in (nothing said);
-* what it does: the first sentence of its ``SKILL.md`` after the title, as the expansion showed it.
+* and only the project's own, whose expansion showed it in a folder of the repository (``.claude/skills/commit``):
+  fresh readers judged every other one trivial, a plugin's commit or research command the user types ("a generic
+  commit plugin; says nothing about this repository") as much as a plugin skill's own description;
+* what it does: the first sentence of its ``SKILL.md`` after the title.
 """
 
 from __future__ import annotations
@@ -37,20 +37,18 @@ BUILT_IN = frozenset(
 """Claude Code's own slash commands: how the user drives the tool, not a skill of the project's."""
 _BASE_RE = re.compile(r"^Base directory for this skill: (\S+)\s*\n(.*)", re.S)
 _TYPED_RE = re.compile(r"<command-name>/([\w:.-]+)</command-name>")
-_PLUGIN_RE = re.compile(r"/plugins/(?:cache/[^/]+/|marketplaces/[^/]+/plugins/)?([^/]+)/")
 
 
 def mine_skills(views: Sequence[SessionView], sessions: Sequence[SessionBatch]) -> list[BriefItem]:
-    """At most one item: the skills :data:`MIN_SESSIONS` sessions or more used, most sessions first."""
+    """At most one item: the project's skills :data:`MIN_SESSIONS` sessions or more used, most sessions first."""
     uses = _uses(views, sessions)
-    chosen = sorted((n for n, p in uses.items() if len({q.session for q in p}) >= MIN_SESSIONS),
+    homes = _homes(sessions, [view.root for view in views if view.root])
+    chosen = sorted((n for n, p in uses.items() if n in homes and len({q.session for q in p}) >= MIN_SESSIONS),
                     key=lambda n: (-len({q.session for q in uses[n]}), n))[:MAX_SKILLS]  # fmt: skip
     if not chosen:
         return []
-    roots = {view.id: view.root for view in views}
-    expanded = _expansions(sessions)
-    told = [_describe(name, uses[name], expanded.get(name.split(":")[-1]), roots) for name in chosen]
-    bare = [_describe(name, uses[name], expanded.get(name.split(":")[-1]), roots, what=False) for name in chosen]
+    told = [_describe(name, uses[name], homes[name]) for name in chosen]
+    bare = [_describe(name, uses[name], homes[name], what=False) for name in chosen]
     lines = ["Skills the sessions use: " + "; ".join(told[:n] + bare[n:]) + "." for n in range(len(chosen), -1, -1)]
     content = next((line for line in lines if len(line) <= MAX_CONTENT), lines[-1])  # what the last ones do goes first
     proofs = [proof for name in chosen for proof in uses[name]]
@@ -76,41 +74,21 @@ def _uses(views: Sequence[SessionView], sessions: Sequence[SessionBatch]) -> dic
     return uses
 
 
-def _expansions(sessions: Sequence[SessionBatch]) -> dict[str, tuple[str, str]]:
-    """Skill name (its folder's, or the typed command's last part) -> (its base directory, its text), from the newest
-    expansion Claude Code logged: a meta message after the launch or the typed command."""
+def _homes(sessions: Sequence[SessionBatch], roots: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Skill name -> (its folder in the repository, its ``SKILL.md``), from the newest expansion Claude Code logged of
+    a skill that lives in the repository."""
     out: dict[str, tuple[str, str, str]] = {}
     for batch in sessions:
-        typed = ""
         for turn in batch.turns:
             found = _BASE_RE.match(turn.text or "") if turn.is_meta else None
-            base, text = (found[1].rstrip("/"), found[2]) if found else ("", turn.text or "")
-            name = posixpath.basename(base) if found else typed
-            if name and turn.is_meta and (name not in out or (turn.timestamp or "") >= out[name][0]):
-                out[name] = (turn.timestamp or "", base, text)
-            command = _TYPED_RE.search(turn.text or "") if turn.role == "user" else None
-            typed = command[1].split(":")[-1] if command else ""  # the message right after a typed command
-    return {name: (base, text) for name, (_, base, text) in out.items()}
+            rel = next((r for r in (relative(found[1], "/", [root]) for root in roots) if r), None) if found else None
+            name = posixpath.basename(found[1].rstrip("/")) if found else ""
+            if rel and (name not in out or (turn.timestamp or "") >= out[name][0]):
+                out[name] = (turn.timestamp or "", rel, found[2])
+    return {name: (rel, text) for name, (_, rel, text) in out.items()}
 
 
-def _describe(
-    name: str, proofs: list[Proof], expansion: tuple[str, str] | None, roots: dict[str, str], *, what: bool = True
-) -> str:
-    count = f"{len({p.session for p in proofs})} sessions"
-    if expansion is None:
-        return f"`/{name}` ({count})"
-    base, text = expansion
+def _describe(name: str, proofs: list[Proof], home: tuple[str, str], *, what: bool = True) -> str:
+    rel, text = home
     does = description_text(first_paragraph(text, preamble=True)) if what else ""
-    where = _where(base, [roots.get(p.session, "") for p in proofs])
-    said = ", ".join(p for p in (where, count) if p)
-    return f"`/{name}` ({said})" + (f": {does}" if does else "")
-
-
-def _where(base: str, roots: list[str]) -> str:
-    rel = next((r for r in (relative(base, "/", [root]) for root in roots if root) if r), None)
-    if rel:
-        return f"`{rel}`"
-    if "/.claude/skills/" in base and "/plugins/" not in base:
-        return "the user's `~/.claude/skills`"
-    plugin = _PLUGIN_RE.search(base)
-    return f"plugin `{plugin[1]}`" if plugin else ""
+    return f"`/{name}` (`{rel}`, {len({p.session for p in proofs})} sessions)" + (f": {does}" if does else "")
