@@ -22,7 +22,9 @@ evidence is strong enough (:func:`confidence` ≥ ``thresholds.packet_min_confid
   from or added to its instruction and memory files (``AGENTS.md``, ``CONTRIBUTING.md``, ``.learnings/``), which
   holds in every session until the file changes (and the code check, :mod:`~nous_assets.retrieve.stale_check`,
   takes it out when the file is gone), unlike a sentence lifted from one session's prose. Not a rule quoted from a
-  dated note (the write-up of one day's incident), and not the facts tools print (a hook's checks, the default
+  dated note (the write-up of one day's incident), not a sentence that points back at the one before it ("Renovate
+  validates *that branch* …": :data:`POINTS_BACK_RE`; fresh readers judged it noise, the branch it means is named
+  elsewhere), and not the facts tools print (a hook's checks, the default
   branch, a worktree): ``nous bench replay`` found later sessions using none of those lines, so they lowered uptake
   (dev 0.500 -> 0.467, dev2 0.245 -> 0.158 with them);
 * every further session that learned it again adds (up to three), a contradiction takes away, and the
@@ -85,9 +87,21 @@ def confidence(memory: Any) -> float:
     return round(value + max(-0.1, min(0.1, drift)), 4)
 
 
+POINTS_BACK_RE = re.compile(
+    r"\b(?:that|those|these) (?:branch|file|folder|directory|step|job|workflow|value|setting|section|script|rule|"
+    r"command|key|flag|option|change|one|ones)\b",
+    re.IGNORECASE,
+)
+"""A determiner pointing back at what the sentence before named ("that branch"): a sentence quoted alone from a file
+with one does not say what it is about. ("This repository" points at the project itself, and stands.)"""
+
+
 def written_down(memory: Any) -> bool:
-    """Whether an observed memory is a rule the project wrote down for its agents (not in a dated note)."""
-    return _get(memory, "kind") in STANDING_KINDS and not DATED_NOTE_RE.match(str(_get(memory, "content") or ""))
+    """Whether an observed memory is a rule the project wrote down for its agents (not in a dated note, and a
+    sentence that stands on its own)."""
+    content = str(_get(memory, "content") or "")
+    return (_get(memory, "kind") in STANDING_KINDS and not DATED_NOTE_RE.match(content)
+            and not POINTS_BACK_RE.search(content))  # fmt: skip
 
 
 def earns_line(memory: Any, bar: float) -> bool:

@@ -193,3 +193,16 @@ def test_the_layout_naming_a_script_does_not_say_the_sessions_run_it():
     more = _line("Commands this project's sessions run again and again: `bash scripts/generate-readme.sh`.", "command",
                  "verified", "brief:cmd:more")
     assert format_packet([1, 2], {1: layout, 2: more}, budget_chars=4000).memory_ids == (1, 2)
+
+
+def test_a_rule_pointing_back_at_the_sentence_before_it_does_not_stand_alone(tmp_path):
+    # flutter-docker-image (transcripts-dev3): two sentences of AGENTS.md quoted one by one; the first names no branch
+    bar = load_settings({"HOME": str(tmp_path)}).thresholds.packet_min_confidence
+    back = ("AGENTS.md (text cut from the file later): Renovate validates that branch on its next scheduled run and "
+            "posts a status to it.")  # fmt: skip
+    alone = ("AGENTS.md (text cut from the file later): `.github/renovate.json` sets `\"mode\": \"full\"`. Mend's "
+             "hosted app injects `mode=silent` as global config; the repository value overrides it.")  # fmt: skip
+    here = "CONTRIBUTING.md: Pull requests from this repository get a fixup commit when the lock is stale."
+    scores = {text: confidence({"status": "observed", "kind": "convention", "content": text})
+              for text in (back, alone, here)}  # fmt: skip
+    assert scores[back] < bar <= scores[alone] and scores[here] >= bar
