@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from nous_assets.brief.item import Proof
 from nous_assets.brief.manifests import DESCRIPTION, Manifests, description_text
-from nous_assets.brief.timeline import SessionView, Step
+from nous_assets.brief.timeline import SessionView, Step, removed
 from nous_assets.extract.rules.text import unnumbered
 
 _README_RE = re.compile(r"^readme(?:\.md|\.markdown|\.rst|\.txt)?$", re.I)
@@ -31,7 +31,7 @@ _ROOT_FOLDERS = ("", ".claude-plugin")
 
 def describe(views: Sequence[SessionView], book: Manifests, gone: set[str]) -> tuple[str, Proof | None]:
     """("About: … (`file`)." or "", its proof)."""
-    said = [(f, p) for f, p in book.facts.values() if f.topic == DESCRIPTION and not _removed(f.file, gone)]
+    said = [(f, p) for f, p in book.facts.values() if f.topic == DESCRIPTION and not removed(f.file, gone)]
     root = [(f, p) for f, p in said if posixpath.dirname(f.file) in _ROOT_FOLDERS]
     if root:
         fact, proof = max(root, key=lambda fp: fp[1].order)
@@ -45,17 +45,13 @@ def describe(views: Sequence[SessionView], book: Manifests, gone: set[str]) -> t
     return "", None
 
 
-def _removed(rel: str, gone: set[str]) -> bool:
-    return any(rel == g or rel.startswith(g.rstrip("/") + "/") for g in gone)
-
-
 def _readme(views: Sequence[SessionView], gone: set[str]) -> tuple[str, Proof] | None:
     """The root README's first paragraph, from its newest sighting from the top."""
     found: tuple[Step, str, str] | None = None
     for view in views:
         for step in view.steps:
             rel, text = _whole_readme(step)
-            if rel and not _removed(rel, gone) and (found is None or step.order > found[0].order):
+            if rel and not removed(rel, gone) and (found is None or step.order > found[0].order):
                 found = (step, rel, text)
     if found is None:
         return None

@@ -25,7 +25,7 @@ from nous_assets.brief.commands import all_runs
 from nous_assets.brief.item import MAX_LAYOUT, BriefItem, Proof, make_item
 from nous_assets.brief.manifests import DESCRIPTION, Manifests
 from nous_assets.brief.shell_split import Segment, git_verb
-from nous_assets.brief.timeline import SessionView, Step
+from nous_assets.brief.timeline import SessionView, Step, removed, under
 from nous_assets.extract.rules.session import EDIT_TOOLS
 
 MAX_DIRS = 6
@@ -166,7 +166,7 @@ def _replay(events: list[_Event]) -> tuple[dict[str, int], dict[str, Proof], set
     gone: set[str] = set()
     for e in events:
         back = e.path if e.kind == "use" else e.to
-        gone = {g for g in gone if not _under(back, g)} if back else gone
+        gone = {g for g in gone if not under(back, g)} if back else gone
         if e.kind != "use":
             gone.add(e.path)
         if e.kind == "use":
@@ -174,17 +174,13 @@ def _replay(events: list[_Event]) -> tuple[dict[str, int], dict[str, Proof], set
             if "/" in e.path:
                 last[e.path.split("/")[0]] = e.step.proof(f"{_verb(e.step)} `{e.path}`")
         elif e.kind == "remove":
-            for path in [p for p in counts if _under(p, e.path)]:
+            for path in [p for p in counts if under(p, e.path)]:
                 del counts[path]
         elif e.kind == "move":
-            for path in [p for p in counts if _under(p, e.path)]:
+            for path in [p for p in counts if under(p, e.path)]:
                 moved = e.to + path[len(e.path) :]
                 counts[moved] = counts.get(moved, 0) + counts.pop(path)
     return counts, last, gone
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _verb(step: Step) -> str:
@@ -246,7 +242,7 @@ def _children(folder: str, counts: dict[str, int], folders: set[str]) -> dict[st
 def _stack(views: Sequence[SessionView], book: Manifests, gone: set[str]) -> tuple[str, list[Proof]]:
     """What the manifests say (a file since removed or moved away says nothing any more)."""
     facts = [fp for fp in book.facts.values()
-             if fp[0].topic != DESCRIPTION and not any(_under(fp[0].file, g) for g in gone)]  # fmt: skip
+             if fp[0].topic != DESCRIPTION and not removed(fp[0].file, gone)]  # fmt: skip
     facts.sort(key=lambda fp: (_topic_rank(fp[0].topic), fp[0].file))
     shown: list[str] = []
     proofs: list[Proof] = []

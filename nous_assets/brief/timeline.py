@@ -143,6 +143,16 @@ def relative(path: str, cwd: str, roots: Sequence[str], *, sibling: bool = False
     return None
 
 
+def under(path: str, root: str) -> bool:
+    """Whether repository path ``path`` is ``root`` or lies inside it."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def removed(path: str, gone: set[str]) -> bool:
+    """Whether ``path`` is, or lies inside, a path removed or moved away (``gone``)."""
+    return any(under(path, g) for g in gone)
+
+
 def _start_cwd(batch: SessionBatch) -> str:
     main = [t.cwd for t in batch.turns if t.cwd and not t.is_sidechain and not t.agent_id]
     cwds = main or [t.cwd for t in batch.turns if t.cwd]
