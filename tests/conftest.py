@@ -284,7 +284,7 @@ def pg_server():
         server.stop()
 
 
-# --- Scheduling under xdist (`make test`: -n 2 --dist loadgroup). A fixture shared by a module or the session is
+# --- Scheduling under xdist (`make test`: -n 3 --dist loadgroup). A fixture shared by a module or the session is
 # built once per worker that runs one of its tests: the backfilled corpus (~50 s) and the poisoning backfills
 # (~40 s) were built on both workers. Tests sharing such a fixture go to one worker as one unit, and the largest
 # units start first, so the run does not end on one long test beside an idle worker. The estimates only order the
@@ -298,7 +298,7 @@ KNOWN_SLOW_SECONDS = {  # nodeid prefix -> seconds on one worker (durations of a
     "tests/pipeline/test_incremental.py::test_killed_backfill": 65,
     "tests/pipeline/test_poisoning.py::test_no_poisoning_attempt_reaches_a_packet": 20,
     "tests/pipeline/test_poisoning.py::test_every_way_out": 29,
-    "tests/evaluate/test_replay_bench.py::test_replay_of_three_duet_sessions_end_to_end": 118,
+    "tests/evaluate/test_replay_bench.py::test_replay_of_two_duet_sessions_end_to_end": 90,
     "tests/store/test_projection.py::test_incremental_projection_in_any_batch_split": 15,
     "tests/defs/test_run.py::test_nous_run_serves_quietly": 160,  # 115 s idle, the Ctrl-C moments run meanwhile
     "tests/defs/test_first_run.py::": 20,
