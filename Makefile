@@ -5,11 +5,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.deps-installed
-# three workers on CI's two cores: make test must stay under 15 minutes there (serially it would not), and a third
-# worker fills the time the others wait on servers, daemons and subprocesses (on this 2-core machine: 748-763 s
-# with three, 810-832 s with two, the same 1,400 s of CPU; peak memory in use 4.0 GB); loadgroup as
-# tests/conftest.py implements it: tests sharing an expensive fixture on one worker, largest first
-PYTEST_ARGS ?= -n 3 --dist loadgroup
+# two workers: CI is a two-core machine and make test must stay under 15 minutes there (serially it would not).
+# A third worker was faster only where the venv's modules were already byte-compiled (748-763 s against 810-832 s);
+# on a fresh clone, as CI runs, the workers compile the same modules side by side (816 s against 812 s, 2 minutes
+# more CPU). loadgroup as tests/conftest.py implements it: tests sharing an expensive fixture on one worker, largest
+# first
+PYTEST_ARGS ?= -n 2 --dist loadgroup
 # The real Claude Code CLI for the hook end-to-end test (tests/resolver/test_claude_code_e2e.py); optional:
 # without npm or the registry the test is skipped with that reason.
 CLAUDE_CODE_VERSION := 2.1.330

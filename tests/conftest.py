@@ -284,7 +284,7 @@ def pg_server():
         server.stop()
 
 
-# --- Scheduling under xdist (`make test`: -n 3 --dist loadgroup). A fixture shared by a module or the session is
+# --- Scheduling under xdist (`make test`: -n 2 --dist loadgroup). A fixture shared by a module or the session is
 # built once per worker that runs one of its tests: the backfilled corpus (~50 s) and the poisoning backfills
 # (~40 s) were built on both workers. Tests sharing such a fixture go to one worker as one unit, and the largest
 # units start first, so the run does not end on one long test beside an idle worker. The estimates only order the
@@ -309,7 +309,7 @@ KNOWN_SLOW_SECONDS = {  # nodeid prefix -> seconds on one worker (durations of a
     "tests/evaluate/test_recall_questions.py::test_usage_errors": 6,
     "tests/pipeline/test_lossless.py::test_cli_backfill": 28,
     "tests/defs/test_nli_kill.py::": 18,
-    "tests/store/contract/test_contract_vectors_graph.py::test_a_small_tenant": 12,
+    "tests/store/contract/test_contract_vectors.py::test_a_small_tenant": 12,
     "tests/lifecycle/test_archive.py::test_kill_9": 8,
     "tests/identity/test_worktree_listings.py::test_the_four_flutter": 23,
     "tests/retrieve/test_packet.py::test_packet_is_ordered": 20,
