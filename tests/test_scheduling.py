@@ -1,12 +1,13 @@
-"""The scheduling estimates in ``tests/conftest.py`` name tests that exist: a renamed test kept its old name there
-once, so the slowest end-to-end test counted as unknown (0 s) and was queued behind every known one."""
+"""The estimates ``tests/conftest.py`` orders the work by (``tests/support/scheduling.py``) name tests that exist:
+a renamed test kept its old name there once, so the slowest end-to-end test counted as unknown (0 s) and was queued
+behind every known one."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from conftest import GROUP_SETUP_SECONDS, KNOWN_SLOW_SECONDS, MODULE_GROUPS, SHARED_FIXTURE_GROUPS
+from tests.support.scheduling import GROUP_SETUP_SECONDS, KNOWN_SLOW_SECONDS, MODULE_GROUPS, SHARED_FIXTURE_GROUPS
 
 ROOT = Path(__file__).resolve().parent.parent
 
