@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from nous_assets.brief.item import BriefItem, Proof, make_item
 from nous_assets.brief.shell_split import Segment
-from nous_assets.brief.timeline import SessionView, Step
+from nous_assets.brief.timeline import SessionView, Step, under
 from nous_assets.extract.rules.text import ANSI_RE, I
 
 _REJECTED_RE = re.compile(
@@ -400,7 +400,7 @@ def _force_add(steps: list[Step]) -> BriefItem | None:
         for seg, words in _git_words(step):
             if words[:2] == ("git", "add") and {"-f", "--force"} & set(words) and step.status == "ok" and refused:
                 for path in (w for w in words[2:] if not w.startswith("-")):
-                    if any(path == r or path.startswith(r.rstrip("/") + "/") for r in refused):
+                    if any(under(path, r) for r in refused):
                         found.setdefault(path, []).append(step.proof(f"`{seg.text}` after `git add` refused it"))
     files = sorted(p for p, proofs in found.items() if len(proofs) >= 2)
     if not files:
